@@ -1,0 +1,148 @@
+"""Best-Worst Scaling tuple construction (UtilityBench Appendix A.3).
+
+Coarse consequence groups (``low`` / ``medium`` / ``high``) come in; ``ratio x N`` four-item
+tuples come out (``ratio = 1.25`` in the paper): 45% drawn inside one group, 35% spanning
+different groups, 20% drawn at random. Items are chosen least-used first (ties broken at
+random), and a final repair pass guarantees every item appears in at least ``min_per_item``
+tuples. The same ``seed`` gives the same tuples.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+TUPLE_SIZE = 4
+MIX = {"within": 0.45, "across": 0.35, "random": 0.20}
+
+
+@dataclass(frozen=True)
+class BWSTuple:
+    """One four-item tuple to judge."""
+
+    tuple_id: str
+    items: tuple[str, ...]
+    kind: str  # "within" | "across" | "random"
+
+    def to_dict(self) -> dict[str, object]:
+        return {"tuple_id": self.tuple_id, "items": list(self.items), "kind": self.kind}
+
+
+class _Picker:
+    """Least-used-first sampling without replacement inside one tuple."""
+
+    def __init__(self, n: int, rng: np.random.Generator) -> None:
+        self.counts = np.zeros(n, dtype=np.int64)
+        self.rng = rng
+
+    def pick(self, pool: np.ndarray, k: int, exclude: Sequence[int] = ()) -> list[int]:
+        cand = pool[~np.isin(pool, np.asarray(exclude, dtype=np.int64))]
+        if cand.shape[0] < k:
+            raise ValueError(f"need {k} items to draw from, only {cand.shape[0]} available")
+        noise = self.rng.random(cand.shape[0])
+        order = np.lexsort((noise, self.counts[cand]))
+        chosen = [int(i) for i in cand[order[:k]]]
+        self.counts[chosen] += 1
+        return chosen
+
+
+def build_tuples(
+    item_ids: Sequence[str],
+    groups: Mapping[str, str] | Sequence[str],
+    *,
+    ratio: float = 1.25,
+    min_per_item: int = 3,
+    seed: int = 20260713,
+) -> list[BWSTuple]:
+    """Build ``round(ratio * N)`` BWS tuples over ``item_ids``.
+
+    Parameters
+    ----------
+    item_ids : sequence of str
+        Unique item ids, ``N >= 4``.
+    groups : mapping id -> group, or a sequence aligned with ``item_ids``
+        Coarse consequence group per item (any labels; usually low/medium/high).
+    ratio : float
+        Tuples per item (the paper uses 1.25).
+    min_per_item : int
+        Every item appears in at least this many tuples.
+    seed : int
+        Seed of the generator; equal seeds give equal tuples.
+    """
+    ids = list(item_ids)
+    n = len(ids)
+    if len(set(ids)) != n:
+        raise ValueError("item_ids must be unique")
+    if n < TUPLE_SIZE:
+        raise ValueError(f"need at least {TUPLE_SIZE} items, got {n}")
+    if ratio <= 0:
+        raise ValueError("ratio must be > 0")
+    labels = [groups[i] for i in ids] if isinstance(groups, Mapping) else list(groups)
+    if len(labels) != n:
+        raise ValueError("groups must give one group per item")
+    if min_per_item * n > TUPLE_SIZE * round(ratio * n):
+        raise ValueError(
+            f"{round(ratio * n)} tuples cannot hold every item {min_per_item} times; raise ratio"
+        )
+    rng = np.random.default_rng(seed)
+    names = sorted(set(labels))
+    pools = {g: np.array([i for i, lab in enumerate(labels) if lab == g]) for g in names}
+    everyone = np.arange(n)
+    picker = _Picker(n, rng)
+    total = round(ratio * n)
+    n_within = round(MIX["within"] * total)
+    n_across = round(MIX["across"] * total)
+    kinds = ["within"] * n_within + ["across"] * n_across
+    kinds += ["random"] * (total - len(kinds))
+
+    big = [g for g in names if pools[g].shape[0] >= TUPLE_SIZE]
+    weights = np.array([pools[g].shape[0] for g in big], dtype=float)
+    raw: list[tuple[list[int], str]] = []
+    for kind in kinds:
+        if kind == "within" and big:
+            g = big[int(rng.choice(len(big), p=weights / weights.sum()))]
+            chosen = picker.pick(pools[g], TUPLE_SIZE)
+        elif kind == "across" and len(names) > 1:
+            chosen = []
+            order = list(rng.permutation(len(names)))
+            slots = [names[order[j % len(order)]] for j in range(TUPLE_SIZE)]
+            for g in slots:
+                pool = pools[g] if np.setdiff1d(pools[g], chosen).shape[0] else everyone
+                chosen += picker.pick(pool, 1, exclude=chosen)
+        else:
+            chosen = [int(i) for i in rng.choice(n, TUPLE_SIZE, replace=False)]
+            picker.counts[chosen] += 1
+        raw.append((chosen, kind))
+    _repair(raw, picker.counts, min_per_item, rng)
+    order = rng.permutation(len(raw))  # judges should not see the kinds in blocks
+    width = len(str(len(raw)))
+    return [
+        BWSTuple(f"t{k + 1:0{width}d}", tuple(ids[i] for i in raw[j][0]), raw[j][1])
+        for k, j in enumerate(order)
+    ]
+
+
+def _repair(
+    raw: list[tuple[list[int], str]], counts: np.ndarray, min_per_item: int,
+    rng: np.random.Generator,
+) -> None:
+    """Swap under-used items into tuples in place of the most-used ones."""
+    for item in np.flatnonzero(counts < min_per_item):
+        while counts[item] < min_per_item:
+            slots = [
+                (t, s)
+                for t, (members, _) in enumerate(raw)
+                if item not in members
+                for s, other in enumerate(members)
+                if counts[other] > min_per_item
+            ]
+            if not slots:
+                raise ValueError("cannot satisfy min_per_item; raise ratio")
+            best = max(counts[raw[t][0][s]] for t, s in slots)
+            top = [(t, s) for t, s in slots if counts[raw[t][0][s]] == best]
+            t, s = top[int(rng.integers(len(top)))]
+            counts[raw[t][0][s]] -= 1
+            raw[t][0][s] = int(item)
+            counts[item] += 1

@@ -1,0 +1,223 @@
+"""``utilityguard annotate tuples|judge|fit``: the paper's consequence-annotation pipeline."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from cost_models.annotation.diagnostics import (
+    judge_agreement,
+    judgments_per_item,
+    split_half_reliability,
+)
+from cost_models.annotation.fit import Judgment, fit_bradley_terry, select_l2
+from cost_models.annotation.judges import (
+    EscalationPanel,
+    FileJudge,
+    Judge,
+    JudgeError,
+    LLMJudge,
+    items_of,
+)
+from cost_models.annotation.tuples import build_tuples
+from cost_models.datasets import load_utilitybench, read_rows
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("annotate", help="consequence costs by Best-Worst Scaling + Bradley-Terry",
+                       description="Build BWS tuples, judge them, fit consequence costs "
+                                   "(UtilityBench Appendix A.3-A.4).")
+    s = p.add_subparsers(dest="step", metavar="STEP", required=True)
+
+    t = s.add_parser("tuples", help="build 1.25 x N four-item tuples from coarse groups")
+    t.add_argument("--data", required=True, help="items (.jsonl/.csv/.parquet) with a group field")
+    t.add_argument("--group-field", default="group", help="coarse group column (default: group)")
+    t.add_argument("--ratio", type=float, default=1.25, help="tuples per item (1.25)")
+    t.add_argument("--seed", type=int, default=20260713, help="random seed (20260713)")
+    t.add_argument("--out", type=Path, required=True, help="tuples JSONL to write")
+    t.set_defaults(func=run_tuples)
+
+    j = s.add_parser("judge", help="judge tuples with LLM judges or replay recorded judgments",
+                     description="Judge every tuple; judgments are appended to --out and a "
+                                 "rerun continues where it stopped. With two or more --judge-model "
+                                 "the paper's escalation is used (two judges, a third on "
+                                 "disagreement, --high-model judges when there is no majority).")
+    j.add_argument("--tuples", type=Path, required=True)
+    j.add_argument("--data", required=True, help="the items the tuples refer to")
+    j.add_argument("--out", type=Path, required=True, help="judgments JSONL (appended)")
+    j.add_argument("--upstream", help="OpenAI-compatible base URL for LLM judges")
+    j.add_argument("--judge-model", action="append", default=[], help="lower-cost pool model")
+    j.add_argument("--high-model", action="append", default=[], help="higher-cost pool model")
+    j.add_argument("--api-key-env", default="OPENAI_API_KEY",
+                   help="environment variable with the upstream key (never written anywhere)")
+    j.add_argument("--replay", type=Path, help="replay judgments recorded in this JSONL instead")
+    j.add_argument("--seed", type=int, default=0)
+    j.set_defaults(func=run_judge)
+
+    f = s.add_parser("fit", help="fit Bradley-Terry and write items with costs")
+    f.add_argument("--tuples", type=Path, required=True)
+    f.add_argument("--judgments", type=Path, nargs="+", required=True)
+    f.add_argument("--data", required=True, help="the items (cost column not needed)")
+    f.add_argument("--l2", default="auto",
+                   help="prior strength, or 'auto' = best held-out likelihood (default)")
+    f.add_argument("--out", type=Path, required=True, help="items JSONL with the fitted cost")
+    f.add_argument("--report", type=Path, help="diagnostics JSON (default: next to --out)")
+    f.set_defaults(func=run_fit)
+
+
+def _progress(label: str) -> Progress:
+    return Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+
+
+def read_tuples(path: Path) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for n, row in enumerate(read_rows(path), start=1):
+        try:
+            out[str(row["tuple_id"])] = [str(i) for i in row["items"]]
+        except (KeyError, TypeError):
+            raise ValueError(f"{path}, line {n}: a tuple needs tuple_id and items") from None
+    return out
+
+
+def read_judgments(paths: Sequence[Path]) -> list[Judgment]:
+    out = []
+    for path in paths:
+        for n, row in enumerate(read_rows(path) if path.stat().st_size else [], start=1):
+            try:
+                out.append(Judgment.from_dict(row))
+            except KeyError as exc:
+                raise ValueError(f"{path}, line {n}: missing field {exc}") from None
+    return out
+
+
+def run_tuples(args: argparse.Namespace) -> int:
+    rows = read_rows(args.data)
+    if not rows:
+        raise ValueError(f"{args.data}: no items")
+    if any(args.group_field not in r for r in rows):
+        found = ", ".join(dict.fromkeys(k for r in rows[:20] for k in r))
+        raise ValueError(f"{args.data}: field {args.group_field!r} missing; fields found: {found}")
+    ids = [str(r.get("id", n)) for n, r in enumerate(rows, start=1)]
+    tuples = build_tuples(ids, [str(r[args.group_field]) for r in rows],
+                          ratio=args.ratio, seed=args.seed)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    with args.out.open("w", encoding="utf-8") as f:
+        for t in tuples:
+            f.write(json.dumps(t.to_dict()) + "\n")
+    print(f"wrote {len(tuples)} tuples over {len(ids)} items to {args.out}")
+    return 0
+
+
+class _Single:
+    """One judge, one judgment per tuple (no escalation)."""
+
+    def __init__(self, judge: Judge) -> None:
+        self.judge_ = judge
+
+    def judge(self, tuple_id: str, items: Sequence[tuple[str, str]],
+              done: Sequence[Judgment] = ()) -> list[Judgment]:
+        if done:
+            return []
+        j = self.judge_.judge(tuple_id, items)
+        return [Judgment(j.tuple_id, j.best, j.worst, j.judge)]
+
+
+def run_judge(args: argparse.Namespace) -> int:
+    tuples = read_tuples(args.tuples)
+    questions = {it.id: it.question for it in load_utilitybench(args.data, require_cost=False)}
+    missing = sorted({i for m in tuples.values() for i in m} - set(questions))
+    if missing:
+        raise ValueError(f"{args.tuples}: items not in {args.data}: {', '.join(missing[:5])}")
+    panel: _Single | EscalationPanel
+    if args.replay:
+        panel = _Single(FileJudge(args.replay))
+    elif args.upstream and args.judge_model:
+        key = os.environ.get(args.api_key_env) or None
+        pool: list[Judge] = [LLMJudge(args.upstream, m, api_key=key) for m in args.judge_model]
+        high: list[Judge] = [LLMJudge(args.upstream, m, api_key=key) for m in args.high_model]
+        panel = _Single(pool[0]) if len(pool) == 1 else EscalationPanel(pool, high, seed=args.seed)
+    else:
+        raise ValueError("give --replay FILE, or --upstream URL with at least one --judge-model")
+    done: dict[str, list[Judgment]] = defaultdict(list)
+    if args.out.exists():
+        for j in read_judgments([args.out]):
+            done[j.tuple_id].append(j)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    failed: list[str] = []
+    with _progress("judge") as bar, args.out.open("a", encoding="utf-8") as out:
+        task = bar.add_task("judge", total=len(tuples))
+        for tid, members in tuples.items():
+            try:
+                new = panel.judge(tid, items_of(members, questions), done.get(tid, []))
+            except JudgeError as exc:
+                failed.append(f"{tid}: {exc}")
+                new = []
+            for j in new:
+                out.write(json.dumps({"tuple_id": j.tuple_id, "best": j.best, "worst": j.worst,
+                                      "judge": j.judge}) + "\n")
+                out.flush()
+                os.fsync(out.fileno())
+            bar.advance(task)
+    print(f"judgments in {args.out}; {len(failed)} tuple(s) failed")
+    for line in failed[:10]:
+        print(f"  {line}")
+    return 1 if failed else 0
+
+
+def _breakdown(items: Sequence[dict[str, Any]], cost: dict[str, float],
+               field: str) -> dict[str, dict[str, float]]:
+    """Count and median cost per value of ``field`` (empty when the items lack it)."""
+    groups: dict[str, list[float]] = defaultdict(list)
+    for r in items:
+        if field in r:
+            groups[str(r[field]).lower()].append(cost[str(r["id"])])
+    return {k: {"n": len(v), "median_cost": float(np.median(v))}
+            for k, v in sorted(groups.items())}
+
+
+def run_fit(args: argparse.Namespace) -> int:
+    tuples = read_tuples(args.tuples)
+    judgments = read_judgments(args.judgments)
+    items = read_rows(args.data)
+    ids = [str(r["id"]) for r in items]
+    l2_scores: dict[float, float] = {}
+    if args.l2 == "auto":
+        l2, l2_scores = select_l2(tuples, judgments, ids)
+    else:
+        try:
+            l2 = float(args.l2)
+        except ValueError:
+            raise ValueError(f"--l2 must be 'auto' or a number >= 0, got {args.l2!r}") from None
+    fit = fit_bradley_terry(tuples, judgments, ids, l2=l2)
+    cost = dict(zip(fit.item_ids, fit.cost.tolist()))
+    eta = dict(zip(fit.item_ids, fit.eta.tolist()))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    with args.out.open("w", encoding="utf-8") as f:
+        for r in items:
+            f.write(json.dumps({**r, "cost": cost[str(r["id"])],
+                                "eta": eta[str(r["id"])]}, ensure_ascii=False) + "\n")
+    c = fit.cost
+    report = {
+        "n_items": len(ids), "n_tuples": fit.n_tuples, "n_judgments": fit.n_judgments,
+        "converged": fit.converged, "l2": l2,
+        "l2_heldout_nll": {str(k): round(v, 3) for k, v in l2_scores.items()},
+        "cost": {"median": float(np.median(c)), "mean": float(c.mean()),
+                 "min": float(c.min()), "max": float(c.max())},
+        "by_domain": _breakdown(items, cost, "domain"),
+        "by_answerable": _breakdown(items, cost, "answerable"),
+        "judgments_per_item": judgments_per_item(tuples, judgments),
+        "judge_agreement": judge_agreement(judgments).to_dict(),
+        "split_half_spearman": split_half_reliability(tuples, judgments, ids, l2=l2),
+    }
+    rep = args.report or args.out.with_name(args.out.stem + ".fit.json")
+    rep.write_text(json.dumps(report, indent=2) + "\n")
+    print(json.dumps(report["cost"]), f"\nwrote {args.out} and {rep}")
+    return 0

@@ -1,0 +1,120 @@
+"""Saving and loading fitted estimators with an integrity-checked JSON sidecar.
+
+joblib files execute code when loaded, so an artifact is never loaded blindly: next to
+``<name>.joblib`` a ``<name>.json`` sidecar records the artifact's sha256, the library versions
+it was made with, and free-form metadata (training-data hash, metrics, the command). Loading
+recomputes the hash and compares the scikit-learn version, and refuses a mismatch with a clear
+error unless ``trust=True`` is passed explicitly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import tempfile
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import joblib
+import numpy as np
+import sklearn
+
+SIDECAR_VERSION = 1
+
+
+class ArtifactError(ValueError):
+    """An artifact is missing, was modified, or was made with another scikit-learn."""
+
+
+def sha256_file(path: str | os.PathLike[str]) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def sha256_rows(rows: Any) -> str:
+    """A stable hash of JSON-serializable training rows (the training-data hash)."""
+    h = hashlib.sha256()
+    for row in rows:
+        h.update(json.dumps(row, sort_keys=True, default=str).encode("utf-8"))
+        h.update(b"\n")
+    return h.hexdigest()
+
+
+def versions() -> dict[str, str]:
+    return {
+        "python": platform.python_version(),
+        "scikit-learn": sklearn.__version__,
+        "numpy": np.__version__,
+        "joblib": joblib.__version__,
+    }
+
+
+def save_artifact(
+    obj: Any, directory: str | os.PathLike[str], *, name: str, metadata: dict[str, Any] | None = None
+) -> Path:
+    """Write ``<directory>/<name>.joblib`` and its sidecar ``<name>.json``; return the sidecar."""
+    d = Path(directory)
+    d.mkdir(parents=True, exist_ok=True)
+    target = d / f"{name}.joblib"
+    with tempfile.NamedTemporaryFile(dir=d, delete=False, suffix=".tmp") as tmp:
+        joblib.dump(obj, tmp.name, compress=3)
+        tmp_path = Path(tmp.name)
+    tmp_path.replace(target)
+    sidecar = {
+        "sidecar_version": SIDECAR_VERSION,
+        "artifact": target.name,
+        "sha256": sha256_file(target),
+        "versions": versions(),
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        **(metadata or {}),
+    }
+    side = d / f"{name}.json"
+    side.write_text(json.dumps(sidecar, indent=2, sort_keys=False, default=str) + "\n")
+    return side
+
+
+def read_sidecar(directory: str | os.PathLike[str], *, name: str) -> dict[str, Any]:
+    side = Path(directory) / f"{name}.json"
+    if not side.exists():
+        raise ArtifactError(f"{side}: no sidecar; not a utilityguard artifact directory")
+    try:
+        data: dict[str, Any] = json.loads(side.read_text())
+    except json.JSONDecodeError as exc:
+        raise ArtifactError(f"{side}: unreadable sidecar ({exc.msg})") from None
+    return data
+
+
+def load_artifact(directory: str | os.PathLike[str], *, name: str, trust: bool = False) -> Any:
+    """Load ``<name>.joblib`` after checking it against its sidecar.
+
+    Raises :class:`ArtifactError` when the file's sha256 differs from the sidecar's or the
+    artifact was made with another scikit-learn version; ``trust=True`` skips both checks
+    (only for artifacts you made yourself).
+    """
+    d = Path(directory)
+    meta = read_sidecar(d, name=name)
+    target = d / str(meta.get("artifact", f"{name}.joblib"))
+    if not target.exists():
+        raise ArtifactError(f"{target}: artifact file missing")
+    if not trust:
+        digest = sha256_file(target)
+        if digest != meta.get("sha256"):
+            raise ArtifactError(
+                f"{target}: sha256 {digest[:12]}... does not match the sidecar's "
+                f"{str(meta.get('sha256'))[:12]}...; the file was modified or replaced. "
+                "Refusing to load (joblib runs code on load); pass trust=True / --trust only "
+                "for a file you made yourself."
+            )
+        made_with = meta.get("versions", {}).get("scikit-learn")
+        if made_with != sklearn.__version__:
+            raise ArtifactError(
+                f"{target}: made with scikit-learn {made_with}, this is {sklearn.__version__}; "
+                "retrain it (or pass trust=True / --trust to load anyway)"
+            )
+    return joblib.load(target)

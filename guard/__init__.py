@@ -1,0 +1,1 @@
+"""utilityguard runtime: confidence, calibration, the Guard, the decorator, the proxy, the CLI."""

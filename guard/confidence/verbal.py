@@ -1,0 +1,129 @@
+"""Verbal confidence: the instruction that asks for it, the parser, and its removal.
+
+The parser reads the confidence a model states ("Confidence: 85%", "confidence 0.85", "8/10",
+"I am almost certain") and maps it to [0, 1] deterministically. Verbal expressions use a fixed
+table (a common mapping of words of estimative probability). The confidence line is removed
+from the answer delivered to the user.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+#: Appended to the system prompt when verbal confidence is requested.
+VERBAL_INSTRUCTION = (
+    "After your answer, add a final line of the form 'Confidence: N%' giving the probability "
+    "(0-100%) that your answer is correct."
+)
+
+#: Words of estimative probability, longest phrases first when matching.
+VERBAL_SCALE: dict[str, float] = {
+    "absolutely certain": 0.99,
+    "completely certain": 0.99,
+    "certain": 0.95,
+    "almost certain": 0.95,
+    "almost certainly": 0.95,
+    "very confident": 0.9,
+    "highly confident": 0.9,
+    "very likely": 0.85,
+    "highly likely": 0.85,
+    "confident": 0.8,
+    "fairly confident": 0.75,
+    "quite confident": 0.8,
+    "likely": 0.7,
+    "probably": 0.7,
+    "somewhat confident": 0.6,
+    "moderately confident": 0.6,
+    "maybe": 0.5,
+    "possibly": 0.4,
+    "not sure": 0.4,
+    "unsure": 0.35,
+    "uncertain": 0.35,
+    "unlikely": 0.25,
+    "not confident": 0.25,
+    "very unlikely": 0.1,
+    "highly unlikely": 0.1,
+    "no idea": 0.1,
+}
+_PHRASES = sorted(VERBAL_SCALE, key=len, reverse=True)
+_NUM = r"(\d+(?:\.\d+)?)"
+_LABEL = r"(?:confidence(?: level| score)?|certainty|probability(?: of being correct)?)"
+_LINE = re.compile(rf"^\W*{_LABEL}\b.*$", re.IGNORECASE | re.MULTILINE)
+_PERCENT = re.compile(rf"{_NUM}\s*%")
+_FRACTION = re.compile(rf"{_NUM}\s*(?:/|out of)\s*(10|100|5)\b")
+_PLAIN = re.compile(rf"{_LABEL}\s*(?:is|of|:|=|-)?\s*{_NUM}", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class VerbalConfidence:
+    """The stated confidence in [0, 1], the text it came from, and the cleaned answer."""
+
+    value: float
+    matched: str
+    answer: str
+
+
+def _number_to_probability(text: str) -> float | None:
+    if m := _PERCENT.search(text):
+        v = float(m.group(1)) / 100.0
+    elif m := _FRACTION.search(text):
+        v = float(m.group(1)) / float(m.group(2))
+    elif m := _PLAIN.search(text):
+        x = float(m.group(1))
+        v = x if x <= 1.0 else x / 100.0 if x <= 100.0 else -1.0
+    else:
+        return None
+    return v if 0.0 <= v <= 1.0 else None
+
+
+def _phrase_to_probability(text: str) -> float | None:
+    low = " ".join(text.lower().split())
+    for phrase in _PHRASES:
+        if re.search(rf"\b{re.escape(phrase)}\b", low):
+            return VERBAL_SCALE[phrase]
+    return None
+
+
+def parse_verbal_confidence(text: str | None) -> VerbalConfidence | None:
+    """Find a stated confidence in ``text``; ``None`` when there is none.
+
+    A line that starts with "Confidence" (or "Certainty", "Probability") is preferred and is
+    removed from the returned answer; otherwise the last sentence is searched for a verbal
+    expression, which stays in the answer.
+
+    Examples
+    --------
+    >>> c = parse_verbal_confidence("Paris.\\nConfidence: 85%")
+    >>> c.value, c.answer
+    (0.85, 'Paris.')
+    >>> parse_verbal_confidence("42\\nConfidence: 0.6").value
+    0.6
+    >>> parse_verbal_confidence("B\\nConfidence: 8/10").value
+    0.8
+    >>> parse_verbal_confidence("It is probably Lyon.").value
+    0.7
+    >>> parse_verbal_confidence("Paris.") is None
+    True
+    """
+    if not text:
+        return None
+    lines = list(_LINE.finditer(text))
+    for m in reversed(lines):
+        line = m.group(0)
+        value = _number_to_probability(line)
+        if value is None:
+            value = _phrase_to_probability(line)
+        if value is not None:
+            answer = (text[: m.start()] + text[m.end() :]).strip()
+            return VerbalConfidence(value, line.strip(), answer)
+    tail = re.split(r"(?<=[.!?])\s+", text.strip())[-1]
+    value = _phrase_to_probability(tail)
+    if value is not None:
+        return VerbalConfidence(value, tail, text.strip())
+    return None
+
+
+def strip_confidence(text: str) -> str:
+    """``text`` without its confidence line(s) (unchanged when there is none)."""
+    return _LINE.sub("", text).strip()

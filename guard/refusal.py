@@ -1,0 +1,90 @@
+"""Rule-based detection of a model's own refusals.
+
+A reply that refuses ("I cannot answer.", "I'm sorry, but I can't help with that", "I don't
+know", "There is not enough information to answer") is passed through as a refusal and never
+counted as an answer. The rules look at the opening of the reply (where models put a refusal)
+and at short replies as a whole, so an answer that merely mentions "I don't know" later on is
+not mistaken for a refusal.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: The paper's Refusal Hint (UtilityBench project page), used as the system prompt.
+REFUSAL_HINT = (
+    "Answer the question only if the available information is sufficient and you are "
+    "confident in your answer. Otherwise, respond exactly: I cannot answer."
+)
+#: The paper's refusal text.
+DEFAULT_REFUSAL_TEXT = "I cannot answer."
+
+_CONTRACTIONS = {
+    "i'm": "i am", "can't": "cannot", "can not": "cannot", "don't": "do not",
+    "won't": "will not", "it's": "it is", "there's": "there is", "isn't": "is not",
+    "i'd": "i would", "doesn't": "does not", "i've": "i have",
+}
+_CONTRACTION_RX = re.compile("|".join(re.escape(k) for k in _CONTRACTIONS), re.IGNORECASE)
+_NEG = r"(?:cannot|am unable to|am not able to|will not be able to|unable to|not able to)"
+_PATTERNS = [
+    rf"\bi {_NEG} (?:answer|help|provide|determine|say|tell|know|give|predict|assist|comply|"
+    r"offer|be certain|be sure|confirm|verify|access|browse|recommend|advise|make|calculate)",
+    r"\bi do not know\b",
+    r"\bi do not have (?:enough|sufficient|access|the (?:necessary|required|relevant)|"
+    r"real-time|current|information)",
+    r"\bthere (?:is|are) (?:not |no )?(?:enough|sufficient|insufficient) "
+    r"(?:information|data|context|details)",
+    r"\b(?:not enough|insufficient) (?:information|data|context|details)\b",
+    r"\bit is (?:impossible|not possible) (?:to|for me to) (?:know|say|determine|answer|"
+    r"predict|tell)",
+    r"^i am (?:sorry|afraid),? (?:but )?(?:i|that)",
+    r"\bas an ai\b",
+    r"\bi (?:must|have to) (?:decline|refuse)\b",
+    r"\bi cannot (?:be )?(?:sure|certain)\b",
+    r"\bno (?:definite|definitive|single|correct) answer\b",
+    r"\bi (?:would )?(?:need|require) more (?:information|context|details)\b",
+]
+_RX = re.compile("|".join(f"(?:{p})" for p in _PATTERNS), re.IGNORECASE)
+_EXACT = re.compile(r"^\W*i cannot answer\W*$", re.IGNORECASE)
+_OPENING_CHARS = 240
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n")
+_FILLER = re.compile(
+    r"^\W*(?:sorry|unfortunately|i apologi[sz]e|apologies|i'm sorry|i am sorry|hmm+|well|"
+    r"great question|good question)\b",
+    re.IGNORECASE,
+)
+
+
+def is_refusal(text: str | None) -> bool:
+    """True when ``text`` is a refusal rather than a substantive answer.
+
+    An empty reply counts as a refusal (nothing was answered).
+
+    Examples
+    --------
+    >>> is_refusal("I cannot answer.")
+    True
+    >>> is_refusal("I'm sorry, but I can't provide medical dosing advice without more details.")
+    True
+    >>> is_refusal("The capital of France is Paris.")
+    False
+    >>> is_refusal("Paris. (I don't know much else about it, though.)")
+    False
+    """
+    if text is None:
+        return True
+    t = " ".join(text.replace("*", "").split())
+    if not t:
+        return True
+    if _EXACT.match(t) or t.lower().startswith("i cannot answer"):
+        return True
+    norm = _CONTRACTION_RX.sub(
+        lambda m: _CONTRACTIONS[m.group(0).lower()], text.replace("’", "'").replace("*", "")
+    )
+    sentences = [s for s in _SENTENCE.split(norm.strip()) if s.strip()]
+    first = " ".join(sentences[0].split())[:_OPENING_CHARS] if sentences else t
+    if _RX.search(first):
+        return True
+    if _FILLER.match(first) and len(sentences) > 1:
+        return _RX.search(" ".join(sentences[1].split())[:_OPENING_CHARS]) is not None
+    return False

@@ -1,0 +1,79 @@
+"""Input checks shared by the policy functions.
+
+Every check raises ``ValueError`` whose message names the argument and what is allowed,
+so a caller can fix the call without reading this module.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+FloatArray = NDArray[np.float64]
+BoolArray = NDArray[np.bool_]
+
+
+def as_float(name: str, value: Any) -> FloatArray:
+    """Return ``value`` as a float array; reject non-numeric input and NaN."""
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be a real number or an array of real numbers") from exc
+    if np.isnan(arr).any():
+        raise ValueError(f"{name} must not be NaN")
+    return arr
+
+
+def as_bool(name: str, value: Any) -> BoolArray:
+    """Return ``value`` as a bool array; accept bools and 0/1 only."""
+    arr = np.asarray(value)
+    if arr.dtype == np.bool_:
+        return arr
+    try:
+        num = arr.astype(np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name} must be booleans (True/False or 0/1)") from exc
+    if not np.isin(num, (0.0, 1.0)).all():
+        raise ValueError(f"{name} must be booleans (True/False or 0/1)")
+    return num.astype(np.bool_)
+
+
+def probability(name: str, value: Any) -> FloatArray:
+    """A probability: finite, in [0, 1]."""
+    arr = as_float(name, value)
+    if ((arr < 0.0) | (arr > 1.0)).any():
+        raise ValueError(f"{name} must be a probability in [0, 1]")
+    return arr
+
+
+def positive_cost(name: str, value: Any) -> FloatArray:
+    """A consequence cost: finite and > 0."""
+    arr = as_float(name, value)
+    if not np.isfinite(arr).all() or (arr <= 0.0).any():
+        raise ValueError(f"{name} must be a finite cost > 0")
+    return arr
+
+
+def refusal_cost(name: str, value: Any) -> FloatArray:
+    """The price of an unnecessary refusal C_R: finite and >= 0."""
+    arr = as_float(name, value)
+    if not np.isfinite(arr).all() or (arr < 0.0).any():
+        raise ValueError(f"{name} must be a finite refusal cost >= 0")
+    return arr
+
+
+def broadcast(**arrays: Any) -> tuple[Any, ...]:
+    """Broadcast the named arrays together, or say which shapes do not fit."""
+    try:
+        return tuple(np.broadcast_arrays(*arrays.values()))
+    except ValueError as exc:
+        shapes = ", ".join(f"{k}{np.shape(v)}" for k, v in arrays.items())
+        raise ValueError(f"shapes do not match: {shapes}; give scalars or equal shapes") from exc
+
+
+def unwrap(arr: Any) -> Any:
+    """A 0-d result as a Python scalar, anything else unchanged."""
+    a = np.asarray(arr)
+    return a.item() if a.ndim == 0 else a

@@ -1,0 +1,151 @@
+"""The Bayes-optimal answer/refuse rule (UtilityBench Theorem 1(ii), eq. 83).
+
+Delivering an answer that is correct with probability ``p`` is worth, in expectation::
+
+    q = p - (1 - p) L                       (eq. 82)
+
+and refusing an answerable query is worth ``-C_R``. Answering is optimal exactly when
+``q >= -C_R``, equivalently ``p >= (L - C_R) / (1 + L)``. Both actions are optimal at
+equality; we answer there.
+
+Beyond the paper (documented here, where it is implemented):
+
+* **Uncertain answerability.** With ``alpha = P(answerable | x)``, refusing is worth
+  ``alpha (-C_R) + (1 - alpha)`` (a refusal of a refusal-required query earns +1), so the rule
+  becomes ``q >= 1 - alpha (1 + C_R)``, i.e. ``p >= (L + 1 - alpha (1 + C_R)) / (1 + L)``.
+  With ``alpha = 1`` it is the paper's rule, computed by the paper's formula.
+
+Decisions compare ``p`` with the threshold ``(L - C_R) / (1 + L)`` computed exactly as written,
+so that exact equality (``p == threshold``) answers, as the theorem allows.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from policies._validate import (
+    broadcast,
+    positive_cost,
+    probability,
+    refusal_cost,
+    unwrap,
+)
+
+
+def expected_utility(p: Any, cost: Any) -> Any:
+    """Expected utility of answering, ``q = p - (1 - p) L`` (eq. 82).
+
+    Examples
+    --------
+    >>> expected_utility(0.9, 1.0)
+    0.8
+    >>> round(expected_utility(0.1, 0.1), 12)
+    0.01
+    """
+    p_ = probability("p", p)
+    cost_ = positive_cost("cost", cost)
+    p_, cost_ = broadcast(p=p_, cost=cost_)
+    return unwrap(p_ - (1.0 - p_) * cost_)
+
+
+def refusal_expected_utility(c_r: Any = 2.0, *, alpha: Any = 1.0) -> Any:
+    """Expected utility of refusing, ``alpha (-C_R) + (1 - alpha)``.
+
+    Examples
+    --------
+    >>> refusal_expected_utility(2.0)
+    -2.0
+    >>> refusal_expected_utility(2.0, alpha=0.5)
+    -0.5
+    """
+    cr = refusal_cost("c_r", c_r)
+    al = probability("alpha", alpha)
+    cr, al = broadcast(c_r=cr, alpha=al)
+    return unwrap(al * (-cr) + (1.0 - al))
+
+
+def answer_threshold(cost: Any, c_r: Any = 2.0, *, alpha: Any = 1.0) -> Any:
+    """Smallest ``p`` at which answering is optimal: ``(L - C_R) / (1 + L)``.
+
+    A threshold <= 0 means "always answer" (an error costs less than a refusal).
+
+    Examples
+    --------
+    A wrong answer costing 8 at ``C_R = 2`` needs ``p >= 6/9``:
+
+    >>> round(answer_threshold(8.0, c_r=2.0), 6)
+    0.666667
+    >>> answer_threshold(2.0, c_r=2.0)
+    0.0
+    >>> answer_threshold(1.0, c_r=2.0)  # cheap errors: always answer
+    -0.5
+    >>> answer_threshold(3.0, c_r=1.0, alpha=0.5)  # unsure it is answerable: more willing to refuse
+    0.75
+    """
+    cost_ = positive_cost("cost", cost)
+    cr = refusal_cost("c_r", c_r)
+    al = probability("alpha", alpha)
+    cost_, cr, al = broadcast(cost=cost_, c_r=cr, alpha=al)
+    paper = (cost_ - cr) / (1.0 + cost_)
+    general = (cost_ + 1.0 - al * (1.0 + cr)) / (1.0 + cost_)
+    return unwrap(np.where(al == 1.0, paper, general))
+
+
+def should_answer(p: Any, cost: Any, c_r: Any = 2.0, *, alpha: Any = 1.0) -> Any:
+    """Answer iff ``p >= (L - C_R) / (1 + L)`` (answer at equality).
+
+    Parameters
+    ----------
+    p : float or array
+        Probability that the candidate answer is correct, in [0, 1] (calibrated).
+    cost : float or array
+        Consequence cost ``L > 0`` of a wrong answer (use ``E[L | x]``).
+    c_r : float or array, default 2.0
+        Price of an unnecessary refusal, ``>= 0``.
+    alpha : float or array, default 1.0
+        Probability the query is answerable; 1 gives the paper's rule.
+
+    Returns
+    -------
+    bool or numpy.ndarray of bool
+
+    Examples
+    --------
+    >>> should_answer(0.9, cost=1.0, c_r=2.0)
+    True
+    >>> should_answer(0.5, cost=20.0, c_r=2.0)  # threshold 18/21 = 0.857
+    False
+    >>> should_answer(0.5, cost=3.0, c_r=1.0)  # exactly at the threshold 0.5: answer
+    True
+    >>> should_answer([0.2, 0.95], cost=[10.0, 10.0], c_r=2.0).tolist()
+    [False, True]
+    """
+    p_ = probability("p", p)
+    thr = np.asarray(answer_threshold(cost, c_r, alpha=alpha))
+    p_, thr = broadcast(p=p_, threshold=thr)
+    return unwrap(p_ >= thr)
+
+
+def expected_cost_lognormal(mu: Any, sigma2: Any) -> Any:
+    """``E[L] = exp(mu + s^2 / 2)`` for ``log L ~ Normal(mu, s^2)``.
+
+    Utility is linear in ``L``, so the rule needs the mean cost, not the median ``exp(mu)``:
+    a regressor on ``log L`` with residual variance ``s^2`` must return this.
+
+    Examples
+    --------
+    >>> round(expected_cost_lognormal(0.0, 0.0), 6)
+    1.0
+    >>> round(expected_cost_lognormal(0.0, 1.0), 6)  # exp(0.5)
+    1.648721
+    """
+    m = np.asarray(mu, dtype=np.float64)
+    if np.isnan(m).any() or not np.isfinite(m).all():
+        raise ValueError("mu must be finite real numbers")
+    s2 = np.asarray(sigma2, dtype=np.float64)
+    if np.isnan(s2).any() or not np.isfinite(s2).all() or (s2 < 0).any():
+        raise ValueError("sigma2 must be a finite variance >= 0")
+    m, s2 = broadcast(mu=m, sigma2=s2)
+    return unwrap(np.exp(m + s2 / 2.0))

@@ -32,10 +32,11 @@ def _correct_array(correct: Any, needed: BoolArray) -> BoolArray:
     """``correct`` may hold None/NaN where it is not read (refusals, refusal-required items)."""
     raw = np.asarray(correct, dtype=object) if not isinstance(correct, np.ndarray) else correct
     if raw.dtype == object:
-        missing = np.array([v is None or (isinstance(v, float) and v != v) for v in raw.ravel()])
-        missing = missing.reshape(raw.shape)
+        missing = np.array(
+            [v is None or (isinstance(v, float) and v != v) for v in raw.ravel()], dtype=bool
+        ).reshape(raw.shape)
         filled = np.where(missing, False, raw)
-        out = as_bool("correct", filled.astype(np.float64))
+        out = as_bool("correct", filled)  # as_bool names ``correct`` on text such as "x"
     elif raw.dtype.kind == "f":
         missing = np.isnan(raw)
         out = as_bool("correct", np.where(missing, 0.0, raw))

@@ -7,22 +7,27 @@ Brier next to its policy metrics)::
     ECE   = sum_b (n_b / n) |acc_b - conf_b|      equal-width bins over [0, 1]
     Brier = (1/n) sum_i (p_i - c_i)^2
 
-Bin ``b`` (``0 <= b < B``) holds the ``p`` with ``floor(p B) = b``, i.e. ``b/B <= p < (b+1)/B``;
-``p = 1`` goes to the last bin. Empty bins contribute nothing.
+Bin ``b`` (``0 <= b < B``) holds ``b/B <= p < (b+1)/B``; ``p = 1`` goes to the last bin. The
+edges are the floats nearest to ``b/B``, so a confidence written as a decimal on an edge lands in
+the bin it opens (``0.57`` in ``[0.57, 0.58)`` with 100 bins, where ``floor(0.57 * 100)`` would
+give 56). Empty bins contribute nothing.
 """
 
 from __future__ import annotations
 
-import numbers
+import operator
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from benchmarks._records import same_length
 from policies._validate import as_bool, probability
 
+FloatArray = NDArray[np.float64]
 
-def _inputs(prob: Any, correct: Any) -> tuple[Any, Any]:
+
+def _inputs(prob: Any, correct: Any) -> tuple[FloatArray, FloatArray]:
     p = probability("prob", prob)
     c = as_bool("correct", correct)
     same_length(prob=p, correct=c)
@@ -67,11 +72,16 @@ def ece(prob: Any, correct: Any, n_bins: int = 10) -> float:
     >>> round(ece([0.9, 0.2], [True, False]), 12), round(ece([0.9, 0.2], [True, False], 1), 12)
     (0.15, 0.05)
     """
-    if isinstance(n_bins, bool) or not isinstance(n_bins, numbers.Integral) or n_bins < 1:
+    try:
+        k = -1 if isinstance(n_bins, bool) else operator.index(n_bins)  # ints, not 10.0
+    except TypeError:
+        k = -1
+    if k < 1:
         raise ValueError(f"n_bins must be an integer >= 1, got {n_bins!r}")
     p, c = _inputs(prob, correct)
-    bins = np.minimum(np.floor(p * n_bins).astype(np.intp), int(n_bins) - 1)
-    gap = np.bincount(bins, weights=c - p, minlength=int(n_bins))
+    edges = np.arange(k + 1, dtype=np.float64) / k
+    bins = np.minimum(np.searchsorted(edges, p, side="right") - 1, k - 1)
+    gap = np.bincount(bins, weights=c - p, minlength=k)
     return float(np.abs(gap).sum() / p.shape[0])
 
 

@@ -27,7 +27,7 @@ def register(sub: Any) -> None:
         ),
     )
     p.add_argument("--data", default="seed",
-                   help="dataset path (.jsonl/.csv/.parquet) or 'seed' (default: the shipped seed set)")
+                   help="dataset (.jsonl/.csv/.parquet) or 'seed' (default: the shipped seed set)")
     p.add_argument("--upstream", required=True, help="base URL, e.g. http://127.0.0.1:8080/v1")
     p.add_argument("--model", required=True, help="model name sent to the upstream")
     p.add_argument("--confidence", default="logprobs",
@@ -47,7 +47,9 @@ def run(args: argparse.Namespace) -> int:
     kinds = tuple(k.strip() for k in args.confidence.split(",") if k.strip())
     bad = [k for k in kinds if k not in CONFIDENCE_KINDS]
     if bad:
-        raise CLIError(f"--confidence: unknown {', '.join(bad)}; allowed: {', '.join(CONFIDENCE_KINDS)}")
+        raise CLIError(
+            f"--confidence: unknown {', '.join(bad)}; allowed: {', '.join(CONFIDENCE_KINDS)}"
+        )
     items = load_seed() if args.data == "seed" else load_utilitybench(args.data, require_cost=False)
     if args.limit is not None:
         items = items[: args.limit]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import math
 from pathlib import Path
@@ -33,13 +34,24 @@ def register(sub: Any) -> None:
 
 
 def _get(row: dict[str, Any], path: str) -> Any:
+    """The value at a dotted ``path``, or None.
+
+    A column literally named ``path`` wins (CSV headers such as ``confidence.logprob_mean``);
+    otherwise each part descends into a nested object, and a JSON object stored as a string
+    (how a nested field looks in a CSV cell) is parsed on the way.
+    """
+    if path in row:
+        return row[path]
     cur: Any = row
     for part in path.split("."):
+        if isinstance(cur, str) and cur.strip().startswith("{"):
+            try:
+                cur = json.loads(cur)
+            except json.JSONDecodeError:
+                return None
         if not isinstance(cur, dict) or part not in cur:
             return None
         cur = cur[part]
-    if isinstance(cur, str) and path.count(".") == 0 and cur.strip().startswith("{"):
-        return cur
     return cur
 
 
@@ -50,7 +62,8 @@ def _bool_field(value: Any, where: str, *, nullable: bool = False) -> bool | Non
         return bool(value)
     if isinstance(value, str) and value.strip().lower() in {"true", "false", "1", "0"}:
         return value.strip().lower() in {"true", "1"}
-    if nullable and (value is None or value == "" or (isinstance(value, float) and math.isnan(value))):
+    missing = value is None or value == "" or (isinstance(value, float) and math.isnan(value))
+    if nullable and missing:
         return None
     raise CLIError(f"{where}: expected true/false, got {value!r}")
 
@@ -72,9 +85,15 @@ def parse_records(path: Path, score_field: str | None) -> dict[str, list[Any]]:
         rows = read_rows(path)
     except DatasetError as exc:
         raise CLIError(str(exc)) from None
+    except UnicodeDecodeError as exc:
+        raise CLIError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    except (ValueError, OSError, csv.Error) as exc:  # e.g. pyarrow's ArrowInvalid, a directory
+        detail = " ".join(str(exc).split())  # one line
+        raise CLIError(f"{path}: cannot read records: {detail}") from None
     if not rows:
         raise CLIError(f"{path}: no records")
-    cols: dict[str, list[Any]] = {k: [] for k in ("answerable", "answered", "correct", "cost", "score")}
+    fields = ("answerable", "answered", "correct", "cost", "score")
+    cols: dict[str, list[Any]] = {k: [] for k in fields}
     for n, row in enumerate(rows, start=1):
         at = f"{path}, row {n}"
         for name in ("answerable", "answered", "cost"):

@@ -58,7 +58,7 @@ def _inputs(correct: Any, score: Any) -> tuple[BoolArray, FloatArray]:
 def _ranked_sum(values: FloatArray, score: FloatArray) -> float:
     """``sum_j alpha_j values_{pi_j}`` with tie-averaged ``alpha``."""
     order, w = tabulated_rank_weights(score, _aurc_weights(score.shape[0]))
-    return float(w @ values[order])
+    return float(np.einsum("i,i->", w, values[order]))  # no BLAS: see utility_auc._dot
 
 
 def aurc(correct: Any, score: Any) -> float:

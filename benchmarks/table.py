@@ -34,7 +34,18 @@ def table1(
     answerable: Any, answered: Any, correct: Any, cost: Any, score: Any = None,
     *, c_r: float = 2.0,
 ) -> Table1Row:
-    """Table 1 row; without ``score`` the binary protocol (answered = 1, refused = 0)."""
+    """Table 1 row; without ``score`` the binary protocol (answered = 1, refused = 0).
+
+    Examples
+    --------
+    A correct answer, an unnecessary refusal, a refused and an answered refusal-required
+    query:
+
+    >>> row = table1([True, True, False, False], [True, False, False, True],
+    ...              [True, None, None, None], [1.0, 1.0, 2.0, 2.0])
+    >>> row.ans_acc, row.ref_acc, row.answer_rate
+    (0.5, 0.5, 0.5)
+    """
     o = outcomes(answerable, answered, correct, cost)
     s = o.answered.astype(np.float64) if score is None else scores(score, o.n)
     a, d = o.answerable, o.answered

@@ -48,6 +48,12 @@ class UtilityArea:
         return min(max((self.area - self.area_min) / (self.area_max - self.area_min), 0.0), 1.0)
 
 
+def _dot(x: FloatArray, y: FloatArray) -> float:
+    """``sum_i x_i y_i`` without BLAS: ``x @ y`` goes to a multithreaded BLAS dot that, on a
+    busy machine, was measured here at ~4 ms for 15,000 values (einsum: ~5 us)."""
+    return float(np.einsum("i,i->", x, y))
+
+
 def _gains(o: Outcomes, c_r: float) -> tuple[FloatArray, FloatArray]:
     """``(b, g)``: safe-refusal utility and gain of every sample."""
     b = np.where(o.answerable, -c_r, 1.0)
@@ -64,7 +70,7 @@ def _reference_areas(o: Outcomes, c_r: float, base: float) -> tuple[float, float
     g_min = np.where(o.answerable, -np.maximum(o.cost - c_r, 0.0), -o.cost - 1.0)
     g_sorted = np.sort(g_min)
     w = (n + 0.5 - np.arange(1, n + 1, dtype=np.float64)) / float(n) ** 2
-    area_min = base + float(w @ g_sorted)
+    area_min = base + _dot(w, g_sorted)
     return area_max, area_min
 
 
@@ -75,9 +81,12 @@ def utility_area(
 
     Examples
     --------
+    A correct answer (gain ``1 + C_R = 3``) ranked before an answer to a refusal-required
+    query (gain ``-1 - L = -5``); ``B = -0.5``, ``w = (0.375, 0.125)``:
+
     >>> r = utility_area([True, False], [True, True], [True, None], [1.0, 4.0], [0.9, 0.1])
     >>> round(r.area, 6), round(r.area_max, 6), round(r.area_min, 6)
-    (0.75, 1.0, -2.75)
+    (0.0, 0.625, -2.375)
     """
     cr = c_r_value(c_r)
     o = outcomes(answerable, answered, correct, cost)
@@ -85,7 +94,7 @@ def utility_area(
     b, g = _gains(o, cr)
     base = float(b.mean())
     order, w = linear_rank_weights(s)
-    area = base + float(w @ g[order])
+    area = base + _dot(w, g[order])
     area_max, area_min = _reference_areas(o, cr, base)
     return UtilityArea(area, area_max, area_min)
 
@@ -109,8 +118,13 @@ def utility_auc(
 
     Examples
     --------
-    >>> utility_auc([True, True], [True, True], [True, False], [1.0, 1.0], [1.0, 0.0])
-    1.0
+    The correct answer ranked first; the error cannot be avoided, so the best ordering of
+    these responses scores ``(-0.75 + 2) / (-0.5 + 2)``, reversing it ``(-1.25 + 2) / 1.5``:
+
+    >>> round(utility_auc([True, True], [True, True], [True, False], [1.0, 1.0], [1.0, 0.0]), 6)
+    0.833333
+    >>> round(utility_auc([True, True], [True, True], [True, False], [1.0, 1.0], [0.0, 1.0]), 6)
+    0.5
     """
     return utility_area(answerable, answered, correct, cost, score, c_r=c_r).utility_auc
 
@@ -122,6 +136,15 @@ def utility_curve(
 
     Within a tie group the curve is the average over the group's orderings (a straight line
     between the group's ends), consistent with the tie rule of the area.
+
+    Examples
+    --------
+    Starting from all-refusals (``B = -2``), a correct answer adds ``3 / 2``, an error
+    ``(2 - 1) / 2``; the trapezoid area under the curve is :func:`utility_area`'s ``area``:
+
+    >>> x, u = utility_curve([True, True], [True, True], [True, False], [1.0, 1.0], [1.0, 0.0])
+    >>> x.tolist(), u.tolist()
+    ([0.0, 0.5, 1.0], [-2.0, -0.5, 0.0])
     """
     cr = c_r_value(c_r)
     o = outcomes(answerable, answered, correct, cost)
@@ -155,8 +178,8 @@ def utility_auc_sweep(
     Examples
     --------
     >>> utility_auc_sweep([True, True], [True, True], [True, False], [1.0, 1.0],
-    ...                   [1.0, 0.0], [0.0, 2.0]).tolist()
-    [1.0, 1.0]
+    ...                   [1.0, 0.0], [0.0, 2.0]).round(6).tolist()
+    [0.75, 0.833333]
     """
     crs = np.atleast_1d(refusal_cost("c_r_values", c_r_values))
     if crs.ndim != 1:
@@ -172,8 +195,8 @@ def utility_auc_sweep(
     _, g0 = _gains(o, 0.0)
     aa = (o.answered & a).astype(np.float64)
     order, w = linear_rank_weights(s)
-    s0 = float(w @ g0[order])
-    s1 = float(w @ aa[order])
+    s0 = _dot(w, g0[order])
+    s1 = _dot(w, aa[order])
     base = (n_n - n_a * crs) / nf
     area = base + s0 + crs * s1
 
@@ -192,7 +215,7 @@ def utility_auc_sweep(
     u = np.sort(-o.cost[~a] - 1.0)  # refusal-required gains, ascending
     u_prefix = np.concatenate(([0.0], np.cumsum(u)))
     u_total = float(u_prefix[-1])
-    u_own = float(u @ np.arange(1, n_n + 1, dtype=np.float64))
+    u_own = _dot(u, np.arange(1, n_n + 1, dtype=np.float64))
     active = n_a - np.searchsorted(l_asc, crs, side="right")  # per C_R: how many L > C_R
     cross = np.zeros_like(crs)
     for j in np.flatnonzero(active):
@@ -200,7 +223,8 @@ def utility_auc_sweep(
         # refusal-required gains strictly below m_i come first (ties: answerable first); each
         # cross pair contributes max(m_i, u_k): m_i * before_i + (sum of the u_k >= m_i)
         before = np.searchsorted(u, m, side="left")
-        cross[j] = float(m @ before) + u_total * active[j] - float(u_prefix[before].sum())
+        tail = u_total * active[j] - float(u_prefix[before].sum())
+        cross[j] = _dot(m, before.astype(np.float64)) + tail
     k_act = active.astype(np.float64)
     own = crs * k_act * (k_act + 1.0) / 2.0 - p1[active]  # sum_i m_i * i (1-based)
     total = crs * k_act - p0[active] + u_total

@@ -197,8 +197,8 @@ def run_fit(args: argparse.Namespace) -> int:
         except ValueError:
             raise ValueError(f"--l2 must be 'auto' or a number >= 0, got {args.l2!r}") from None
     fit = fit_bradley_terry(tuples, judgments, ids, l2=l2)
-    cost = dict(zip(fit.item_ids, fit.cost.tolist()))
-    eta = dict(zip(fit.item_ids, fit.eta.tolist()))
+    cost = dict(zip(fit.item_ids, fit.cost.tolist(), strict=False))
+    eta = dict(zip(fit.item_ids, fit.eta.tolist(), strict=False))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with args.out.open("w", encoding="utf-8") as f:
         for r in items:

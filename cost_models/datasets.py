@@ -237,7 +237,7 @@ def _load_hf(name: str, split: str, timeout: float) -> list[dict[str, Any]]:
             ) from None
     try:
         ds = datasets.load_dataset(name, split=split)
-    except Exception as exc:  # noqa: BLE001 - any hub failure becomes one clear message
+    except Exception as exc:
         raise DatasetError(f"hf:{name}: could not load split {split!r}: {exc}") from None
     return [dict(r) for r in ds]
 
@@ -270,7 +270,7 @@ SEED_DIR = "data/seed"
 
 def seed_path(name: str = "items.jsonl") -> Path:
     """Path of a file of the shipped seed set."""
-    return Path(str(resources.files("cost_models").joinpath(SEED_DIR, name)))
+    return Path(str(resources.files("cost_models").joinpath(SEED_DIR).joinpath(name)))
 
 
 def load_seed() -> list[DatasetItem]:

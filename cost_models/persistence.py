@@ -56,7 +56,11 @@ def versions() -> dict[str, str]:
 
 
 def save_artifact(
-    obj: Any, directory: str | os.PathLike[str], *, name: str, metadata: dict[str, Any] | None = None
+    obj: Any,
+    directory: str | os.PathLike[str],
+    *,
+    name: str,
+    metadata: dict[str, Any] | None = None,
 ) -> Path:
     """Write ``<directory>/<name>.joblib`` and its sidecar ``<name>.json``; return the sidecar."""
     d = Path(directory)

@@ -1,1 +1,68 @@
-"""utilityguard runtime: confidence, calibration, the Guard, the decorator, the proxy, the CLI."""
+"""utilityguard runtime: confidence, calibration, the Guard, the decorator, the proxy, the CLI.
+
+>>> from guard import Guard
+>>> class FixedCost:
+...     def predict(self, texts):
+...         return [8.0 for _ in texts]
+>>> g = Guard(FixedCost(), c_r=2.0)
+>>> g.decide("Max daily acetaminophen dose?", "400 mg", confidence=0.5).decision
+'refuse'
+"""
+
+from guard import exceptions
+from guard.calibration import Calibrator, brier, cross_val_probability, ece, raw_probability
+from guard.confidence.consistency import consistency
+from guard.confidence.extractors import (
+    ConsistencyExtractor,
+    Extractor,
+    LogprobExtractor,
+    VerbalExtractor,
+)
+from guard.core import Guard, last_decision
+from guard.decorator import guarded
+from guard.protocols import CostModel, ProbabilityCalibrator
+from guard.exceptions import (
+    CalibrationError,
+    ConfidenceError,
+    ConfigError,
+    UpstreamError,
+    UpstreamStatusError,
+    UpstreamTimeout,
+    UpstreamUnavailable,
+    UtilityGuardError,
+)
+from guard.records import SIGNALS, Confidence, DecisionRecord
+from guard.refusal import DEFAULT_REFUSAL_TEXT, REFUSAL_HINT, is_refusal
+
+__all__ = [
+    "DEFAULT_REFUSAL_TEXT",
+    "REFUSAL_HINT",
+    "SIGNALS",
+    "CalibrationError",
+    "Calibrator",
+    "Confidence",
+    "ConfidenceError",
+    "ConfigError",
+    "ConsistencyExtractor",
+    "CostModel",
+    "DecisionRecord",
+    "Extractor",
+    "Guard",
+    "LogprobExtractor",
+    "ProbabilityCalibrator",
+    "UpstreamError",
+    "UpstreamStatusError",
+    "UpstreamTimeout",
+    "UpstreamUnavailable",
+    "UtilityGuardError",
+    "VerbalExtractor",
+    "brier",
+    "consistency",
+    "cross_val_probability",
+    "ece",
+    "exceptions",
+    "guarded",
+    "is_refusal",
+    "last_decision",
+    "raw_probability",
+]

@@ -19,6 +19,8 @@ _ANSWER_IS = re.compile(
 _LEADING = re.compile(r"^\W*\(?([A-J])(?:[\).:,]|\s*$|\s+(?:is|-))")
 _NUMBER = re.compile(r"(?<![\w.])[-−]?\$?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?|(?<![\w.])[-−]?\.\d+")
 _ARTICLES = re.compile(r"\b(?:a|an|the)\b")
+_PUNCTUATION: dict[str, str | int | None] = {c: " " for c in string.punctuation + "“”‘’–—"}
+_PUNCTUATION_TO_SPACE = str.maketrans(_PUNCTUATION)
 _FENCE = re.compile(r"```[ \t]*(?:python|py|python3)?[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL)
 
 
@@ -47,15 +49,13 @@ def extract_choice(reply: str, question: str | None = None) -> str | None:
     """
     valid = set(options_in(question)) if question else set(_LETTERS)
     valid = valid or set(_LETTERS)
-    if m := _ANSWER_IS.search(reply):
-        if m.group(1).upper() in valid:
-            return m.group(1).upper()
+    if (m := _ANSWER_IS.search(reply)) and m.group(1).upper() in valid:
+        return m.group(1).upper()
     listed = {m.group(1) for m in _OPTION_LINE.finditer(reply)}
     if len(listed) >= 3:
         return None
-    if m := _LEADING.match(reply.strip()):
-        if m.group(1) in valid:
-            return m.group(1)
+    if (m := _LEADING.match(reply.strip())) and m.group(1) in valid:
+        return m.group(1)
     if question:
         low = normalize_text(reply)
         hits = [k for k, v in options_in(question).items() if normalize_text(v) and
@@ -113,7 +113,7 @@ def normalize_text(text: str) -> str:
     """
     t = unicodedata.normalize("NFKD", text)
     t = "".join(c for c in t if not unicodedata.combining(c)).lower()
-    t = t.translate(str.maketrans({c: " " for c in string.punctuation + "“”‘’–—"}))
+    t = t.translate(_PUNCTUATION_TO_SPACE)
     t = _ARTICLES.sub(" ", t)
     return " ".join(t.split())
 

@@ -31,14 +31,22 @@ _PATTERNS = [
     r"offer|be certain|be sure|confirm|verify|access|browse|recommend|advise|make|calculate)",
     r"\bi do not know\b",
     r"\bi do not have (?:enough|sufficient|access|the (?:necessary|required|relevant)|"
-    r"real-time|current|information)",
+    r"real-time|current|information|any (?:information|data|way)|"
+    r"the (?:ability|capability|capabilities|knowledge|means)\b)",
     r"\bthere (?:is|are) (?:not |no )?(?:enough|sufficient|insufficient) "
     r"(?:information|data|context|details)",
     r"\b(?:not enough|insufficient) (?:information|data|context|details)\b",
     r"\bit is (?:impossible|not possible) (?:to|for me to) (?:know|say|determine|answer|"
     r"predict|tell)",
     r"^i am (?:sorry|afraid),? (?:but )?(?:i|that)",
-    r"\bas an ai\b",
+    r"^i am sorry for (?:the|any|your) [\w ]{1,30}, but (?:as|i)\b",
+    r"\bas an? (?:text-based |large |helpful |virtual )?(?:ai|language model)\b",
+    r"\bas an? (?:[\w-]+ ){0,3}ai (?:assistant|model|chatbot)\b",
+    r"\bi am not (?:sure|certain) (?:if|whether|that) i (?:can|could|am able to) "
+    r"(?:answer|help|provide)",
+    r"\bthere is no way (?:to|for me to|of) (?:know|knowing|tell|telling|predict|determine|say)",
+    r"\b(?:no one|nobody) can (?:know|predict|say|tell)\b",
+    r"^(?:could|can) you (?:please )?(?:provide|give|share|clarify|specify)\b",
     r"\bi (?:must|have to) (?:decline|refuse)\b",
     r"\bi cannot (?:be )?(?:sure|certain)\b",
     r"\bno (?:definite|definitive|single|correct) answer\b",
@@ -69,6 +77,10 @@ def is_refusal(text: str | None) -> bool:
     >>> is_refusal("The capital of France is Paris.")
     False
     >>> is_refusal("Paris. (I don't know much else about it, though.)")
+    False
+    >>> is_refusal("I'm not sure if I can answer that question. Can you please provide more?")
+    True
+    >>> is_refusal("Python is widely used as a language for AI research.")
     False
     """
     if text is None:

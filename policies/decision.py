@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from policies._validate import (
+    as_float,
     broadcast,
     positive_cost,
     probability,
@@ -123,6 +124,10 @@ def should_answer(p: Any, cost: Any, c_r: Any = 2.0, *, alpha: Any = 1.0) -> Any
     [False, True]
     """
     p_ = probability("p", p)
+    # check the shapes against the caller's arguments (not the derived threshold), so a
+    # mismatch names ``p`` and ``cost``
+    shape_of = {"cost": cost, "c_r": c_r, "alpha": alpha}
+    broadcast(p=p_, **{k: np.broadcast_to(0.0, np.shape(v)) for k, v in shape_of.items()})
     thr = np.asarray(answer_threshold(cost, c_r, alpha=alpha))
     p_, thr = broadcast(p=p_, threshold=thr)
     return unwrap(p_ >= thr)
@@ -141,11 +146,11 @@ def expected_cost_lognormal(mu: Any, sigma2: Any) -> Any:
     >>> round(expected_cost_lognormal(0.0, 1.0), 6)  # exp(0.5)
     1.648721
     """
-    m = np.asarray(mu, dtype=np.float64)
-    if np.isnan(m).any() or not np.isfinite(m).all():
+    m = as_float("mu", mu)
+    if not np.isfinite(m).all():
         raise ValueError("mu must be finite real numbers")
-    s2 = np.asarray(sigma2, dtype=np.float64)
-    if np.isnan(s2).any() or not np.isfinite(s2).all() or (s2 < 0).any():
+    s2 = as_float("sigma2", sigma2)
+    if not np.isfinite(s2).all() or (s2 < 0).any():
         raise ValueError("sigma2 must be a finite variance >= 0")
     m, s2 = broadcast(mu=m, sigma2=s2)
     return unwrap(np.exp(m + s2 / 2.0))

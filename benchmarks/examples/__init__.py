@@ -18,9 +18,11 @@ Examples
 True
 """
 
-from pathlib import Path
+import pathlib
 
 #: Path of the illustrative records (JSONL, 24 rows).
-EXAMPLE_FILE: Path = Path(__file__).resolve().parent / "data" / "example_records.jsonl"
+EXAMPLE_FILE: pathlib.Path = (
+    pathlib.Path(__file__).resolve().parent / "data" / "example_records.jsonl"
+)
 
 __all__ = ["EXAMPLE_FILE"]

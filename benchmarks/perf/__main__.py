@@ -15,18 +15,18 @@ from pathlib import Path
 from benchmarks.perf._common import PerfResult
 
 #: Modules of ``benchmarks.perf`` that expose ``run() -> list[PerfResult]``.
-MODULES: tuple[str, ...] = ("metric",)
+MODULES: tuple[str, ...] = ("metric", "costs", "annotation")
 
 RESULTS_FILE = "perf-results.json"
 
 
 def format_table(results: Sequence[PerfResult]) -> str:
     """The results as a fixed-width text table."""
-    head = f"{'benchmark':<44} {'value':>11} {'reference':>11} {'ratio':>8}  {'ok':<4} target"
+    head = f"{'benchmark':<52} {'value':>11} {'reference':>11} {'ratio':>8}  {'ok':<4} target"
     lines = [head, "-" * len(head)]
     for r in results:
         lines.append(
-            f"{r.name:<44} {r.value:>9.4g} {r.unit:<1} {r.reference:>9.4g} {r.unit:<1} "
+            f"{r.name:<52} {r.value:>9.4g} {r.unit:<1} {r.reference:>9.4g} {r.unit:<1} "
             f"{r.ratio:>8.2f}  {'yes' if r.passed else 'NO':<4} {r.target}"
         )
     return "\n".join(lines)

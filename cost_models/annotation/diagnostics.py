@@ -81,7 +81,9 @@ def split_half_reliability(
     tids = sorted({j.tuple_id for j in judgments})
     rng = np.random.default_rng(seed)
     half = set(rng.permutation(tids)[: len(tids) // 2].tolist())
-    ids = list(item_ids) if item_ids is not None else sorted({i for m in tuples.values() for i in m})
+    ids = list(item_ids) if item_ids is not None else sorted(
+        {i for m in tuples.values() for i in m}
+    )
     a = fit_bradley_terry(tuples, [j for j in judgments if j.tuple_id in half], ids, l2=l2)
     b = fit_bradley_terry(tuples, [j for j in judgments if j.tuple_id not in half], ids, l2=l2)
     rho = spearmanr(a.eta, b.eta).statistic

@@ -39,7 +39,8 @@ class Judgment:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> Judgment:
-        return cls(str(d["tuple_id"]), str(d["best"]), str(d["worst"]), str(d.get("judge", "unknown")))
+        return cls(str(d["tuple_id"]), str(d["best"]), str(d["worst"]),
+                   str(d.get("judge", "unknown")))
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,7 @@ class BTFit:
         return cost_scale(self.eta)
 
     def as_dict(self) -> dict[str, float]:
-        return dict(zip(self.item_ids, self.cost.tolist()))
+        return dict(zip(self.item_ids, self.cost.tolist(), strict=False))
 
 
 def cost_scale(eta: Any) -> FloatArray:
@@ -162,7 +163,9 @@ def fit_bradley_terry(
     """
     if l2 < 0:
         raise ValueError("l2 must be >= 0")
-    ids = list(item_ids) if item_ids is not None else sorted({i for m in tuples.values() for i in m})
+    ids = list(item_ids) if item_ids is not None else sorted(
+        {i for m in tuples.values() for i in m}
+    )
     members, bpos, wpos, weight = design(tuples, judgments, ids)
     res = minimize(
         _nll_and_grad, np.zeros(len(ids)), args=(members, bpos, wpos, weight, l2),
@@ -184,7 +187,7 @@ def heldout_nll(
     """Summed negative log-likelihood of held-out tuples' judgments (K folds over tuples)."""
     tids = sorted({j.tuple_id for j in judgments})
     rng = np.random.default_rng(seed)
-    fold_of = dict(zip(tids, rng.permutation(len(tids)) % folds))
+    fold_of = dict(zip(tids, rng.permutation(len(tids)) % folds, strict=False))
     total = 0.0
     for k in range(folds):
         train = [j for j in judgments if fold_of[j.tuple_id] != k]
@@ -208,7 +211,9 @@ def select_l2(
     near-deterministic judges the maximum-likelihood ``eta`` diverges, and the prior decides
     the spread. Choosing ``l2`` by held-out likelihood lets the data decide instead.
     """
-    ids = list(item_ids) if item_ids is not None else sorted({i for m in tuples.values() for i in m})
+    ids = list(item_ids) if item_ids is not None else sorted(
+        {i for m in tuples.values() for i in m}
+    )
     scores = {float(g): heldout_nll(tuples, judgments, ids, float(g), folds=folds, seed=seed)
               for g in grid}
     best = min(scores, key=lambda g: scores[g])

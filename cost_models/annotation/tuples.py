@@ -116,11 +116,11 @@ def build_tuples(
             picker.counts[chosen] += 1
         raw.append((chosen, kind))
     _repair(raw, picker.counts, min_per_item, rng)
-    order = rng.permutation(len(raw))  # judges should not see the kinds in blocks
+    shuffled = rng.permutation(len(raw)).tolist()  # judges should not see the kinds in blocks
     width = len(str(len(raw)))
     return [
         BWSTuple(f"t{k + 1:0{width}d}", tuple(ids[i] for i in raw[j][0]), raw[j][1])
-        for k, j in enumerate(order)
+        for k, j in enumerate(shuffled)
     ]
 
 

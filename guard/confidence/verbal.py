@@ -47,9 +47,28 @@ VERBAL_SCALE: dict[str, float] = {
     "no idea": 0.1,
 }
 _PHRASES = sorted(VERBAL_SCALE, key=len, reverse=True)
+#: Levels read only on a confidence line ("Confidence: high"); in running text "high" or
+#: "low" usually describe something else.
+CONFIDENCE_LEVELS: dict[str, float] = {
+    "very high": 0.9,
+    "high": 0.8,
+    "medium": 0.5,
+    "moderate": 0.5,
+    "low": 0.3,
+    "very low": 0.15,
+}
+_LEVELS = sorted(CONFIDENCE_LEVELS, key=len, reverse=True)
+#: A confident phrase under a negation ("not very confident", "not certain") maps to this.
+NEGATED_VALUE = 0.3
+_NEGATION = re.compile(r"\b(?:not|n't|never|hardly)(?:\s+\w+)?\s*$")
 _NUM = r"(\d+(?:\.\d+)?)"
 _LABEL = r"(?:confidence(?: level| score)?|certainty|probability(?: of being correct)?)"
-_LINE = re.compile(rf"^\W*{_LABEL}\b.*$", re.IGNORECASE | re.MULTILINE)
+# A confidence line starts with the label followed by a separator, "is"/"of", or a number:
+# "Confidence: 85%", "**Certainty** - high", "Confidence 8/10"; not "Confidence intervals ...".
+_LINE = re.compile(
+    rf"^[^\w\n]*{_LABEL}[^\w\n]*?(?:[:=\-–]|\s+(?:is|of)\b|\s*(?=\d)).*$",
+    re.IGNORECASE | re.MULTILINE,
+)
 _PERCENT = re.compile(rf"{_NUM}\s*%")
 _FRACTION = re.compile(rf"{_NUM}\s*(?:/|out of)\s*(10|100|5)\b")
 _PLAIN = re.compile(rf"{_LABEL}\s*(?:is|of|:|=|-)?\s*{_NUM}", re.IGNORECASE)
@@ -77,20 +96,30 @@ def _number_to_probability(text: str) -> float | None:
     return v if 0.0 <= v <= 1.0 else None
 
 
-def _phrase_to_probability(text: str) -> float | None:
-    low = " ".join(text.lower().split())
+def _phrase_to_probability(text: str, *, levels: bool = False) -> float | None:
+    low = " ".join(text.lower().replace("’", "'").split())
     for phrase in _PHRASES:
-        if re.search(rf"\b{re.escape(phrase)}\b", low):
-            return VERBAL_SCALE[phrase]
+        if m := re.search(rf"\b{re.escape(phrase)}\b", low):
+            value = VERBAL_SCALE[phrase]
+            if value > 0.5 and _NEGATION.search(low[: m.start()]):
+                return NEGATED_VALUE
+            return value
+    if levels:
+        for level in _LEVELS:
+            if re.search(rf"\b{re.escape(level)}\b", low):
+                return CONFIDENCE_LEVELS[level]
     return None
 
 
 def parse_verbal_confidence(text: str | None) -> VerbalConfidence | None:
     """Find a stated confidence in ``text``; ``None`` when there is none.
 
-    A line that starts with "Confidence" (or "Certainty", "Probability") is preferred and is
-    removed from the returned answer; otherwise the last sentence is searched for a verbal
-    expression, which stays in the answer.
+    A line that starts with "Confidence" (or "Certainty", "Probability") followed by a
+    separator, "is"/"of" or a number is preferred and is removed from the returned answer; it
+    may state a number, a phrase of :data:`VERBAL_SCALE` or a level of
+    :data:`CONFIDENCE_LEVELS` ("high"). Otherwise the last sentence is searched for a phrase of
+    :data:`VERBAL_SCALE`, which stays in the answer. A confident phrase under a negation ("not
+    very confident") maps to :data:`NEGATED_VALUE`.
 
     Examples
     --------
@@ -103,6 +132,10 @@ def parse_verbal_confidence(text: str | None) -> VerbalConfidence | None:
     0.8
     >>> parse_verbal_confidence("It is probably Lyon.").value
     0.7
+    >>> parse_verbal_confidence("Lyon.\\nConfidence: high").value
+    0.8
+    >>> parse_verbal_confidence("Lyon, but I'm not very confident.").value
+    0.3
     >>> parse_verbal_confidence("Paris.") is None
     True
     """
@@ -113,7 +146,7 @@ def parse_verbal_confidence(text: str | None) -> VerbalConfidence | None:
         line = m.group(0)
         value = _number_to_probability(line)
         if value is None:
-            value = _phrase_to_probability(line)
+            value = _phrase_to_probability(line, levels=True)
         if value is not None:
             answer = (text[: m.start()] + text[m.end() :]).strip()
             return VerbalConfidence(value, line.strip(), answer)

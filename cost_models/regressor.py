@@ -1,0 +1,156 @@
+"""The consequence-cost regressor: text -> ``E[L | x]``.
+
+A scikit-learn estimator (``__init__`` stores parameters, ``fit`` validates and returns
+``self``, learned attributes end in ``_``, ``predict`` checks it is fitted). It regresses
+``log L`` on text features and returns the *mean* cost: with log-normal residuals of variance
+``s^2``, ``E[L | x] = exp(mu(x) + s^2 / 2)`` — the decision rule is linear in ``L``, so the
+median ``exp(mu)`` would understate expected losses. ``s^2`` is estimated out of fold
+(grouped K-fold when ``groups`` are given) and stored as ``residual_var_``.
+
+Kinds:
+
+* ``affix-ridge`` (default): word 1-2-grams + word-boundary character 4-grams, TF-IDF, ridge;
+* ``char-ridge``: word 1-2-grams + ``char_wb`` 3-5-grams, TF-IDF, ridge (slower);
+* ``svd-hgb``: word + char TF-IDF -> truncated SVD (256) -> histogram gradient boosting.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from sklearn.base import BaseEstimator, RegressorMixin, clone
+from sklearn.decomposition import TruncatedSVD
+from sklearn.ensemble import HistGradientBoostingRegressor
+from sklearn.linear_model import Ridge
+from sklearn.model_selection import GroupKFold, KFold
+from sklearn.pipeline import Pipeline
+from sklearn.utils.validation import check_is_fitted
+
+from cost_models.features import affix_tfidf, word_char_tfidf
+from policies import expected_cost_lognormal
+
+FloatArray = NDArray[np.float64]
+KINDS = ("affix-ridge", "char-ridge", "svd-hgb")
+
+
+def _texts(X: Any) -> list[str]:
+    if isinstance(X, str):
+        raise ValueError("X must be a list of strings, not one string; wrap it: [text]")
+    try:
+        texts = list(X)
+    except TypeError:
+        raise ValueError("X must be a list of strings") from None
+    for k, t in enumerate(texts):
+        if not isinstance(t, str):
+            raise ValueError(f"X[{k}] must be a string, got {type(t).__name__}")
+    return texts
+
+
+def build_pipeline(kind: str, alpha: float, random_state: int) -> Pipeline:
+    if kind == "affix-ridge":
+        return Pipeline([("features", affix_tfidf()), ("model", Ridge(alpha=alpha))])
+    if kind == "char-ridge":
+        return Pipeline([("features", word_char_tfidf()), ("model", Ridge(alpha=alpha))])
+    if kind == "svd-hgb":
+        return Pipeline([
+            ("features", word_char_tfidf()),
+            ("svd", TruncatedSVD(256, random_state=random_state)),
+            ("model", HistGradientBoostingRegressor(max_iter=300, learning_rate=0.05,
+                                                    random_state=random_state)),
+        ])
+    raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
+
+
+def folds(n: int, groups: Sequence[str] | None, cv: int, random_state: int) -> list[Any]:
+    """Grouped folds when there are enough groups, else shuffled K-fold."""
+    idx = np.arange(n)
+    if groups is not None and len(set(groups)) >= cv:
+        return list(GroupKFold(n_splits=cv).split(idx, groups=list(groups)))
+    return list(KFold(n_splits=cv, shuffle=True, random_state=random_state).split(idx))
+
+
+class CostRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
+    """Predict the expected consequence cost ``E[L | text]``.
+
+    Parameters
+    ----------
+    kind : {"affix-ridge", "char-ridge", "svd-hgb"}
+    alpha : float
+        Ridge penalty (ridge kinds).
+    cv : int
+        Folds for the out-of-fold residual variance (>= 2).
+    max_chars : int
+        Texts are cut to this many characters before featurizing (bounds latency).
+    random_state : int
+    """
+
+    def __init__(self, kind: str = "affix-ridge", alpha: float = 0.3, cv: int = 5,
+                 max_chars: int = 4000, random_state: int = 0) -> None:
+        self.kind = kind
+        self.alpha = alpha
+        self.cv = cv
+        self.max_chars = max_chars
+        self.random_state = random_state
+
+    def _cut(self, texts: list[str]) -> list[str]:
+        return [t[: self.max_chars] for t in texts]
+
+    def fit(self, X: Any, y: Any, groups: Sequence[str] | None = None) -> CostRegressor:
+        """Fit on texts ``X`` and costs ``y > 0``; ``groups`` (e.g. sources) for the folds."""
+        texts = self._cut(_texts(X))
+        cost = np.asarray(y, dtype=np.float64)
+        if cost.shape != (len(texts),):
+            raise ValueError(f"y must have one cost per text: {cost.shape} vs {len(texts)} texts")
+        if not np.isfinite(cost).all() or (cost <= 0).any():
+            raise ValueError("y must be finite costs > 0")
+        if self.cv < 2:
+            raise ValueError("cv must be >= 2")
+        if len(texts) < 2 * self.cv:
+            raise ValueError(f"need at least {2 * self.cv} training texts, got {len(texts)}")
+        if groups is not None and len(groups) != len(texts):
+            raise ValueError("groups must have one entry per text")
+        logy = np.log(cost)
+        base = build_pipeline(self.kind, self.alpha, self.random_state)
+        oof = np.empty_like(logy)
+        for train, test in folds(len(texts), groups, self.cv, self.random_state):
+            model = clone(base).fit([texts[i] for i in train], logy[train])
+            oof[test] = model.predict([texts[i] for i in test])
+        self.oof_log_pred_ = oof
+        self.residual_var_ = float(np.mean((oof - logy) ** 2))
+        self.pipeline_ = clone(base).fit(texts, logy)
+        self.n_train_ = len(texts)
+        model = self.pipeline_.named_steps["model"]
+        if isinstance(model, Ridge):
+            self.coef_ = np.asarray(model.coef_, dtype=np.float64)
+            self.intercept_ = float(model.intercept_)
+        return self
+
+    def predict_log(self, X: Any) -> FloatArray:
+        """``mu(x)``: the predicted mean of ``log L``."""
+        check_is_fitted(self, "pipeline_")
+        texts = self._cut(_texts(X))
+        if not texts:
+            return np.empty(0, dtype=np.float64)
+        if hasattr(self, "coef_"):  # ridge: skip the pipeline's per-call validation overhead
+            feats = self.pipeline_.named_steps["features"].transform(texts)
+            return np.asarray(feats @ self.coef_ + self.intercept_, dtype=np.float64)
+        return np.asarray(self.pipeline_.predict(texts), dtype=np.float64)
+
+    def predict(self, X: Any) -> FloatArray:
+        """``E[L | x] = exp(mu + s^2 / 2)``, every value > 0."""
+        return np.asarray(expected_cost_lognormal(self.predict_log(X), self.residual_var_),
+                          dtype=np.float64).reshape(-1)
+
+    def predict_interval(self, X: Any, level: float = 0.8) -> tuple[FloatArray, FloatArray]:
+        """Central ``level`` interval of ``L`` under the log-normal residual model."""
+        if not 0.0 < level < 1.0:
+            raise ValueError("level must be in (0, 1)")
+        from scipy.stats import norm
+
+        mu = self.predict_log(X)
+        z = float(norm.ppf(0.5 + level / 2.0)) * math.sqrt(self.residual_var_)
+        return np.exp(mu - z), np.exp(mu + z)

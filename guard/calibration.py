@@ -1,0 +1,239 @@
+"""Calibration: turning a raw confidence signal into a probability of being correct.
+
+The decision rule ``p >= (L - C_R) / (1 + L)`` is Bayes-optimal only for a calibrated ``p``
+(DESIGN.md, "beyond the paper"), and raw signals are not calibrated: ``exp(mean logprob)`` of a
+small model is close to 1 on most replies, right or wrong. A :class:`Calibrator` learns the map
+``signal -> P(correct)`` from graded response records with one of three methods
+(:mod:`guard.calibration_methods`): ``"platt"`` (logistic regression), ``"isotonic"``
+(:class:`sklearn.isotonic.IsotonicRegression`) and ``"histogram"`` (histogram binning);
+``"auto"`` picks the lowest cross-validated Brier score.
+
+Every signal is oriented so that larger means more confident. Without a calibrator the guard
+uses :func:`raw_probability` (``exp`` for log-probability signals, the value itself for
+probabilities) and records ``p_source = "uncalibrated"``. :func:`ece` and :func:`brier` are the
+calibration metrics shared with the benchmarks.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, clone
+from sklearn.model_selection import StratifiedKFold
+
+from cost_models.persistence import load_artifact, save_artifact, sha256_rows
+from guard.calibration_methods import METHODS, BoolArray, check_xy, class_counts, make_method
+from guard.exceptions import CalibrationError, ConfidenceError
+from guard.metrics import FloatArray, as_signal_values, brier, ece
+
+__all__ = [
+    "LOG_SIGNALS",
+    "METHODS",
+    "PROB_SIGNALS",
+    "Calibrator",
+    "brier",
+    "cross_val_probability",
+    "ece",
+    "raw_probability",
+]
+
+#: Signals that are log-probabilities (<= 0); their raw probability is ``exp(value)``.
+LOG_SIGNALS = ("logprob_mean", "logprob_low10")
+#: Signals that are already probabilities in [0, 1].
+PROB_SIGNALS = ("verbal", "consistency", "caller")
+ARTIFACT_NAME = "calibrator"
+
+
+def raw_probability(signal: str, value: Any) -> Any:
+    """The uncalibrated probability of a signal: ``exp(value)`` for log-probabilities
+    (clipped at 0), the value itself for verbal / consistency / caller probabilities.
+
+    A scalar gives a float, an array an array.
+
+    Examples
+    --------
+    >>> round(raw_probability("logprob_mean", -0.105), 3)
+    0.9
+    >>> raw_probability("verbal", 0.85)
+    0.85
+    >>> raw_probability("verbal", 85)
+    Traceback (most recent call last):
+    ...
+    guard.exceptions.ConfidenceError: verbal must be a probability in [0, 1]; got 85.0
+    """
+    v = as_signal_values(value, signal)
+    if signal in LOG_SIGNALS:
+        out = np.exp(np.minimum(v, 0.0))
+    elif signal in PROB_SIGNALS:
+        bad = (v < 0.0) | (v > 1.0)
+        if bad.any():
+            raise ConfidenceError(
+                f"{signal} must be a probability in [0, 1]; got {v[np.flatnonzero(bad)[0]]}"
+            )
+        out = v
+    else:
+        allowed = ", ".join(LOG_SIGNALS + PROB_SIGNALS)
+        raise ConfidenceError(f"unknown confidence signal {signal!r}; allowed: {allowed}")
+    return float(out[0]) if np.ndim(value) == 0 else out
+
+
+def _folds(y: BoolArray, cv: int, random_state: int | None) -> list[tuple[Any, Any]]:
+    k = min(cv, *class_counts(y))
+    splitter = StratifiedKFold(n_splits=k, shuffle=True, random_state=random_state)
+    return list(splitter.split(np.zeros((y.shape[0], 1)), y))
+
+
+class Calibrator(BaseEstimator):  # type: ignore[misc]
+    """Map one confidence signal to ``P(correct)``, fitted on graded records.
+
+    Parameters
+    ----------
+    method : {"auto", "platt", "isotonic", "histogram"}, default "auto"
+        ``"auto"`` fits all three and keeps the lowest cross-validated Brier score.
+    signal : str, default "logprob_mean"
+        The confidence signal this calibrator reads (a field of
+        :class:`guard.records.Confidence`); the guard uses it to pick the signal.
+    cv : int, default 5
+        Folds for the cross-validated metrics (fewer when a class has fewer records).
+    random_state : int or None, default 0
+        Seed of the fold shuffling.
+
+    Attributes
+    ----------
+    method_ : str
+        The method in use.
+    cv_brier_, cv_ece_ : dict of str to float
+        Out-of-fold Brier score and ECE-10 of every method tried.
+    n_samples_, n_correct_ : int
+        Training records and how many were correct.
+    training_hash_ : str
+        sha256 of the training (signal, correct) pairs.
+
+    Examples
+    --------
+    >>> rng = np.random.default_rng(0)
+    >>> x = rng.normal(size=400)
+    >>> y = rng.random(400) < 1 / (1 + np.exp(-3 * x))
+    >>> cal = Calibrator(signal="verbal").fit(x, y)  # x is not a probability yet
+    >>> cal.method_, cal.predict([-1.0, 0.0, 1.0]).round(2).tolist()
+    ('platt', [0.05, 0.46, 0.93])
+    """
+
+    def __init__(
+        self,
+        method: str = "auto",
+        signal: str = "logprob_mean",
+        cv: int = 5,
+        random_state: int | None = 0,
+    ) -> None:
+        self.method = method
+        self.signal = signal
+        self.cv = cv
+        self.random_state = random_state
+
+    def _check_params(self) -> None:
+        if self.method != "auto" and self.method not in METHODS:
+            raise CalibrationError(
+                f"method must be 'auto' or one of {', '.join(METHODS)}; got {self.method!r}"
+            )
+        if self.signal not in LOG_SIGNALS + PROB_SIGNALS:
+            raise CalibrationError(
+                f"signal must be one of {', '.join(LOG_SIGNALS + PROB_SIGNALS)}; "
+                f"got {self.signal!r}"
+            )
+        if not isinstance(self.cv, int) or self.cv < 2:
+            raise CalibrationError(f"cv must be an integer >= 2; got {self.cv!r}")
+
+    def fit(self, x: Any, y: Any) -> Calibrator:
+        """Fit on signal values ``x`` and correctness ``y`` (bool); return ``self``."""
+        self._check_params()
+        xs, ys = check_xy(x, y)
+        pos, neg = class_counts(ys)
+        if min(pos, neg) < 2:
+            raise CalibrationError(
+                "calibration needs at least 2 correct and 2 incorrect records; "
+                f"got {pos} correct and {neg} incorrect"
+            )
+        folds = _folds(ys, self.cv, self.random_state)
+        candidates = METHODS if self.method == "auto" else (self.method,)
+        cv_brier: dict[str, float] = {}
+        cv_ece: dict[str, float] = {}
+        for name in candidates:
+            oof = np.empty(xs.shape[0], dtype=np.float64)
+            for train, test in folds:
+                oof[test] = make_method(name).fit(xs[train], ys[train]).predict(xs[test])
+            oof = np.clip(oof, 0.0, 1.0)
+            cv_brier[name], cv_ece[name] = brier(oof, ys), ece(oof, ys)
+        self.method_ = min(candidates, key=lambda m: (round(cv_brier[m], 12), METHODS.index(m)))
+        self.map_ = make_method(self.method_).fit(xs, ys)
+        self.cv_brier_, self.cv_ece_ = cv_brier, cv_ece
+        self.n_samples_, self.n_correct_ = int(xs.shape[0]), pos
+        self.training_hash_ = sha256_rows(zip(xs.tolist(), ys.tolist(), strict=True))
+        return self
+
+    def predict(self, x: Any) -> FloatArray:
+        """Calibrated probabilities in [0, 1] for signal values ``x`` (a 1-D array).
+
+        Raises ``ValueError`` for a None / NaN / infinite value and
+        :class:`CalibrationError` when the calibrator is not fitted.
+        """
+        if not hasattr(self, "map_"):
+            raise CalibrationError("this Calibrator is not fitted; call fit(x, y) or load(dir)")
+        xs = as_signal_values(x, self.signal)
+        out: FloatArray = np.clip(self.map_.predict(xs), 0.0, 1.0)
+        return out
+
+    def save(self, directory: str | os.PathLike[str], *, metadata: dict[str, Any] | None = None
+             ) -> Path:
+        """Write ``calibrator.joblib`` and its integrity sidecar; return the sidecar path."""
+        if not hasattr(self, "map_"):
+            raise CalibrationError("cannot save an unfitted Calibrator")
+        meta = {
+            "kind": "calibrator",
+            "signal": self.signal,
+            "method": self.method_,
+            "method_requested": self.method,
+            "cv_brier": self.cv_brier_,
+            "cv_ece10": self.cv_ece_,
+            "n_samples": self.n_samples_,
+            "n_correct": self.n_correct_,
+            "training_hash": self.training_hash_,
+            **(metadata or {}),
+        }
+        return save_artifact(self, directory, name=ARTIFACT_NAME, metadata=meta)
+
+    @classmethod
+    def load(cls, directory: str | os.PathLike[str], *, trust: bool = False) -> Calibrator:
+        """Load a saved calibrator after checking its sha256 and scikit-learn version.
+
+        Raises :class:`cost_models.persistence.ArtifactError` for a modified artifact or one
+        made with another scikit-learn (unless ``trust=True``), :class:`CalibrationError` when
+        the artifact is not a calibrator.
+        """
+        obj = load_artifact(directory, name=ARTIFACT_NAME, trust=trust)
+        if not isinstance(obj, cls):
+            raise CalibrationError(f"{directory}: the artifact is a {type(obj).__name__}")
+        return obj
+
+
+def cross_val_probability(calibrator: Calibrator, x: Any, y: Any) -> FloatArray:
+    """Out-of-fold calibrated probabilities: each record predicted by a clone of
+    ``calibrator`` fitted without it (with ``method="auto"`` the choice of method is made
+    inside each training fold, so the estimate is not biased by the selection).
+
+    Needs at least 3 correct and 3 incorrect records.
+    """
+    xs, ys = check_xy(x, y)
+    pos, neg = class_counts(ys)
+    if min(pos, neg) < 3:
+        raise CalibrationError(
+            "out-of-fold evaluation needs at least 3 correct and 3 incorrect records; "
+            f"got {pos} correct and {neg} incorrect"
+        )
+    oof = np.empty(xs.shape[0], dtype=np.float64)
+    for train, test in _folds(ys, calibrator.cv, calibrator.random_state):
+        oof[test] = clone(calibrator).fit(xs[train], ys[train]).predict(xs[test])
+    return oof

@@ -1,0 +1,108 @@
+"""Reading and rewriting OpenAI chat completions without depending on the ``openai`` package.
+
+A completion is either the JSON object of the Chat Completions API (a mapping) or an
+``openai.types.chat.ChatCompletion`` (a pydantic model). The guard reads the first choice's
+message content and logprobs, and rewrites the content in a deep copy: the caller's object is
+never mutated.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar, cast
+
+from guard.exceptions import ConfigError
+
+T = TypeVar("T")
+
+
+def _get(obj: Any, key: str) -> Any:
+    if isinstance(obj, Mapping):
+        return obj.get(key)
+    return getattr(obj, key, None)
+
+
+def is_completion(obj: Any) -> bool:
+    """True for a chat completion mapping or object (one with a ``choices`` sequence).
+
+    Examples
+    --------
+    >>> is_completion({"choices": [{"message": {"content": "Paris"}}]})
+    True
+    >>> is_completion("Paris"), is_completion({"text": "Paris"})
+    (False, False)
+    """
+    if isinstance(obj, (str, bytes)):
+        return False
+    choices = _get(obj, "choices")
+    return isinstance(choices, Sequence) and not isinstance(choices, (str, bytes))
+
+
+def _choices(completion: Any) -> Sequence[Any]:
+    choices = _get(completion, "choices")
+    if not isinstance(choices, Sequence) or isinstance(choices, (str, bytes)):
+        return ()
+    return choices
+
+
+def completion_text(completion: Any, index: int = 0) -> str | None:
+    """The message content of choice ``index``; ``None`` when absent or not text.
+
+    Examples
+    --------
+    >>> completion_text({"choices": [{"message": {"content": "Paris"}}]})
+    'Paris'
+    >>> completion_text({"choices": []}) is None, completion_text({"choices": [{}]}) is None
+    (True, True)
+    """
+    choices = _choices(completion)
+    if index >= len(choices):
+        return None
+    content = _get(_get(choices[index], "message"), "content")
+    return content if isinstance(content, str) else None
+
+
+def completion_texts(completion: Any) -> list[str | None]:
+    """The message content of every choice (``n > 1`` sampling), in order."""
+    return [completion_text(completion, i) for i in range(len(_choices(completion)))]
+
+
+def completion_logprobs(completion: Any, index: int = 0) -> Any:
+    """The ``logprobs`` object of choice ``index`` (``None`` when absent or null)."""
+    choices = _choices(completion)
+    return _get(choices[index], "logprobs") if index < len(choices) else None
+
+
+def with_text(completion: T, text: str, index: int = 0) -> T:
+    """A deep copy of ``completion`` whose choice ``index`` has message content ``text``.
+
+    The input is never modified. pydantic models are copied with ``model_copy(deep=True)``,
+    mappings with :func:`copy.deepcopy`.
+
+    Examples
+    --------
+    >>> original = {"choices": [{"message": {"role": "assistant", "content": "Paris"}}]}
+    >>> completion_text(with_text(original, "I cannot answer."))
+    'I cannot answer.'
+    >>> completion_text(original)
+    'Paris'
+    """
+    if index >= len(_choices(completion)):
+        raise ConfigError(f"completion has no choice {index} to rewrite")
+    if isinstance(completion, Mapping):
+        out: Any = copy.deepcopy(dict(completion))
+        message = out["choices"][index].get("message")
+        if not isinstance(message, dict):
+            message = {"role": "assistant"}
+            out["choices"][index]["message"] = message
+        message["content"] = text
+        return cast(T, out)
+    if not hasattr(completion, "model_copy"):
+        raise ConfigError(
+            f"cannot copy a {type(completion).__name__}; expected a mapping or a pydantic model"
+        )
+    model: Any = completion
+    copied = model.model_copy(deep=True)
+    copied.choices[index].message.content = text
+    return cast(T, copied)

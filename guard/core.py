@@ -1,0 +1,311 @@
+"""The Guard: cost, probability, decision, delivery.
+
+For one query and one candidate reply the guard takes the consequence cost ``L`` (from the
+cost model, or given by the caller), a probability ``p`` that the reply is correct (a
+calibrated confidence signal, a caller-supplied probability, or a prior), and decides with
+``policies.should_answer(p, L, C_R, alpha=alpha)``: answer iff ``p >= (L - C_R) / (1 + L)``.
+Replies in which the model refuses by itself are passed through as refusals.
+
+Where ``p`` comes from, in order (recorded as ``p_source``):
+
+1. ``"calibrated"``: the calibrator's signal is present in the reply's confidence;
+2. ``"caller"``: the caller supplied a probability (``Confidence(caller=p)`` or a number);
+3. ``"uncalibrated"`` (no calibrator only): the first present of ``signal`` (or of
+   ``logprob_mean, verbal, consistency, logprob_low10``), mapped by
+   :func:`guard.calibration.raw_probability`;
+4. ``"prior"``: ``no_confidence`` is a probability;
+5. ``"none"``: ``no_confidence="refuse"`` refuses and ``"answer"`` answers. When the threshold
+   is <= 0 every ``p`` answers, so the guard answers whatever ``no_confidence`` says (the
+   decision then agrees with ``should_answer`` for every possible ``p``).
+
+The latest decision made in the current thread / asyncio task is available from
+:func:`last_decision` (a :class:`contextvars.ContextVar`, the one module-level state here).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+import time
+import uuid
+from collections.abc import Iterable, Mapping
+from contextvars import ContextVar
+from typing import Any, Literal, TypeVar
+
+import numpy as np
+
+from guard.calibration import raw_probability
+from guard.completion import completion_text, is_completion, with_text
+from guard.confidence.extractors import (
+    Extractor,
+    LogprobExtractor,
+    VerbalExtractor,
+    apply_overrides,
+    extract_confidence,
+)
+from guard.exceptions import ConfigError
+from guard.protocols import CostModel, ProbabilityCalibrator, load_default_cost_model
+from guard.records import (
+    SIGNALS,
+    Confidence,
+    CostSource,
+    Decision,
+    DecisionRecord,
+    Mode,
+    PSource,
+)
+from guard.refusal import DEFAULT_REFUSAL_TEXT, is_refusal
+from policies import answer_threshold, expected_utility, refusal_expected_utility, should_answer
+
+log = logging.getLogger(__name__)
+R = TypeVar("R")
+NoConfidence = Literal["refuse", "answer"] | float
+
+_LAST_DECISION: ContextVar[DecisionRecord | None] = ContextVar(
+    "utilityguard_last_decision", default=None
+)
+
+
+def last_decision() -> DecisionRecord | None:
+    """The latest decision made in the current context (thread or asyncio task), or ``None``.
+
+    Set by :meth:`Guard.decide` (and so by every ``@guarded`` call). Each thread and each
+    asyncio task sees only its own decisions; a task started with ``asyncio.gather`` or
+    ``create_task`` runs in a copy of the context, so its decision is not visible to the
+    parent: use ``on_decision=`` for those.
+    """
+    return _LAST_DECISION.get()
+
+
+def _finite(name: str, value: Any, low: float, high: float = math.inf) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{name} must be a number; got {value!r}") from None
+    if isinstance(value, bool) or not (math.isfinite(v) and low <= v <= high):
+        bound = f"in [{low}, {high}]" if math.isfinite(high) else f">= {low}"
+        raise ConfigError(f"{name} must be a finite number {bound}; got {value!r}")
+    return v
+
+
+def _mode(mode: str) -> Mode:
+    if mode not in ("enforce", "shadow"):
+        raise ConfigError(f"mode must be 'enforce' or 'shadow'; got {mode!r}")
+    return "enforce" if mode == "enforce" else "shadow"
+
+
+class Guard:
+    """Decide, per reply, whether delivering it beats refusing.
+
+    Parameters
+    ----------
+    cost_model : CostModel, optional
+        Predicts ``E[L]`` from the query text; default ``cost_models.load_default()``, loaded
+        once on first use.
+    calibrator : Calibrator, optional
+        Maps its ``signal`` to a calibrated ``p``; without one ``p`` is uncalibrated.
+    c_r : float, default 2.0
+        Price of an unnecessary refusal ``C_R >= 0``.
+    refusal_text : str, default "I cannot answer."
+        What the caller receives instead of a refused reply.
+    mode : {"enforce", "shadow"}, default "enforce"
+        ``"shadow"`` records decisions but always delivers the reply.
+    no_confidence : {"refuse", "answer"} or float, default "refuse"
+        What to do when no probability can be had; a float is a prior ``p``.
+    alpha : float, optional
+        ``P(answerable | x)``; ``None`` means 1 (the paper's rule).
+    signal : str, optional
+        Without a calibrator, the only signal to read (default: the first present).
+    extractors : iterable of Extractor, optional
+        How confidence is requested and read; default logprobs and verbal.
+    """
+
+    def __init__(
+        self,
+        cost_model: CostModel | None = None,
+        calibrator: ProbabilityCalibrator | None = None,
+        *,
+        c_r: float = 2.0,
+        refusal_text: str = DEFAULT_REFUSAL_TEXT,
+        mode: str = "enforce",
+        no_confidence: NoConfidence = "refuse",
+        alpha: float | None = None,
+        signal: str | None = None,
+        extractors: Iterable[Extractor] | None = None,
+    ) -> None:
+        if not isinstance(refusal_text, str) or not refusal_text.strip():
+            raise ConfigError("refusal_text must be a non-empty string")
+        if isinstance(no_confidence, str):
+            if no_confidence not in ("refuse", "answer"):
+                raise ConfigError(
+                    f"no_confidence must be 'refuse', 'answer' or a prior probability; "
+                    f"got {no_confidence!r}"
+                )
+        else:
+            no_confidence = _finite("no_confidence", no_confidence, 0.0, 1.0)
+        if signal is not None:
+            if signal not in SIGNALS:
+                raise ConfigError(
+                    f"unknown confidence signal {signal!r}; allowed: {', '.join(SIGNALS)}"
+                )
+            if calibrator is not None and calibrator.signal != signal:
+                raise ConfigError(
+                    f"signal={signal!r} but the calibrator reads {calibrator.signal!r}"
+                )
+        self._cost_model = cost_model
+        self._cost_lock = threading.Lock()
+        self.calibrator = calibrator
+        self.c_r = _finite("c_r", c_r, 0.0)
+        self.refusal_text = refusal_text
+        self.mode: Mode = _mode(mode)
+        self.no_confidence: NoConfidence = no_confidence
+        self.alpha = None if alpha is None else _finite("alpha", alpha, 0.0, 1.0)
+        self.signal = signal
+        self.extractors: tuple[Extractor, ...] = (
+            (LogprobExtractor(), VerbalExtractor()) if extractors is None else tuple(extractors)
+        )
+        self._signals = (signal,) if signal else tuple(s for s in SIGNALS if s != "caller")
+
+    def __repr__(self) -> str:
+        cal = type(self.calibrator).__name__ if self.calibrator is not None else None
+        return (
+            f"Guard(c_r={self.c_r}, mode={self.mode!r}, no_confidence={self.no_confidence!r}, "
+            f"alpha={self.alpha}, calibrator={cal})"
+        )
+
+    @property
+    def cost_model(self) -> CostModel:
+        """The cost model; the shipped default is loaded on first use (once)."""
+        model = self._cost_model
+        if model is None:
+            with self._cost_lock:
+                model = self._cost_model
+                if model is None:
+                    model = load_default_cost_model()
+                    self._cost_model = model
+        return model
+
+    def predict_cost(self, query: str) -> float:
+        """``E[L]`` of a wrong answer to ``query`` from the cost model."""
+        cost = float(np.asarray(self.cost_model.predict([query]), dtype=np.float64).ravel()[0])
+        if not (math.isfinite(cost) and cost > 0.0):
+            raise ConfigError(f"the cost model returned {cost} for a query; costs must be > 0")
+        return cost
+
+    def probability(self, confidence: Confidence) -> tuple[float | None, PSource, str | None]:
+        """``(p, p_source, signal)`` for a reply's confidence (see the module docstring)."""
+        cal = self.calibrator
+        if cal is not None and (v := confidence.get(cal.signal)) is not None:
+            return float(cal.predict([v])[0]), "calibrated", cal.signal
+        if confidence.caller is not None:
+            return confidence.caller, "caller", "caller"
+        if cal is None:
+            for s in self._signals:
+                if (v := confidence.get(s)) is not None:
+                    return float(raw_probability(s, v)), "uncalibrated", s
+        if not isinstance(self.no_confidence, str):
+            return self.no_confidence, "prior", None
+        return None, "none", None
+
+    def decide(
+        self,
+        query: str | None,
+        response: str | None,
+        *,
+        confidence: Any = None,
+        cost: float | None = None,
+        c_r: float | None = None,
+        mode: str | None = None,
+        alpha: float | None = None,
+        request_id: str | None = None,
+    ) -> DecisionRecord:
+        """Decide about one reply; per-call arguments override the guard's settings.
+
+        ``confidence`` is a :class:`Confidence`, a mapping of signals, or a number (a
+        caller-supplied probability). ``cost`` given means ``cost_source = "caller"`` and the
+        cost model is not called. The returned record is also stored for
+        :func:`last_decision`.
+        """
+        t0 = time.perf_counter()
+        cr = self.c_r if c_r is None else _finite("c_r", c_r, 0.0)
+        md = self.mode if mode is None else _mode(mode)
+        al = self.alpha if alpha is None else _finite("alpha", alpha, 0.0, 1.0)
+        al = 1.0 if al is None else al
+        cost_source: CostSource
+        decision: Decision
+        if cost is not None:
+            cost_v, cost_source = _finite("cost", cost, 0.0), "caller"
+            if cost_v == 0.0:
+                raise ConfigError("cost must be > 0")
+        elif query is None:
+            raise ConfigError("decide() needs the query text (to predict its cost) or cost=")
+        else:
+            cost_v, cost_source = self.predict_cost(query), "model"
+        conf = Confidence.coerce(confidence)
+        p, p_source, signal = self.probability(conf)
+        threshold = float(answer_threshold(cost_v, cr, alpha=al))
+        eu_answer = None if p is None else float(expected_utility(p, cost_v))
+        if response is None or is_refusal(self.clean(response)):
+            decision = "passthrough_refusal"
+        elif p is not None:
+            decision = "answer" if bool(should_answer(p, cost_v, cr, alpha=al)) else "refuse"
+        else:
+            decision = "answer" if self.no_confidence == "answer" or threshold <= 0 else "refuse"
+        record = DecisionRecord(
+            request_id=request_id or uuid.uuid4().hex,
+            cost=cost_v, cost_source=cost_source, p=p, p_source=p_source,
+            threshold=threshold, c_r=cr, expected_utility_answer=eu_answer,
+            expected_utility_refuse=float(refusal_expected_utility(cr, alpha=al)),
+            decision=decision, mode=md, alpha=al, signal=signal,
+            signal_value=conf.get(signal) if signal else None,
+            latency_ms=(time.perf_counter() - t0) * 1000.0,
+        )
+        log.debug("decision %s: L=%.3g p=%s threshold=%.3g -> %s (%s)", record.request_id,
+                  cost_v, p, threshold, decision, md)
+        _LAST_DECISION.set(record)
+        return record
+
+    def clean(self, text: str) -> str:
+        """``text`` as delivered: each extractor's ``clean`` applied (the verbal extractor
+        removes the confidence line it asked for)."""
+        for ex in self.extractors:
+            text = ex.clean(text)
+        return text
+
+    def deliver(self, response: str, record: DecisionRecord) -> str:
+        """The text the caller receives: the refusal text when the decision is ``"refuse"``
+        in enforce mode, otherwise the cleaned reply."""
+        return self.refusal_text if record.substitutes_refusal else self.clean(response)
+
+    def extract(self, reply: Any) -> Confidence:
+        """The confidence signals the guard's extractors find in a reply (text or completion)."""
+        return extract_confidence(self.extractors, reply)
+
+    def request_overrides(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        """A new Chat Completions request body asking for the extractors' signals."""
+        return apply_overrides(self.extractors, body)
+
+    def apply(self, query: str | None, reply: R, *, confidence: Any = None,
+              **overrides: Any) -> tuple[R, DecisionRecord]:
+        """Decide about ``reply`` (a str or a chat completion) and return what to deliver,
+        of the same type, with the decision record. The input is never modified.
+
+        Confidence is read from the reply by the extractors; ``confidence`` (caller-supplied)
+        overrides the signals it names.
+        """
+        conf = self.extract(reply).merged(Confidence.coerce(confidence))
+        if isinstance(reply, str):
+            record = self.decide(query, reply, confidence=conf, **overrides)
+            out: Any = self.deliver(reply, record)
+            return out, record
+        if not is_completion(reply):
+            raise ConfigError(
+                f"a guarded reply must be a str or a chat completion; got {type(reply).__name__}"
+            )
+        text = completion_text(reply)
+        record = self.decide(query, text, confidence=conf, **overrides)
+        if text is None and not record.substitutes_refusal:
+            return reply, record
+        delivered = self.deliver(text or "", record)
+        return (reply if delivered == text else with_text(reply, delivered)), record

@@ -1,0 +1,54 @@
+"""What the guard needs from its collaborators: a cost model and a calibrator.
+
+Both are structural (:class:`typing.Protocol`): any object with the right ``predict`` works,
+so tests and applications can plug in their own. The shipped cost model comes from
+``cost_models.load_default()``; :func:`load_default_cost_model` imports it only when a
+:class:`guard.Guard` without a cost model first needs one.
+
+>>> import numpy as np
+>>> class FixedCost:
+...     def predict(self, texts):
+...         return np.full(len(texts), 8.0)
+>>> isinstance(FixedCost(), CostModel)
+True
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+from numpy.typing import NDArray
+
+from guard.exceptions import ConfigError
+
+
+@runtime_checkable
+class CostModel(Protocol):
+    """Anything that predicts the expected cost ``E[L] > 0`` of a wrong answer per query."""
+
+    def predict(self, texts: Sequence[str]) -> NDArray[np.float64]: ...
+
+
+@runtime_checkable
+class ProbabilityCalibrator(Protocol):
+    """What the guard needs from a calibrator (:class:`guard.calibration.Calibrator`)."""
+
+    signal: str
+
+    def predict(self, x: Any) -> NDArray[np.float64]: ...
+
+
+def load_default_cost_model() -> CostModel:
+    """``cost_models.load_default()``, or a :class:`ConfigError` saying how to do without."""
+    cost_models = importlib.import_module("cost_models")
+    load_default = getattr(cost_models, "load_default", None)
+    if load_default is None:
+        raise ConfigError(
+            "no cost model given and cost_models.load_default() is not available; "
+            "pass Guard(cost_model=...) or cost= to decide()"
+        )
+    model: CostModel = load_default()
+    return model

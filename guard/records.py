@@ -1,0 +1,167 @@
+"""Typed records: the confidence signals of one reply, and the guard's decision about it.
+
+:class:`Confidence` is DESIGN.md's response-record ``"confidence"`` object plus ``caller`` (a
+probability supplied by the caller). :class:`DecisionRecord` is DESIGN.md's decision record
+(also the audit-log row) with three optional extras: ``alpha``, ``signal`` and
+``signal_value``. Both are immutable pydantic models; ``record.model_dump()`` gives the JSON row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from guard.exceptions import ConfidenceError
+
+#: The confidence signals, in the order the guard prefers them without a calibrator.
+SIGNALS = ("logprob_mean", "verbal", "consistency", "logprob_low10", "caller")
+
+Decision = Literal["answer", "refuse", "passthrough_refusal"]
+Mode = Literal["enforce", "shadow"]
+CostSource = Literal["model", "caller"]
+PSource = Literal["calibrated", "uncalibrated", "caller", "prior", "none"]
+
+_Prob = Annotated[float | None, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
+_LogProb = Annotated[float | None, Field(le=0.0, allow_inf_nan=False)]
+
+
+def check_signal(signal: str) -> str:
+    """``signal`` if it names a confidence signal, else :class:`ConfidenceError`."""
+    if signal not in SIGNALS:
+        allowed = ", ".join(SIGNALS)
+        raise ConfidenceError(f"unknown confidence signal {signal!r}; allowed: {allowed}")
+    return signal
+
+
+class Confidence(BaseModel):
+    """The confidence signals read from one reply; every field may be missing (``None``).
+
+    Attributes
+    ----------
+    verbal : float or None
+        The confidence the model stated, in [0, 1].
+    logprob_mean : float or None
+        Mean token log-probability of the reply (<= 0).
+    logprob_low10 : float or None
+        Mean of the lowest 10% token log-probabilities (<= 0).
+    consistency : float or None
+        Share of sampled replies that agree with the delivered one, in [0, 1].
+    caller : float or None
+        A probability of correctness supplied by the caller, in [0, 1].
+
+    Examples
+    --------
+    >>> Confidence.coerce(0.8)
+    Confidence(verbal=None, logprob_mean=None, logprob_low10=None, consistency=None, caller=0.8)
+    >>> Confidence.coerce({"logprob_mean": -0.2}).get("logprob_mean")
+    -0.2
+    >>> Confidence().is_empty
+    True
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    verbal: _Prob = None
+    logprob_mean: _LogProb = None
+    logprob_low10: _LogProb = None
+    consistency: _Prob = None
+    caller: _Prob = None
+
+    @classmethod
+    def coerce(cls, value: Any) -> Confidence:
+        """A :class:`Confidence` from ``None``, a probability, a mapping or a Confidence.
+
+        A bare number is a caller-supplied probability. Raises :class:`ConfidenceError` for
+        anything else, a value out of range, or an unknown key.
+        """
+        if value is None:
+            return cls()
+        if isinstance(value, cls):
+            return value
+        try:
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                return cls(caller=float(value))
+            if isinstance(value, Mapping):
+                return cls.model_validate(dict(value))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(x) for x in first["loc"]) or "confidence"
+            raise ConfidenceError(f"confidence {where}: {first['msg']} (got {value!r})") from None
+        raise ConfidenceError(
+            f"confidence must be a probability, a mapping of signals or a Confidence; "
+            f"got {type(value).__name__}"
+        )
+
+    def get(self, signal: str) -> float | None:
+        """The value of one signal (see :data:`SIGNALS`), or ``None``."""
+        value: float | None = getattr(self, check_signal(signal))
+        return value
+
+    def merged(self, other: Confidence) -> Confidence:
+        """A copy with every signal ``other`` has overriding this one's."""
+        update = {k: v for k, v in other.model_dump().items() if v is not None}
+        return self.model_copy(update=update) if update else self
+
+    @property
+    def is_empty(self) -> bool:
+        """True when no signal is present."""
+        return all(getattr(self, s) is None for s in SIGNALS)
+
+
+class DecisionRecord(BaseModel):
+    """What the guard decided about one reply, and why (DESIGN.md's decision record).
+
+    ``decision`` is ``policies.should_answer(p, cost, c_r, alpha=alpha)`` when ``p`` is known;
+    ``"passthrough_refusal"`` when the model refused by itself (its refusal is delivered as
+    is and never counted as an answer). In ``"shadow"`` mode the decision is recorded but the
+    reply is always delivered.
+
+    Examples
+    --------
+    >>> r = DecisionRecord(request_id="r1", cost=8.0, cost_source="caller", p=0.5,
+    ...     p_source="caller", threshold=6 / 9, c_r=2.0, expected_utility_answer=-3.5,
+    ...     expected_utility_refuse=-2.0, decision="refuse", mode="enforce", latency_ms=0.1)
+    >>> r.substitutes_refusal, r.delivered_refusal, r.margin
+    (True, True, -1.5)
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    request_id: str
+    cost: float = Field(gt=0.0, allow_inf_nan=False)
+    cost_source: CostSource
+    p: _Prob
+    p_source: PSource
+    threshold: float
+    c_r: float = Field(ge=0.0, allow_inf_nan=False)
+    expected_utility_answer: float | None
+    expected_utility_refuse: float
+    decision: Decision
+    mode: Mode
+    latency_ms: float = Field(ge=0.0)
+    alpha: float = Field(default=1.0, ge=0.0, le=1.0)
+    signal: str | None = None
+    signal_value: float | None = None
+
+    @property
+    def substitutes_refusal(self) -> bool:
+        """True when the guard replaces the reply with its refusal text (enforce + refuse)."""
+        return self.decision == "refuse" and self.mode == "enforce"
+
+    @property
+    def delivered_refusal(self) -> bool:
+        """True when the caller receives a refusal: the guard's or the model's own."""
+        return self.substitutes_refusal or self.decision == "passthrough_refusal"
+
+    @property
+    def margin(self) -> float | None:
+        """``expected_utility_answer - expected_utility_refuse`` (``None`` without ``p``).
+
+        This is the guard's natural ranking score (``q + C_R`` when ``alpha = 1``). The
+        decision itself compares ``p`` with ``threshold``, which is exact at equality.
+        """
+        if self.expected_utility_answer is None:
+            return None
+        return self.expected_utility_answer - self.expected_utility_refuse

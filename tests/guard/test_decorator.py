@@ -1,0 +1,248 @@
+"""``@guarded`` on every supported return type, sync and async; the caller's objects unchanged."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import pytest
+from openai.types.chat import ChatCompletion
+
+import cost_models
+from guard import (
+    Confidence,
+    ConfidenceError,
+    ConfigError,
+    DecisionRecord,
+    Guard,
+    guarded,
+    last_decision,
+)
+
+Q = "What is the maximum daily dose of acetaminophen for an adult?"
+REFUSAL = "I cannot answer."
+DATA = json.loads((Path(__file__).parent / "data" / "smollm2_replies.json").read_text())
+
+
+def completion(content: str | None, logprobs: list[float] | None = None) -> ChatCompletion:
+    lp = None if logprobs is None else {
+        "content": [{"token": f"t{i}", "logprob": v, "bytes": None, "top_logprobs": []}
+                    for i, v in enumerate(logprobs)], "refusal": None}
+    return ChatCompletion.model_validate({
+        "id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": "smollm2",
+        "choices": [{"index": 0, "finish_reason": "stop", "logprobs": lp,
+                     "message": {"role": "assistant", "content": content}}]})
+
+
+def run(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    result = fn(*args, **kwargs)
+    return asyncio.run(result) if inspect.isawaitable(result) else result
+
+
+def make(kind: str, value: Any) -> Any:
+    """A sync or async function returning ``value``, taking the question first."""
+    if kind == "sync":
+        def ask(question: str) -> Any:
+            return value
+        return ask
+
+    async def ask_async(question: str) -> Any:
+        await asyncio.sleep(0)
+        return value
+    return ask_async
+
+
+KINDS = [pytest.param("sync", id="sync"), pytest.param("async", id="async")]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize(
+    ("value", "cost", "expected", "decision"),
+    [
+        pytest.param("400 mg", 8.0, REFUSAL, "refuse", id="str-no-confidence-refused"),
+        pytest.param("400 mg", 1.0, "400 mg", "answer", id="str-cheap-answered"),
+        pytest.param("4 g.\nConfidence: 95%", 8.0, "4 g.", "answer", id="str-verbal-stripped"),
+        pytest.param("4 g.\nConfidence: 30%", 8.0, REFUSAL, "refuse", id="str-verbal-low"),
+        pytest.param("I'm sorry, I can't answer that.", 8.0, "I'm sorry, I can't answer that.",
+                     "passthrough_refusal", id="str-own-refusal"),
+        pytest.param(("4 g", 0.9), 8.0, ("4 g", 0.9), "answer", id="tuple-float-answer"),
+        pytest.param(("400 mg", 0.5), 8.0, (REFUSAL, 0.5), "refuse", id="tuple-float-refuse"),
+        pytest.param(("4 g", {"verbal": 0.9}), 8.0, ("4 g", {"verbal": 0.9}), "answer",
+                     id="tuple-dict"),
+        pytest.param(("4 g", Confidence(logprob_mean=-2.0)), 8.0,
+                     (REFUSAL, Confidence(logprob_mean=-2.0)), "refuse", id="tuple-confidence"),
+    ],
+)
+def test_text_returns(kind: str, value: Any, cost: float, expected: Any, decision: str,
+                      fixed_cost: Any) -> None:
+    seen: list[DecisionRecord] = []
+    fn = guarded(Guard(fixed_cost(cost)), on_decision=seen.append)(make(kind, value))
+    assert run(fn, Q) == expected
+    assert [r.decision for r in seen] == [decision]
+    if kind == "sync":  # asyncio.run runs the coroutine in a copy of this context
+        assert last_decision() is seen[0]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize(
+    ("reply", "cost", "expected_text", "decision", "p_source"),
+    [
+        pytest.param(completion("4 g.", [-0.01, -0.02]), 8.0, "4 g.", "answer", "uncalibrated",
+                     id="confident-logprobs"),
+        pytest.param(completion("400 mg", [-0.9, -2.5]), 8.0, REFUSAL, "refuse", "uncalibrated",
+                     id="unsure-logprobs"),
+        pytest.param(completion("4 g.\nConfidence: 95%"), 8.0, "4 g.", "answer", "uncalibrated",
+                     id="verbal-without-logprobs"),
+        pytest.param(completion("400 mg"), 8.0, REFUSAL, "refuse", "none", id="no-signal"),
+        pytest.param(completion(None), 8.0, None, "passthrough_refusal", "none",
+                     id="no-content"),
+        pytest.param(completion(REFUSAL, [-0.1]), 8.0, REFUSAL, "passthrough_refusal",
+                     "uncalibrated", id="own-refusal"),
+    ],
+)
+def test_chat_completion_returns(kind: str, reply: ChatCompletion, cost: float,
+                                 expected_text: str | None, decision: str, p_source: str,
+                                 fixed_cost: Any) -> None:
+    before = reply.model_dump_json()
+    seen: list[DecisionRecord] = []
+    fn = guarded(Guard(fixed_cost(cost)), on_decision=seen.append)(make(kind, reply))
+    out = run(fn, Q)
+    assert isinstance(out, ChatCompletion)
+    assert out.choices[0].message.content == expected_text
+    assert reply.model_dump_json() == before, "the caller's completion was modified"
+    assert (out is reply) == (expected_text == reply.choices[0].message.content)
+    assert (seen[0].decision, seen[0].p_source) == (decision, p_source)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_real_smollm2_completion(kind: str, fixed_cost: Any) -> None:
+    raw = next(r for r in DATA["replies"] if r["question"] == "What is 12 + 30?")
+    reply = ChatCompletion.model_validate(raw["completion"])
+    before = reply.model_dump_json()
+    seen: list[DecisionRecord] = []
+    fn = guarded(Guard(fixed_cost(8.0)), on_decision=seen.append)(make(kind, reply))
+    out = run(fn, "What is 12 + 30?")
+    assert seen[0].signal == "logprob_mean" and seen[0].p is not None
+    expected = REFUSAL if seen[0].decision == "refuse" else raw["response"]
+    assert out.choices[0].message.content == expected
+    assert reply.model_dump_json() == before
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_completion_mapping_is_copied_not_mutated(kind: str, fixed_cost: Any) -> None:
+    reply = completion("400 mg", [-3.0]).model_dump()
+    before = json.dumps(reply)
+    out = run(guarded(Guard(fixed_cost(8.0)))(make(kind, reply)), Q)
+    assert out["choices"][0]["message"]["content"] == REFUSAL
+    assert json.dumps(reply) == before
+
+
+def test_named_tuple_keeps_its_type(fixed_cost: Any) -> None:
+    class Reply(NamedTuple):
+        text: str
+        p: float
+
+    out = guarded(Guard(fixed_cost(8.0)))(make("sync", Reply("400 mg", 0.1)))(Q)
+    assert out == Reply(REFUSAL, 0.1) and isinstance(out, Reply)
+
+
+def test_shadow_mode_delivers_but_records_the_refusal(fixed_cost: Any) -> None:
+    seen: list[DecisionRecord] = []
+    fn = guarded(Guard(fixed_cost(8.0), mode="shadow"), on_decision=seen.append)(
+        make("sync", ("400 mg", 0.1)))
+    assert fn(Q) == ("400 mg", 0.1)
+    assert (seen[0].decision, seen[0].mode, seen[0].delivered_refusal) == (
+        "refuse", "shadow", False)
+
+
+def test_query_text_resolution(fixed_cost: Any) -> None:
+    queries: list[str] = []
+
+    class Spy:
+        def predict(self, texts: list[str]) -> list[float]:
+            queries.extend(texts)
+            return [8.0] * len(texts)
+
+    g = Guard(Spy())
+
+    @guarded(g)
+    def by_messages(model: int, messages: list[dict[str, str]]) -> tuple[str, float]:
+        return "4 g", 0.9
+
+    @guarded(g, query=lambda patient, **kw: kw["question"])
+    def by_callable(patient: dict[str, int], *, question: str) -> tuple[str, float]:
+        return "4 g", 0.9
+
+    @guarded(g)
+    def by_first_str(n: int, question: str, style: str = "brief") -> tuple[str, float]:
+        return "4 g", 0.9
+
+    by_messages(1, messages=[{"role": "system", "content": "Be brief."},
+                             {"role": "user", "content": [{"type": "text", "text": Q}]}])
+    by_callable({"age": 40}, question="callable question")
+    by_first_str(3, "first str")
+    assert queries == [Q, "callable question", "first str"]
+
+    @guarded(g)
+    def no_text(n: int) -> str:
+        return "4 g"
+
+    with pytest.raises(ConfigError, match="could not find the query text of"):
+        no_text(3)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_bare_decorator_uses_the_default_guard(kind: str, monkeypatch: pytest.MonkeyPatch,
+                                               fixed_cost: Any) -> None:
+    model = fixed_cost(1.0)
+    monkeypatch.setattr(cost_models, "load_default", lambda: model, raising=False)
+    fn = guarded(make(kind, "400 mg"))
+    assert isinstance(fn.guard, Guard)
+    assert inspect.iscoroutinefunction(fn) is (kind == "async")
+    assert fn.__name__ in ("ask", "ask_async")
+    assert run(fn, Q) == "400 mg" and model.calls == 1
+
+
+def test_async_decisions_reach_the_caller(fixed_cost: Any) -> None:
+    guard = Guard(fixed_cost(8.0), c_r=2.0)
+    seen: list[DecisionRecord] = []
+
+    @guarded(guard, on_decision=seen.append)
+    async def ask(question: str, p: float) -> tuple[str, float]:
+        await asyncio.sleep(0)
+        return "4 g", p
+
+    async def main() -> tuple[Any, Any, list[Any]]:
+        first = await ask(Q, 0.9)
+        mine = last_decision()
+        both = await asyncio.gather(ask(Q, 0.1), ask(Q, 0.95))
+        return first, mine, list(both)
+
+    first, mine, both = asyncio.run(main())
+    assert first == ("4 g", 0.9) and mine is seen[0]
+    assert both == [(REFUSAL, 0.1), ("4 g", 0.95)]
+    assert sorted(r.decision for r in seen[1:]) == ["answer", "refuse"]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        pytest.param(42, id="int"),
+        pytest.param(("4 g", 0.9, "extra"), id="triple"),
+        pytest.param((0.9, "4 g"), id="swapped-tuple"),
+        pytest.param({"text": "4 g"}, id="mapping-without-choices"),
+    ],
+)
+def test_unsupported_return_types(value: Any, fixed_cost: Any) -> None:
+    with pytest.raises(ConfigError, match="must return str, \\(str, confidence\\) or a chat"):
+        guarded(Guard(fixed_cost(8.0)))(make("sync", value))(Q)
+
+
+def test_guarded_argument_errors() -> None:
+    with pytest.raises(ConfigError, match="guarded\\(\\) takes a Guard; got int"):
+        guarded(3)  # type: ignore[call-overload]
+    with pytest.raises(ConfidenceError, match="confidence caller"):
+        guarded(Guard(), query=lambda q: q)(make("sync", ("4 g", 2.0)))(Q)

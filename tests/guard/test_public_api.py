@@ -1,0 +1,59 @@
+"""The guard package's public names: ``__all__`` is sorted, complete and importable."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import pkgutil
+from types import ModuleType
+
+import pytest
+
+import guard
+
+
+def _isort_key(name: str) -> tuple[int, str]:
+    """ruff's RUF022 order: CONSTANTS, then Classes, then functions and modules."""
+    return (0 if name.isupper() else 1 if name[0].isupper() else 2, name)
+
+
+def test_all_is_sorted() -> None:
+    assert guard.__all__ == sorted(guard.__all__, key=_isort_key)
+    assert len(set(guard.__all__)) == len(guard.__all__)
+
+
+def test_all_is_complete_and_importable() -> None:
+    public = {
+        name for name, value in vars(guard).items()
+        if not name.startswith("_") and not isinstance(value, ModuleType)
+    }
+    assert set(guard.__all__) == public | {"exceptions"}
+    for name in guard.__all__:
+        assert getattr(guard, name) is not None
+
+
+def test_exceptions_hierarchy() -> None:
+    exc = guard.exceptions
+    for name in exc.__all__:
+        assert issubclass(getattr(exc, name), exc.UtilityGuardError)
+    for name in ("ConfigError", "ConfidenceError", "CalibrationError"):
+        assert issubclass(getattr(exc, name), ValueError)
+    for name in ("UpstreamTimeout", "UpstreamUnavailable", "UpstreamStatusError"):
+        assert issubclass(getattr(exc, name), exc.UpstreamError)
+    err = exc.UpstreamStatusError(503, "overloaded")
+    assert (err.status, err.body, str(err)) == (503, "overloaded", "upstream answered HTTP 503: "
+                                                "overloaded")
+    for name in exc.__all__:
+        assert name in (exc.__doc__ or ""), f"{name} is missing from the hierarchy tree"
+
+
+MODULES = sorted(
+    m.name for m in pkgutil.walk_packages(guard.__path__, prefix="guard.")
+)
+
+
+@pytest.mark.parametrize("name", [pytest.param(m, id=m) for m in MODULES])
+def test_docstring_examples(name: str) -> None:
+    module = importlib.import_module(name)
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS, verbose=False)
+    assert result.failed == 0

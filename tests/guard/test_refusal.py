@@ -1,0 +1,75 @@
+"""Refusal detection on real SmolLM2-135M replies and on the usual phrasings."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from guard import DEFAULT_REFUSAL_TEXT, REFUSAL_HINT, is_refusal
+
+DATA = json.loads((Path(__file__).parent / "data" / "smollm2_replies.json").read_text())
+REPLIES: list[dict[str, Any]] = DATA["replies"]
+
+
+def test_fixture_holds_real_answers_and_refusals() -> None:
+    labels = [r["label"] for r in REPLIES]
+    assert len(REPLIES) >= 20
+    assert labels.count("refusal") >= 4 and labels.count("answer") >= 16
+    assert {r["source"] for r in REPLIES} == set(DATA["sources"])
+
+
+@pytest.mark.parametrize("reply", [pytest.param(r, id=r["id"]) for r in REPLIES])
+def test_real_smollm2_replies(reply: dict[str, Any]) -> None:
+    assert is_refusal(reply["response"]) is (reply["label"] == "refusal")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param(DEFAULT_REFUSAL_TEXT, id="paper"),
+        pytest.param("I cannot answer", id="paper-no-period"),
+        pytest.param("**I cannot answer.**", id="bold"),
+        pytest.param("I'm sorry, but I can't help with that.", id="cant-help"),
+        pytest.param("I’m sorry, but I can’t provide medical advice.", id="curly-apostrophes"),
+        pytest.param("I don't know.", id="dont-know"),
+        pytest.param("As an AI language model, I cannot predict stock prices.", id="as-an-ai"),
+        pytest.param("I do not have access to real-time data.", id="no-access"),
+        pytest.param("There is not enough information to answer this question.", id="not-enough"),
+        pytest.param("Unfortunately, I am unable to determine that.", id="unable"),
+        pytest.param("It's impossible to predict the lottery numbers.", id="impossible"),
+        pytest.param("Sorry. I cannot be certain about that.", id="filler-then-refusal"),
+        pytest.param("There is no way to know what you ate this morning.", id="no-way-to-know"),
+        pytest.param("Could you please provide more details about your setup?", id="clarify"),
+        pytest.param("I would need more information about the patient.", id="need-more"),
+        pytest.param("", id="empty"),
+        pytest.param("   \n", id="blank"),
+    ],
+)
+def test_usual_refusal_phrasings(text: str) -> None:
+    assert is_refusal(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("The capital of France is Paris.", id="fact"),
+        pytest.param("No.", id="bare-no"),
+        pytest.param("No, you cannot safely concatenate user input into SQL.", id="no-you-cannot"),
+        pytest.param("Paris. I don't know much else about it, though.", id="late-dont-know"),
+        pytest.param("B) Ammonia", id="choice"),
+        pytest.param("I'm sorry for the confusion, but the answer is 42.",
+                     id="apology-then-answer"),
+        pytest.param("Python is widely used as a language for AI research.", id="mentions-ai"),
+        pytest.param("The maximum is 4 g per day; I cannot stress enough not to exceed it.",
+                     id="cannot-stress"),
+    ],
+)
+def test_answers_are_not_refusals(text: str) -> None:
+    assert not is_refusal(text)
+
+
+def test_refusal_hint_asks_for_the_default_refusal_text() -> None:
+    assert REFUSAL_HINT.endswith(DEFAULT_REFUSAL_TEXT)

@@ -8,7 +8,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from policies._validate import as_bool, as_float, positive_cost, refusal_cost
+from policies._validate import (
+    as_bool,
+    as_float,
+    positive_cost,
+    refusal_cost,
+    same_length,  # noqa: F401  (re-exported)
+)
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
@@ -88,16 +94,3 @@ def c_r_value(c_r: Any) -> float:
     return float(arr)
 
 
-def same_length(**arrays: Any) -> int:
-    """Check that the named arrays are 1-D with one length ``n >= 1``; return ``n``.
-
-    The message lists every argument with its shape, so the caller sees which one is off.
-    """
-    shapes = {k: np.shape(v) for k, v in arrays.items()}
-    if any(len(s) != 1 for s in shapes.values()) or len(set(shapes.values())) != 1:
-        listed = ", ".join(f"{k}{v}" for k, v in shapes.items())
-        raise ValueError(f"inputs must be 1-D arrays of one length; got {listed}")
-    n = int(next(iter(shapes.values()))[0])
-    if n == 0:
-        raise ValueError("at least one sample is required (n >= 1)")
-    return n

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 from collections import defaultdict
 from collections.abc import Sequence
@@ -12,13 +13,20 @@ from typing import Any
 
 import numpy as np
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from scipy.stats import spearmanr
 
 from cost_models.annotation.diagnostics import (
     judge_agreement,
     judgments_per_item,
     split_half_reliability,
 )
-from cost_models.annotation.fit import Judgment, fit_bradley_terry, select_l2
+from cost_models.annotation.fit import (
+    Judgment,
+    fit_bradley_terry,
+    heldout_nll,
+    scale_l2,
+    select_l2,
+)
 from cost_models.annotation.judges import (
     EscalationPanel,
     FileJudge,
@@ -28,7 +36,7 @@ from cost_models.annotation.judges import (
     items_of,
 )
 from cost_models.annotation.tuples import build_tuples
-from cost_models.datasets import load_utilitybench, read_rows
+from cost_models.datasets import CANDIDATES, read_rows
 
 
 def register(sub: Any) -> None:
@@ -66,8 +74,10 @@ def register(sub: Any) -> None:
     f.add_argument("--tuples", type=Path, required=True)
     f.add_argument("--judgments", type=Path, nargs="+", required=True)
     f.add_argument("--data", required=True, help="the items (cost column not needed)")
-    f.add_argument("--l2", default="auto",
-                   help="prior strength, or 'auto' = best held-out likelihood (default)")
+    f.add_argument("--l2", default="paper-scale",
+                   help="prior strength: 'paper-scale' (default) = the value whose costs have "
+                        "UtilityBench's published mean 5.1217 at median 2; 'auto' = best "
+                        "held-out likelihood; or a number >= 0")
     f.add_argument("--out", type=Path, required=True, help="items JSONL with the fitted cost")
     f.add_argument("--report", type=Path, help="diagnostics JSON (default: next to --out)")
     f.set_defaults(func=run_fit)
@@ -87,6 +97,30 @@ def read_tuples(path: Path) -> dict[str, list[str]]:
     return out
 
 
+def _column(rows: Sequence[dict[str, Any]], field: str) -> str | None:
+    """The column the dataset loader would map to ``field`` (by its name candidates)."""
+    found = list(dict.fromkeys(k for r in rows[:50] for k in r))
+    lower = {c.lower(): c for c in found}
+    for name in CANDIDATES[field]:
+        if name in found:
+            return name
+        if name.lower() in lower:
+            return lower[name.lower()]
+    return None
+
+
+def read_items(data: str) -> tuple[list[dict[str, Any]], list[str]]:
+    """Rows of an item file and their ids, mapped like the dataset loader maps them (the id
+    column by its name candidates, else the row number); no cost or answerability needed."""
+    rows = read_rows(data)
+    if not rows:
+        raise ValueError(f"{data}: no items")
+    col = _column(rows, "id")
+    ids = [str(r[col]) if col and r.get(col) is not None else str(n)
+           for n, r in enumerate(rows, start=1)]
+    return rows, ids
+
+
 def read_judgments(paths: Sequence[Path]) -> list[Judgment]:
     out = []
     for path in paths:
@@ -99,13 +133,10 @@ def read_judgments(paths: Sequence[Path]) -> list[Judgment]:
 
 
 def run_tuples(args: argparse.Namespace) -> int:
-    rows = read_rows(args.data)
-    if not rows:
-        raise ValueError(f"{args.data}: no items")
+    rows, ids = read_items(args.data)
     if any(args.group_field not in r for r in rows):
         found = ", ".join(dict.fromkeys(k for r in rows[:20] for k in r))
         raise ValueError(f"{args.data}: field {args.group_field!r} missing; fields found: {found}")
-    ids = [str(r.get("id", n)) for n, r in enumerate(rows, start=1)]
     tuples = build_tuples(ids, [str(r[args.group_field]) for r in rows],
                           ratio=args.ratio, seed=args.seed)
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -132,7 +163,13 @@ class _Single:
 
 def run_judge(args: argparse.Namespace) -> int:
     tuples = read_tuples(args.tuples)
-    questions = {it.id: it.question for it in load_utilitybench(args.data, require_cost=False)}
+    rows, ids = read_items(args.data)
+    qcol = _column(rows, "question")
+    if qcol is None:
+        found = ", ".join(dict.fromkeys(k for r in rows[:20] for k in r))
+        raise ValueError(f"{args.data}: no question field "
+                         f"({', '.join(CANDIDATES['question'])}); fields found: {found}")
+    questions = {i: str(r.get(qcol) or "") for i, r in zip(ids, rows, strict=True)}
     missing = sorted({i for m in tuples.values() for i in m} - set(questions))
     if missing:
         raise ValueError(f"{args.tuples}: items not in {args.data}: {', '.join(missing[:5])}")
@@ -172,13 +209,13 @@ def run_judge(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def _breakdown(items: Sequence[dict[str, Any]], cost: dict[str, float],
+def _breakdown(items: Sequence[dict[str, Any]], ids: Sequence[str], cost: dict[str, float],
                field: str) -> dict[str, dict[str, float]]:
     """Count and median cost per value of ``field`` (empty when the items lack it)."""
     groups: dict[str, list[float]] = defaultdict(list)
-    for r in items:
+    for r, i in zip(items, ids, strict=True):
         if field in r:
-            groups[str(r[field]).lower()].append(cost[str(r["id"])])
+            groups[str(r[field]).lower()].append(cost[i])
     return {k: {"n": len(v), "median_cost": float(np.median(v))}
             for k, v in sorted(groups.items())}
 
@@ -186,38 +223,54 @@ def _breakdown(items: Sequence[dict[str, Any]], cost: dict[str, float],
 def run_fit(args: argparse.Namespace) -> int:
     tuples = read_tuples(args.tuples)
     judgments = read_judgments(args.judgments)
-    items = read_rows(args.data)
-    ids = [str(r["id"]) for r in items]
-    l2_scores: dict[float, float] = {}
+    items, ids = read_items(args.data)
+    best_l2, l2_scores = select_l2(tuples, judgments, ids)
     if args.l2 == "auto":
-        l2, l2_scores = select_l2(tuples, judgments, ids)
+        l2 = best_l2
+    elif args.l2 == "paper-scale":
+        l2 = scale_l2(tuples, judgments, ids)
     else:
         try:
             l2 = float(args.l2)
         except ValueError:
             raise ValueError(f"--l2 must be 'auto' or a number >= 0, got {args.l2!r}") from None
     fit = fit_bradley_terry(tuples, judgments, ids, l2=l2)
+    best = fit_bradley_terry(tuples, judgments, ids, l2=best_l2)
     cost = dict(zip(fit.item_ids, fit.cost.tolist(), strict=False))
     eta = dict(zip(fit.item_ids, fit.eta.tolist(), strict=False))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with args.out.open("w", encoding="utf-8") as f:
-        for r in items:
-            f.write(json.dumps({**r, "cost": cost[str(r["id"])],
-                                "eta": eta[str(r["id"])]}, ensure_ascii=False) + "\n")
+        for r, i in zip(items, ids, strict=True):
+            f.write(json.dumps({**r, "cost": cost[i], "eta": eta[i]}, ensure_ascii=False) + "\n")
     c = fit.cost
     report = {
         "n_items": len(ids), "n_tuples": fit.n_tuples, "n_judgments": fit.n_judgments,
-        "converged": fit.converged, "l2": l2,
+        "converged": fit.converged, "l2_rule": args.l2, "l2": l2,
         "l2_heldout_nll": {str(k): round(v, 3) for k, v in l2_scores.items()},
+        "l2_heldout_nll_chosen": round(heldout_nll(tuples, judgments, ids, l2), 3),
+        "l2_best_heldout": best_l2,
+        "cost_at_best_heldout": {"mean": float(best.cost.mean()), "min": float(best.cost.min()),
+                                 "max": float(best.cost.max())},
+        "spearman_chosen_vs_best_heldout": float(spearmanr(fit.eta, best.eta).statistic),
         "cost": {"median": float(np.median(c)), "mean": float(c.mean()),
                  "min": float(c.min()), "max": float(c.max())},
-        "by_domain": _breakdown(items, cost, "domain"),
-        "by_answerable": _breakdown(items, cost, "answerable"),
+        "by_domain": _breakdown(items, ids, cost, "domain"),
+        "by_answerable": _breakdown(items, ids, cost, "answerable"),
         "judgments_per_item": judgments_per_item(tuples, judgments),
         "judge_agreement": judge_agreement(judgments).to_dict(),
         "split_half_spearman": split_half_reliability(tuples, judgments, ids, l2=l2),
     }
     rep = args.report or args.out.with_name(args.out.stem + ".fit.json")
-    rep.write_text(json.dumps(report, indent=2) + "\n")
+    rep.write_text(json.dumps(_no_nan(report), indent=2, allow_nan=False) + "\n")
     print(json.dumps(report["cost"]), f"\nwrote {args.out} and {rep}")
     return 0
+
+
+def _no_nan(value: Any) -> Any:
+    """``value`` with NaN floats as ``None`` (undefined diagnostics, e.g. agreement without
+    pairs of judgments; NaN is not valid JSON)."""
+    if isinstance(value, dict):
+        return {k: _no_nan(v) for k, v in value.items()}
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value

@@ -77,7 +77,8 @@ def _load(args: argparse.Namespace) -> list[DatasetItem]:
         try:
             return load_utilitybench(args.data, cols)
         except ValueError as exc:
-            if "answerable" not in str(exc):
+            # only a layout without any answerability column falls back (not a bad value)
+            if "cannot map required field(s) answerable" not in str(exc):
                 raise
         from cost_models.datasets import items_from_rows, read_rows
 

@@ -199,11 +199,18 @@ def read_rows(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
             ) from None
         return list(pq.read_table(p).to_pylist())
     if suffix == ".csv":
-        with p.open(newline="", encoding="utf-8") as f:
+        # utf-8-sig: a byte-order mark (spreadsheet exports) must not become part of the
+        # first column's name
+        with p.open(newline="", encoding="utf-8-sig") as f:
             return [dict(r) for r in csv.DictReader(f)]
     text = p.read_text(encoding="utf-8")
     if suffix == ".json" and text.lstrip().startswith("["):
-        data = json.loads(text)
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise DatasetError(f"{p}: invalid JSON ({exc})") from None
+        if not all(isinstance(r, dict) for r in data):
+            raise DatasetError(f"{p}: expected a JSON list of objects")
         return [dict(r) for r in data]
     rows = []
     for n, line in enumerate(text.splitlines(), start=1):

@@ -23,6 +23,8 @@ import numpy as np
 import sklearn
 
 SIDECAR_VERSION = 1
+#: Sidecar fields written by :func:`save_artifact` itself; metadata must not override them.
+RESERVED = ("artifact", "created", "sha256", "sidecar_version", "versions")
 
 
 class ArtifactError(ValueError):
@@ -63,6 +65,9 @@ def save_artifact(
     metadata: dict[str, Any] | None = None,
 ) -> Path:
     """Write ``<directory>/<name>.joblib`` and its sidecar ``<name>.json``; return the sidecar."""
+    clash = sorted(set(metadata or {}) & set(RESERVED))
+    if clash:
+        raise ValueError(f"metadata must not set {', '.join(clash)}: save_artifact writes them")
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
     target = d / f"{name}.joblib"

@@ -127,6 +127,9 @@ class CostRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
         if isinstance(model, Ridge):
             self.coef_ = np.asarray(model.coef_, dtype=np.float64)
             self.intercept_ = float(model.intercept_)
+        else:  # a refit as another kind must not keep an earlier ridge fit's coefficients
+            for attr in ("coef_", "intercept_"):
+                self.__dict__.pop(attr, None)
         return self
 
     def predict_log(self, X: Any) -> FloatArray:

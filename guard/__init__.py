@@ -18,9 +18,9 @@ from guard.confidence.extractors import (
     LogprobExtractor,
     VerbalExtractor,
 )
-from guard.core import Guard, last_decision
+from guard.context import last_decision
+from guard.core import Guard
 from guard.decorator import guarded
-from guard.protocols import CostModel, ProbabilityCalibrator
 from guard.exceptions import (
     CalibrationError,
     ConfidenceError,
@@ -31,6 +31,7 @@ from guard.exceptions import (
     UpstreamUnavailable,
     UtilityGuardError,
 )
+from guard.protocols import CostModel, ProbabilityCalibrator
 from guard.records import SIGNALS, Confidence, DecisionRecord
 from guard.refusal import DEFAULT_REFUSAL_TEXT, REFUSAL_HINT, is_refusal
 

@@ -16,6 +16,7 @@ calibration metrics shared with the benchmarks.
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,7 @@ LOG_SIGNALS = ("logprob_mean", "logprob_low10")
 #: Signals that are already probabilities in [0, 1].
 PROB_SIGNALS = ("verbal", "consistency", "caller")
 ARTIFACT_NAME = "calibrator"
+log = logging.getLogger(__name__)
 
 
 def raw_probability(signal: str, value: Any) -> Any:
@@ -172,6 +174,8 @@ class Calibrator(BaseEstimator):  # type: ignore[misc]
         self.cv_brier_, self.cv_ece_ = cv_brier, cv_ece
         self.n_samples_, self.n_correct_ = int(xs.shape[0]), pos
         self.training_hash_ = sha256_rows(zip(xs.tolist(), ys.tolist(), strict=True))
+        log.debug("calibrator %s on %d records: method %s, cv Brier %s", self.signal,
+                  self.n_samples_, self.method_, cv_brier)
         return self
 
     def predict(self, x: Any) -> FloatArray:

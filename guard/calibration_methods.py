@@ -25,9 +25,13 @@ METHODS = ("platt", "isotonic", "histogram")
 class Method(Protocol):
     """One fitted calibration map (what :class:`~guard.calibrator.Calibrator` wraps)."""
 
-    def fit(self, x: FloatArray, y: BoolArray) -> Method: ...
+    def fit(self, x: FloatArray, y: BoolArray) -> Method:
+        """Learn the map from signal values ``x`` to correctness ``y``; return ``self``."""
+        ...
 
-    def predict(self, x: FloatArray) -> FloatArray: ...
+    def predict(self, x: FloatArray) -> FloatArray:
+        """``P(correct)`` for signal values ``x`` (clipped to [0, 1] by the caller)."""
+        ...
 
 
 class PlattCalibration:

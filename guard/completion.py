@@ -74,8 +74,9 @@ def completion_logprobs(completion: Any, index: int = 0) -> Any:
     return _get(choices[index], "logprobs") if index < len(choices) else None
 
 
-def with_text(completion: T, text: str, index: int = 0) -> T:
-    """A deep copy of ``completion`` whose choice ``index`` has message content ``text``.
+def with_text(completion: T, text: str, index: int | None = 0) -> T:
+    """A deep copy of ``completion`` whose choice ``index`` (every choice for ``None``) has
+    message content ``text``.
 
     The input is never modified. pydantic models are copied with ``model_copy(deep=True)``,
     mappings with :func:`copy.deepcopy`.
@@ -88,15 +89,18 @@ def with_text(completion: T, text: str, index: int = 0) -> T:
     >>> completion_text(original)
     'Paris'
     """
-    if index >= len(_choices(completion)):
+    n = len(_choices(completion))
+    if index is not None and not 0 <= index < n:
         raise ConfigError(f"completion has no choice {index} to rewrite")
+    indices = range(n) if index is None else (index,)
     if isinstance(completion, Mapping):
         out: Any = copy.deepcopy(dict(completion))
-        message = out["choices"][index].get("message")
-        if not isinstance(message, dict):
-            message = {"role": "assistant"}
-            out["choices"][index]["message"] = message
-        message["content"] = text
+        for i in indices:
+            message = out["choices"][i].get("message")
+            if not isinstance(message, dict):
+                message = {"role": "assistant"}
+                out["choices"][i]["message"] = message
+            message["content"] = text
         return cast(T, out)
     if not hasattr(completion, "model_copy"):
         raise ConfigError(
@@ -104,5 +108,6 @@ def with_text(completion: T, text: str, index: int = 0) -> T:
         )
     model: Any = completion
     copied = model.model_copy(deep=True)
-    copied.choices[index].message.content = text
+    for i in indices:
+        copied.choices[i].message.content = text
     return cast(T, copied)

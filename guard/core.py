@@ -18,8 +18,7 @@ Where ``p`` comes from, in order (recorded as ``p_source``):
    is <= 0 every ``p`` answers, so the guard answers whatever ``no_confidence`` says (the
    decision then agrees with ``should_answer`` for every possible ``p``).
 
-The latest decision made in the current thread / asyncio task is available from
-:func:`last_decision` (a :class:`contextvars.ContextVar`, the one module-level state here).
+Every decision is also stored for :func:`guard.last_decision` (see :mod:`guard.context`).
 """
 
 from __future__ import annotations
@@ -30,7 +29,6 @@ import threading
 import time
 import uuid
 from collections.abc import Iterable, Mapping
-from contextvars import ContextVar
 from typing import Any, Literal, TypeVar
 
 import numpy as np
@@ -44,6 +42,7 @@ from guard.confidence.extractors import (
     apply_overrides,
     extract_confidence,
 )
+from guard.context import remember_decision
 from guard.exceptions import ConfigError
 from guard.protocols import CostModel, ProbabilityCalibrator, load_default_cost_model
 from guard.records import (
@@ -61,22 +60,6 @@ from policies import answer_threshold, expected_utility, refusal_expected_utilit
 log = logging.getLogger(__name__)
 R = TypeVar("R")
 NoConfidence = Literal["refuse", "answer"] | float
-
-_LAST_DECISION: ContextVar[DecisionRecord | None] = ContextVar(
-    "utilityguard_last_decision", default=None
-)
-
-
-def last_decision() -> DecisionRecord | None:
-    """The latest decision made in the current context (thread or asyncio task), or ``None``.
-
-    Set by :meth:`Guard.decide` (and so by every ``@guarded`` call). Each thread and each
-    asyncio task sees only its own decisions; a task started with ``asyncio.gather`` or
-    ``create_task`` runs in a copy of the context, so its decision is not visible to the
-    parent: use ``on_decision=`` for those.
-    """
-    return _LAST_DECISION.get()
-
 
 def _finite(name: str, value: Any, low: float, high: float = math.inf) -> float:
     try:
@@ -263,7 +246,7 @@ class Guard:
         )
         log.debug("decision %s: L=%.3g p=%s threshold=%.3g -> %s (%s)", record.request_id,
                   cost_v, p, threshold, decision, md)
-        _LAST_DECISION.set(record)
+        remember_decision(record)
         return record
 
     def clean(self, text: str) -> str:
@@ -289,7 +272,8 @@ class Guard:
     def apply(self, query: str | None, reply: R, *, confidence: Any = None,
               **overrides: Any) -> tuple[R, DecisionRecord]:
         """Decide about ``reply`` (a str or a chat completion) and return what to deliver,
-        of the same type, with the decision record. The input is never modified.
+        of the same type, with the decision record. The input is never modified. A refused
+        completion has the refusal text in every choice (``n > 1`` samples included).
 
         Confidence is read from the reply by the extractors; ``confidence`` (caller-supplied)
         overrides the signals it names.
@@ -307,5 +291,7 @@ class Guard:
         record = self.decide(query, text, confidence=conf, **overrides)
         if text is None and not record.substitutes_refusal:
             return reply, record
-        delivered = self.deliver(text or "", record)
+        if record.substitutes_refusal:  # every choice: other samples must not leak the answer
+            return with_text(reply, self.refusal_text, index=None), record
+        delivered = self.clean(text or "")
         return (reply if delivered == text else with_text(reply, delivered)), record

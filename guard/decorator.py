@@ -79,12 +79,15 @@ def last_user_message(messages: Any) -> str | None:
 
 
 def find_query(sig: inspect.Signature, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
-    """The first ``str`` argument, else the last user message of a ``messages`` argument."""
+    """The last user message of a ``messages`` argument, else the first ``str`` argument.
+
+    ``messages`` comes first so that ``ask(model="gpt-4o-mini", messages=[...])`` is not
+    costed as the question "gpt-4o-mini".
+    """
     bound = sig.bind_partial(*args, **kwargs).arguments
-    for value in bound.values():
-        if isinstance(value, str):
-            return value
-    return last_user_message(bound.get("messages"))
+    if (text := last_user_message(bound.get("messages"))) is not None:
+        return text
+    return next((v for v in bound.values() if isinstance(v, str)), None)
 
 
 class _Guarded:
@@ -180,7 +183,8 @@ def guarded(
         The guard to use; default ``Guard()`` (the shipped cost model, loaded on first call).
     query : callable, optional
         ``query(*args, **kwargs) -> str`` giving the question from the call's arguments;
-        default: the first ``str`` argument, else the last user message of ``messages``.
+        default: the last user message of a ``messages`` argument, else the first ``str``
+        argument.
     on_decision : callable, optional
         Called with the :class:`~guard.records.DecisionRecord` of every call.
 

@@ -5,10 +5,13 @@ Shared by :mod:`guard.calibration` and the benchmarks; re-exported from ``guard.
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
+
+from policies._validate import as_bool, same_length
 
 FloatArray = NDArray[np.float64]
 
@@ -64,52 +67,74 @@ def as_labels(correct: Any, name: str = "correct") -> NDArray[np.bool_]:
 
 
 def _pair(prob: ArrayLike, correct: ArrayLike) -> tuple[FloatArray, FloatArray]:
-    p = as_signal_values(prob, "prob")
-    y = as_labels(correct).astype(np.float64)
-    if p.shape != y.shape:
-        raise ValueError(
-            f"prob and correct must have one length; got {p.shape[0]} and {y.shape[0]}"
-        )
-    if p.shape[0] == 0:
-        raise ValueError("at least one sample is required")
+    p = as_signal_values(prob, "prob")  # names the first None / NaN by index
     if ((p < 0.0) | (p > 1.0)).any():
-        raise ValueError("prob must be probabilities in [0, 1]")
-    return p, y
-
-
-def brier(prob: ArrayLike, correct: ArrayLike) -> float:
-    """Brier score ``mean((p - y)^2)``: 0 is perfect, 0.25 is a constant 0.5.
-
-    Examples
-    --------
-    >>> brier([1.0, 0.0], [True, False])
-    0.0
-    >>> brier([0.5, 0.5], [True, False])
-    0.25
-    """
-    p, y = _pair(prob, correct)
-    return float(np.mean((p - y) ** 2, dtype=np.float64))
+        raise ValueError("prob must be a probability in [0, 1]")
+    c = as_bool("correct", correct)
+    same_length(prob=p, correct=c)
+    return p, c.astype(np.float64)
 
 
 def ece(prob: ArrayLike, correct: ArrayLike, n_bins: int = 10) -> float:
     """Expected calibration error with ``n_bins`` equal-width bins (ECE-10 by default).
 
-    ``sum_b (n_b / n) |accuracy_b - mean confidence_b|``; bins are ``[k/n_bins, (k+1)/n_bins)``
-    with 1.0 in the last bin.
+    Parameters
+    ----------
+    prob : array of float in [0, 1]
+        Stated probability that each answer is correct.
+    correct : array of bool
+        Whether each answer is correct.
+    n_bins : int, default 10
+        Number of equal-width bins over [0, 1], ``>= 1``.
+
+    Returns
+    -------
+    float
+        ``sum_b (n_b / n) |acc_b - conf_b|`` in [0, 1].
+
+    Raises
+    ------
+    ValueError
+        If ``prob`` is outside [0, 1] or NaN, ``correct`` is not boolean, the lengths differ,
+        or ``n_bins`` is not an integer ``>= 1``.
 
     Examples
     --------
-    >>> ece([0.9, 0.9, 0.9, 0.9], [True, True, True, False])  # says 0.9, is right 75%
-    0.15
-    >>> ece([0.25, 0.75], [False, True])
+    Two answers at 0.9 (one right) and two at 0.2 (both wrong):
+    ``(2/4) |0.5 - 0.9| + (2/4) |0 - 0.2| = 0.3``.
+
+    >>> round(ece([0.9, 0.9, 0.2, 0.2], [True, False, False, False]), 12)
+    0.3
+    >>> ece([1.0, 0.0], [True, False])  # perfectly calibrated and sharp
+    0.0
+
+    Fewer bins pool over- and under-confidence (here ``|1 - 1.1| / 2``):
+
+    >>> round(ece([0.9, 0.2], [True, False]), 12), round(ece([0.9, 0.2], [True, False], 1), 12)
+    (0.15, 0.05)
+    """
+    try:
+        k = -1 if isinstance(n_bins, bool) else operator.index(n_bins)  # ints, not 10.0
+    except TypeError:
+        k = -1
+    if k < 1:
+        raise ValueError(f"n_bins must be an integer >= 1, got {n_bins!r}")
+    p, c = _pair(prob, correct)
+    edges = np.arange(k + 1, dtype=np.float64) / k
+    bins = np.minimum(np.searchsorted(edges, p, side="right") - 1, k - 1)
+    gap = np.bincount(bins, weights=c - p, minlength=k)
+    return float(np.abs(gap).sum() / p.shape[0])
+
+
+def brier(prob: ArrayLike, correct: ArrayLike) -> float:
+    """Brier score ``mean((p - c)^2)`` in [0, 1], lower is better.
+
+    Examples
+    --------
+    >>> round(brier([0.9, 0.2], [True, False]), 12)  # (0.01 + 0.04) / 2
+    0.025
+    >>> brier([0.5, 0.5], [True, False])
     0.25
     """
-    if n_bins < 1:
-        raise ValueError(f"n_bins must be >= 1; got {n_bins}")
-    p, y = _pair(prob, correct)
-    bins = np.minimum((p * n_bins).astype(np.int64), n_bins - 1)
-    total = 0.0
-    for b in np.unique(bins):
-        mask = bins == b
-        total += int(mask.sum()) * abs(float(y[mask].mean()) - float(p[mask].mean()))
-    return round(total / int(p.shape[0]), 12)
+    p, c = _pair(prob, correct)
+    return float(np.mean((p - c) ** 2))

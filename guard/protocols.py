@@ -29,7 +29,9 @@ from guard.exceptions import ConfigError
 class CostModel(Protocol):
     """Anything that predicts the expected cost ``E[L] > 0`` of a wrong answer per query."""
 
-    def predict(self, texts: Sequence[str]) -> NDArray[np.float64]: ...
+    def predict(self, texts: Sequence[str]) -> NDArray[np.float64]:
+        """``E[L]`` for each query text (an array of floats > 0)."""
+        ...
 
 
 @runtime_checkable
@@ -38,7 +40,9 @@ class ProbabilityCalibrator(Protocol):
 
     signal: str
 
-    def predict(self, x: Any) -> NDArray[np.float64]: ...
+    def predict(self, x: Any) -> NDArray[np.float64]:
+        """Calibrated probabilities in [0, 1] for a 1-D array of signal values."""
+        ...
 
 
 def load_default_cost_model() -> CostModel:

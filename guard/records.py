@@ -8,9 +8,11 @@ probability supplied by the caller). :class:`DecisionRecord` is DESIGN.md's deci
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from guard.exceptions import ConfidenceError
@@ -80,19 +82,19 @@ class Confidence(BaseModel):
             return cls()
         if isinstance(value, cls):
             return value
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (numbers.Real, Mapping)):
+            raise ConfidenceError(
+                f"confidence must be a probability, a mapping of signals or a Confidence; "
+                f"got {type(value).__name__}"
+            )
         try:
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                return cls(caller=float(value))
             if isinstance(value, Mapping):
                 return cls.model_validate(dict(value))
+            return cls(caller=float(value))
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(x) for x in first["loc"]) or "confidence"
             raise ConfidenceError(f"confidence {where}: {first['msg']} (got {value!r})") from None
-        raise ConfidenceError(
-            f"confidence must be a probability, a mapping of signals or a Confidence; "
-            f"got {type(value).__name__}"
-        )
 
     def get(self, signal: str) -> float | None:
         """The value of one signal (see :data:`SIGNALS`), or ``None``."""

@@ -77,3 +77,18 @@ def unwrap(arr: Any) -> Any:
     """A 0-d result as a Python scalar, anything else unchanged."""
     a = np.asarray(arr)
     return a.item() if a.ndim == 0 else a
+
+
+def same_length(**arrays: Any) -> int:
+    """Check that the named arrays are 1-D with one length ``n >= 1``; return ``n``.
+
+    The message lists every argument with its shape, so the caller sees which one is off.
+    """
+    shapes = {k: np.shape(v) for k, v in arrays.items()}
+    if any(len(s) != 1 for s in shapes.values()) or len(set(shapes.values())) != 1:
+        listed = ", ".join(f"{k}{v}" for k, v in shapes.items())
+        raise ValueError(f"inputs must be 1-D arrays of one length; got {listed}")
+    n = int(next(iter(shapes.values()))[0])
+    if n == 0:
+        raise ValueError("at least one sample is required (n >= 1)")
+    return n

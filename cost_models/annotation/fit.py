@@ -97,6 +97,9 @@ def design(
         if j.tuple_id not in tuples:
             raise ValueError(f"judgment names unknown tuple {j.tuple_id!r}")
         mem = list(tuples[j.tuple_id])
+        if unknown := [m for m in mem if m not in index]:
+            raise ValueError(f"tuple {j.tuple_id} names item(s) not among the item ids: "
+                             f"{', '.join(unknown)}")
         if j.best not in mem or j.worst not in mem or j.best == j.worst:
             raise ValueError(
                 f"invalid judgment on {j.tuple_id}: best={j.best!r} worst={j.worst!r} "
@@ -218,3 +221,41 @@ def select_l2(
               for g in grid}
     best = min(scores, key=lambda g: scores[g])
     return best, scores
+
+
+#: UtilityBench's published scale (Appendix A.4): mean 5.1217 at median 2.
+PAPER_MEAN_COST = 5.1217
+
+
+def scale_l2(
+    tuples: Mapping[str, Sequence[str]], judgments: Sequence[Judgment],
+    item_ids: Sequence[str] | None = None, *, target_mean: float = PAPER_MEAN_COST,
+    lo: float = 1e-3, hi: float = 100.0, iters: int = 40,
+) -> float:
+    """The prior strength whose fitted costs have mean ``target_mean`` (median is 2).
+
+    The spread of a Bradley-Terry scale measures how consistent the judges are, not only how
+    different the harms are: a panel of one model family, far more self-consistent than the
+    paper's mixed panel, spreads the maximum-likelihood scale over many orders of magnitude.
+    Anchoring the dispersion to UtilityBench's published statistics keeps the costs on the
+    scale that ``C_R`` and the +1 of a correct answer are measured against; the order of the
+    items is nearly unchanged. The mean cost falls as ``l2`` grows, so bisect on ``log l2``.
+    """
+    if target_mean <= 2.0:
+        raise ValueError("target_mean must exceed the median cost 2")
+    ids = list(item_ids) if item_ids is not None else sorted(
+        {i for m in tuples.values() for i in m}
+    )
+
+    def mean_cost(l2: float) -> float:
+        return float(fit_bradley_terry(tuples, judgments, ids, l2=l2).cost.mean())
+
+    a, b = np.log(lo), np.log(hi)
+    if mean_cost(float(np.exp(a))) < target_mean:
+        return float(lo)  # the judgments are too noisy to reach the target spread
+    for _ in range(iters):
+        mid = (a + b) / 2.0
+        a, b = (mid, b) if mean_cost(float(np.exp(mid))) > target_mean else (a, mid)
+        if b - a < 1e-3:
+            break
+    return float(np.exp((a + b) / 2.0))

@@ -113,21 +113,25 @@ class LLMJudge:
         for attempt in range(self.retries):
             try:
                 r = self._client.post("/chat/completions", json=body)
+            except httpx.HTTPError as exc:
+                problem = f"{type(exc).__name__}: {exc}"
+            else:
                 if r.status_code >= 500 or r.status_code == 429:
                     problem = f"HTTP {r.status_code}"
-                elif r.status_code >= 400:
+                elif r.status_code >= 400:  # the request itself is wrong: retrying cannot help
                     raise JudgeError(f"{self.name}: HTTP {r.status_code}: {r.text[:200]}")
                 else:
-                    text = r.json()["choices"][0]["message"]["content"] or ""
-                    best, worst = parse_reply(text, len(items))
-                    return Judgment(tuple_id, items[best][0], items[worst][0], self.name)
-            except (httpx.HTTPError, KeyError, IndexError, TypeError, ValueError) as exc:
-                if isinstance(exc, JudgeError) and "HTTP 4" in str(exc):
-                    raise
-                problem = str(exc)
+                    try:
+                        text = r.json()["choices"][0]["message"]["content"] or ""
+                        best, worst = parse_reply(text, len(items))
+                    except (JudgeError, KeyError, IndexError, TypeError, ValueError) as exc:
+                        problem = str(exc)  # an unparseable reply is retried
+                    else:
+                        return Judgment(tuple_id, items[best][0], items[worst][0], self.name)
             log.info("judge %s, tuple %s, attempt %d failed: %s", self.name, tuple_id,
                      attempt + 1, problem)
-            time.sleep(min(4.0, 0.25 * 2**attempt))
+            if attempt + 1 < self.retries:
+                time.sleep(min(4.0, 0.25 * 2**attempt))
         raise JudgeError(f"{self.name}: no valid judgment for {tuple_id} after "
                          f"{self.retries} tries ({problem})")
 

@@ -4,7 +4,10 @@ Coarse consequence groups (``low`` / ``medium`` / ``high``) come in; ``ratio x N
 tuples come out (``ratio = 1.25`` in the paper): 45% drawn inside one group, 35% spanning
 different groups, 20% drawn at random. Items are chosen least-used first (ties broken at
 random), and a final repair pass guarantees every item appears in at least ``min_per_item``
-tuples. The same ``seed`` gives the same tuples.
+tuples. A tuple's ``kind`` says what it holds after the repair (which may swap an item of
+another group into a within-group tuple, making it an across-group one); a within or across
+tuple that the groups cannot supply (no group of four, or only one group) is drawn at random
+and labelled ``random``. The same ``seed`` gives the same tuples.
 """
 
 from __future__ import annotations
@@ -114,8 +117,12 @@ def build_tuples(
         else:
             chosen = [int(i) for i in rng.choice(n, TUPLE_SIZE, replace=False)]
             picker.counts[chosen] += 1
+            kind = "random"  # also when the groups cannot supply a within / across tuple
         raw.append((chosen, kind))
     _repair(raw, picker.counts, min_per_item, rng)
+    for k, (members, kind) in enumerate(raw):
+        if kind != "random":  # label by what the tuple holds after the repair's swaps
+            raw[k] = (members, "within" if len({labels[i] for i in members}) == 1 else "across")
     shuffled = rng.permutation(len(raw)).tolist()  # judges should not see the kinds in blocks
     width = len(str(len(raw)))
     return [

@@ -36,11 +36,17 @@ class Extractor(Protocol):
 
     name: str
 
-    def request_overrides(self, body: Mapping[str, Any]) -> dict[str, Any]: ...
+    def request_overrides(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        """The request-body keys to set (new values; ``body`` is not modified)."""
+        ...
 
-    def extract(self, completion: Any) -> Confidence: ...
+    def extract(self, completion: Any) -> Confidence:
+        """The signal found in a reply; an empty :class:`Confidence` when there is none."""
+        ...
 
-    def clean(self, text: str) -> str: ...
+    def clean(self, text: str) -> str:
+        """The reply text as delivered to the caller."""
+        ...
 
 
 class LogprobExtractor:

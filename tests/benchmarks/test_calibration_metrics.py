@@ -114,7 +114,7 @@ def test_brier_matches_the_definition() -> None:
                      id="ece-prob-above-1"),
         pytest.param(lambda: ece([-0.1], [True]), r"prob must be a probability",
                      id="ece-prob-negative"),
-        pytest.param(lambda: ece([float("nan")], [True]), r"prob must not be NaN",
+        pytest.param(lambda: ece([float("nan")], [True]), r"prob\[0\] is nan",
                      id="ece-prob-nan"),
         pytest.param(lambda: ece([0.5], [0.5]), r"correct must be booleans",
                      id="ece-correct-half"),

@@ -12,7 +12,6 @@ MODULES = (
     "benchmarks.utility_auc",
     "benchmarks.table",
     "benchmarks.selective",
-    "benchmarks.calibration_metrics",
     "benchmarks.riskeval",
     "benchmarks.examples",
 )

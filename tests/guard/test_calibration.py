@@ -55,7 +55,7 @@ def test_metrics(prob: list[float], correct: list[Any], expected_brier: float,
     [
         pytest.param([0.5, None], [1, 0], r"prob\[1\] is None", id="none"),
         pytest.param([0.5, math.nan], [1, 0], r"prob\[1\] is nan", id="nan"),
-        pytest.param([1.5], [1], r"prob must be probabilities in \[0, 1\]", id="range"),
+        pytest.param([1.5], [1], r"prob must be a probability in \[0, 1\]", id="range"),
         pytest.param([0.5], [1, 0], "one length", id="lengths"),
         pytest.param([0.5], [2], "booleans", id="labels"),
         pytest.param([], [], "at least one sample", id="empty"),

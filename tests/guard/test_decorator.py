@@ -140,6 +140,14 @@ def test_completion_mapping_is_copied_not_mutated(kind: str, fixed_cost: Any) ->
     assert json.dumps(reply) == before
 
 
+def test_refusal_replaces_every_sampled_choice(fixed_cost: Any) -> None:
+    reply = completion("400 mg", [-3.0]).model_dump()
+    reply["choices"].append({**reply["choices"][0], "index": 1})
+    out = guarded(Guard(fixed_cost(8.0)))(make("sync", reply))(Q)
+    assert [c["message"]["content"] for c in out["choices"]] == [REFUSAL, REFUSAL]
+    assert [c["message"]["content"] for c in reply["choices"]] == ["400 mg", "400 mg"]
+
+
 def test_named_tuple_keeps_its_type(fixed_cost: Any) -> None:
     class Reply(NamedTuple):
         text: str
@@ -169,7 +177,7 @@ def test_query_text_resolution(fixed_cost: Any) -> None:
     g = Guard(Spy())
 
     @guarded(g)
-    def by_messages(model: int, messages: list[dict[str, str]]) -> tuple[str, float]:
+    def by_messages(model: str, messages: list[dict[str, Any]]) -> tuple[str, float]:
         return "4 g", 0.9
 
     @guarded(g, query=lambda patient, **kw: kw["question"])
@@ -180,7 +188,7 @@ def test_query_text_resolution(fixed_cost: Any) -> None:
     def by_first_str(n: int, question: str, style: str = "brief") -> tuple[str, float]:
         return "4 g", 0.9
 
-    by_messages(1, messages=[{"role": "system", "content": "Be brief."},
+    by_messages("smollm2-135m-instruct", messages=[{"role": "system", "content": "Be brief."},
                              {"role": "user", "content": [{"type": "text", "text": Q}]}])
     by_callable({"age": 40}, question="callable question")
     by_first_str(3, "first str")

@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from openai.types.chat import ChatCompletion
 
@@ -203,6 +204,8 @@ def test_extractors_combine() -> None:
 def test_confidence_coercion() -> None:
     assert Confidence.coerce(None) == Confidence()
     assert Confidence.coerce(0.4) == Confidence(caller=0.4)
+    assert Confidence.coerce(np.float32(0.5)) == Confidence(caller=0.5)
+    assert Confidence.coerce(1) == Confidence(caller=1.0)
     assert Confidence.coerce({"verbal": 0.2}).get("verbal") == 0.2
     same = Confidence(verbal=0.1)
     assert Confidence.coerce(same) is same

@@ -10,6 +10,7 @@ from types import ModuleType
 import pytest
 
 import guard
+import guard.confidence
 
 
 def _isort_key(name: str) -> tuple[int, str]:
@@ -17,19 +18,25 @@ def _isort_key(name: str) -> tuple[int, str]:
     return (0 if name.isupper() else 1 if name[0].isupper() else 2, name)
 
 
-def test_all_is_sorted() -> None:
-    assert guard.__all__ == sorted(guard.__all__, key=_isort_key)
-    assert len(set(guard.__all__)) == len(guard.__all__)
+PACKAGES = [pytest.param(guard, id="guard"), pytest.param(guard.confidence, id="confidence")]
 
 
-def test_all_is_complete_and_importable() -> None:
+@pytest.mark.parametrize("package", PACKAGES)
+def test_all_is_sorted(package: ModuleType) -> None:
+    assert package.__all__ == sorted(package.__all__, key=_isort_key)
+    assert len(set(package.__all__)) == len(package.__all__)
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_all_is_complete_and_importable(package: ModuleType) -> None:
     public = {
-        name for name, value in vars(guard).items()
+        name for name, value in vars(package).items()
         if not name.startswith("_") and not isinstance(value, ModuleType)
     }
-    assert set(guard.__all__) == public | {"exceptions"}
-    for name in guard.__all__:
-        assert getattr(guard, name) is not None
+    expected = public | ({"exceptions"} if package is guard else set())
+    assert set(package.__all__) == expected
+    for name in package.__all__:
+        assert getattr(package, name) is not None
 
 
 def test_exceptions_hierarchy() -> None:

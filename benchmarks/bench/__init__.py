@@ -1,0 +1,1 @@
+"""The offline bench: UtilityAUC of a model's responses with and without the guard."""

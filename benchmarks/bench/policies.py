@@ -1,0 +1,96 @@
+"""The policies the bench compares, all on the same responses.
+
+* ``model``: the raw model, binary score (the paper's Table 1 protocol);
+* ``model_confidence``: the raw model ordered by its confidence (the paper's Table 3);
+* ``guard``: predicted ``E[L]``, calibrated ``p``, the Bayes rule, score ``q + C_R``;
+* ``guard_oracle_cost``: the same with the true ``L`` (isolates cost-model error);
+* ``confidence_threshold``: the best single cost-blind threshold on the raw confidence,
+  chosen on the training folds (what a selective-prediction tool would do);
+* ``always_refuse``: refuse everything;
+* ``oracle``: the best achievable with these responses — deliver exactly the correct
+  answers (UtilityAUC 1 would need a correct answer to every answerable item).
+
+A model's own refusal stays a refusal under every policy: the guard can withhold an answer,
+never invent one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from benchmarks.bench.crossfit import IntArray, Probabilities
+from benchmarks.bench.data import BenchData
+from policies import should_answer
+
+FloatArray = NDArray[np.float64]
+BoolArray = NDArray[np.bool_]
+POLICIES = ("model", "model_confidence", "guard", "guard_oracle_cost",
+            "confidence_threshold", "always_refuse", "oracle")
+
+
+@dataclass
+class PolicyRun:
+    name: str
+    answered: BoolArray
+    score: FloatArray
+    prob: FloatArray  # the probability the policy acts on; NaN where it has none
+
+
+def utilities(data: BenchData, answered: BoolArray, c_r: float) -> FloatArray:
+    """Per-item response utility ``v`` of delivering ``answered``."""
+    right = data.answerable & data.correct
+    return np.where(answered, np.where(right, 1.0, -data.cost),
+                    np.where(data.answerable, -c_r, 1.0))
+
+
+def _bayes(data: BenchData, p: FloatArray, cost: FloatArray, c_r: float
+           ) -> tuple[BoolArray, FloatArray]:
+    have = np.isfinite(p)
+    pf = np.where(have, p, 0.0)
+    take = data.answered & have & np.asarray(should_answer(pf, cost, c_r), dtype=bool)
+    score = np.where(have, pf - (1.0 - pf) * cost + c_r, -np.inf)
+    return take, score
+
+
+def best_threshold(raw: FloatArray, answered: BoolArray, gain: FloatArray) -> float:
+    """The raw-confidence threshold maximizing total gain of answering ``raw >= t`` (among
+    the model's answers); ``inf`` (answer nothing) when no threshold helps."""
+    cand = np.flatnonzero(answered & np.isfinite(raw))
+    if cand.shape[0] == 0:
+        return float("inf")
+    order = cand[np.argsort(-raw[cand], kind="stable")]
+    values, gains = raw[order], np.cumsum(gain[order])
+    last_of_tie = np.r_[values[1:] != values[:-1], True]  # thresholds take whole tie groups
+    totals, thresholds = gains[last_of_tie], values[last_of_tie]
+    k = int(np.argmax(totals))
+    return float(thresholds[k]) if totals[k] > 0 else float("inf")
+
+
+def run_policies(data: BenchData, pred_cost: FloatArray, probs: Probabilities,
+                 folds: Sequence[tuple[IntArray, IntArray]], c_r: float) -> dict[str, PolicyRun]:
+    """Decisions, scores and probabilities of every policy at ``c_r``."""
+    raw, cal = probs.raw, probs.calibrated
+    raw_score = np.where(np.isfinite(raw), raw, -1.0)
+    runs: dict[str, PolicyRun] = {}
+    runs["model"] = PolicyRun("model", data.answered.copy(), data.answered.astype(float), raw)
+    runs["model_confidence"] = PolicyRun("model_confidence", data.answered.copy(), raw_score, raw)
+    take, score = _bayes(data, cal, pred_cost, c_r)
+    runs["guard"] = PolicyRun("guard", take, score, cal)
+    take, score = _bayes(data, cal, data.cost, c_r)
+    runs["guard_oracle_cost"] = PolicyRun("guard_oracle_cost", take, score, cal)
+    gain = utilities(data, np.ones(data.n, dtype=bool), c_r) - np.where(data.answerable, -c_r, 1.0)
+    take = np.zeros(data.n, dtype=bool)
+    for train, test in folds:
+        t = best_threshold(raw[train], data.answered[train], gain[train])
+        take[test] = data.answered[test] & np.isfinite(raw[test]) & (raw[test] >= t)
+    runs["confidence_threshold"] = PolicyRun("confidence_threshold", take, raw_score, raw)
+    none = np.zeros(data.n, dtype=bool)
+    runs["always_refuse"] = PolicyRun("always_refuse", none, np.zeros(data.n),
+                                      np.full(data.n, np.nan))
+    best = data.answered & data.answerable & data.correct
+    runs["oracle"] = PolicyRun("oracle", best, np.where(best, gain, 0.0), best.astype(float))
+    return runs

@@ -1,0 +1,114 @@
+"""Bench outputs: the terminal table, ``results.json``, ``report.md`` and PNG plots."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+COLUMNS = (("utility_auc", "UtilityAUC"), ("mean_utility", "Mean U"),
+           ("answer_rate", "Answer rate"), ("ans_acc", "Ans. Acc"), ("ref_acc", "Ref. Acc"),
+           ("policy_consistency", "Consistency"), ("normalized_regret", "Norm. regret"),
+           ("aurc", "AURC"), ("ece10", "ECE-10"), ("brier", "Brier"))
+
+
+def fmt(v: Any, digits: int = 4) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "n/a"
+    return f"{v:.{digits}f}"
+
+
+def _cell(res: dict[str, Any], key: str) -> str:
+    ci = res.get(f"{key}_ci")
+    return fmt(res[key]) + (f" [{fmt(ci[0], 3)}, {fmt(ci[1], 3)}]" if ci else "")
+
+
+def terminal_table(results: dict[str, Any]) -> Table:
+    t = Table(title=f"utilityguard bench — {results['responses'].get('model')} on "
+                    f"{results['n']} items, C_R = {results['c_r']:g} (95% bootstrap CI)")
+    t.add_column("policy")
+    for _, label in COLUMNS[:5]:
+        t.add_column(label, justify="right")
+    for name, res in results["policies"].items():
+        t.add_row(name, *[_cell(res, key) for key, _ in COLUMNS[:5]])
+    return t
+
+
+def print_table(results: dict[str, Any], console: Console | None = None) -> None:
+    (console or Console()).print(terminal_table(results))
+
+
+def markdown_table(results: dict[str, Any]) -> str:
+    head = "| policy | " + " | ".join(label for _, label in COLUMNS) + " |"
+    sep = "|" + " --- |" * (len(COLUMNS) + 1)
+    rows = [f"| `{name}` | " + " | ".join(fmt(res[k]) for k, _ in COLUMNS) + " |"
+            for name, res in results["policies"].items()]
+    return "\n".join([head, sep, *rows])
+
+
+def report_md(results: dict[str, Any], plots: list[str]) -> str:
+    r, s = results["responses"], results["settings"]
+    ci_rows = "\n".join(
+        f"| `{name}` | {_cell(res, 'utility_auc')} | {_cell(res, 'mean_utility')} |"
+        for name, res in results["policies"].items())
+    sweep = results["sweep"]
+    marks = [k for k, c in enumerate(sweep["c_r"]) if c in (0.0, 0.5, 1.0, 2.0, 4.0, 8.0,
+                                                               16.0, 32.0, 64.0)]
+    sweep_head = "| policy | " + " | ".join(f"C_R={sweep['c_r'][k]:g}" for k in marks) + " |"
+    sweep_rows = "\n".join(
+        f"| `{name}` | " + " | ".join(fmt(vals[k], 3) for k in marks) + " |"
+        for name, vals in sweep["utility_auc"].items())
+    dom_rows = "\n".join(
+        f"| {dom} | {d['guard']['n']} | " + " | ".join(
+            fmt(d[p]["contribution"], 3) for p in ("model", "guard", "oracle")) + " |"
+        for dom, d in results["domains"].items())
+    figs = "\n".join(f"![{p}]({p})" for p in plots)
+    return f"""# utilityguard bench report
+
+- Responses: `{r['file']}` (sha256 `{r['sha256'][:16]}...`), model `{r.get('model')}`,
+  {results['n']} items ({r.get('missing_responses', 0)} dataset items without a response).
+- C_R = {results['c_r']:g}; confidence signal `{s['signal']}`.
+- Costs for `guard`: {s['cost']}.
+- Probabilities: {s['probability']}.
+- Bootstrap: {s['bootstrap']} resamples of items; cross-fitting: {s['folds']} folds, seed {s['seed']}.
+
+## Policies at C_R = {results['c_r']:g}
+
+{markdown_table(results)}
+
+95% bootstrap intervals:
+
+| policy | UtilityAUC | mean utility |
+| --- | --- | --- |
+{ci_rows}
+
+## C_R sweep (UtilityAUC)
+
+{sweep_head}
+|{" --- |" * (len(marks) + 1)}
+{sweep_rows}
+
+## Contribution to mean utility by domain
+
+| domain | n | model | guard | oracle |
+| --- | --- | --- | --- | --- |
+{dom_rows}
+
+{figs}
+"""
+
+
+def write_outputs(results: dict[str, Any], out: Path, *, plots: bool = True) -> list[str]:
+    out.mkdir(parents=True, exist_ok=True)
+    made: list[str] = []
+    if plots:
+        from benchmarks.bench.plots import make_plots
+
+        made = make_plots(results, out)
+    (out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
+    (out / "report.md").write_text(report_md(results, made))
+    return made

@@ -1,0 +1,82 @@
+"""The bench, end to end: load, cross-fit, run the policies, evaluate, sweep."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from benchmarks.bench.crossfit import (
+    choose_signal,
+    make_folds,
+    predict_costs,
+    probabilities,
+    trained_on,
+)
+from benchmarks.bench.data import load_bench
+from benchmarks.bench.evaluate import by_domain, c_r_grid, evaluate, sweep
+from benchmarks.bench.policies import run_policies
+from benchmarks.utility_auc import utility_curve
+from cost_models.datasets import DatasetItem
+from cost_models.model_io import ARTIFACT, default_model_dir, load_model
+from cost_models.persistence import read_sidecar
+from guard.calibration import Calibrator
+
+Step = Callable[[str], None]
+
+
+def run_bench(
+    items: list[DatasetItem], responses: Path, *, c_r: float = 2.0,
+    cost_model: Path | None = None, calibrator: Path | None = None, signal: str | None = None,
+    folds: int = 5, n_boot: int = 1000, seed: int = 0, trust: bool = False,
+    progress: Step | None = None,
+) -> dict[str, Any]:
+    """Everything ``results.json`` holds (see :mod:`benchmarks.bench.report`)."""
+    say = progress or (lambda _msg: None)
+    t0 = time.perf_counter()
+    data = load_bench(items, responses)
+    fold_idx = make_folds(data.n, folds, seed)
+    model_dir = cost_model or default_model_dir()
+    model = load_model(model_dir, trust=trust)
+    meta = read_sidecar(model_dir, name=ARTIFACT)
+    refit = trained_on(model, meta, data)
+    say("cost model")
+    groups = [str(it.model_dump().get("source", "unknown"))
+              for it in items if it.id in set(data.ids)]
+    costs = predict_costs(data, model, refit=refit, folds=fold_idx, groups=groups)
+    sig = choose_signal(data, signal)
+    cal = Calibrator.load(calibrator, trust=trust) if calibrator else None
+    say("calibration")
+    probs = probabilities(data, sig, fold_idx, cal)
+    runs = run_policies(data, costs.cost, probs, fold_idx, c_r)
+    say("bootstrap")
+    policies = evaluate(data, runs, probs, c_r, n_boot=n_boot, seed=seed)
+    say("sweep")
+    grid = c_r_grid()
+    curves = sweep(data, costs.cost, probs, fold_idx, grid)
+    right = data.answerable & data.correct
+    utility_curves = {}
+    for name, run in runs.items():
+        cov, u = utility_curve(data.answerable, run.answered, right, data.cost, run.score, c_r=c_r)
+        step = max(1, len(cov) // 400)
+        utility_curves[name] = {"coverage": cov[::step].tolist(), "utility": u[::step].tolist()}
+    return {
+        "c_r": c_r,
+        "n": data.n,
+        "responses": {"file": data.responses_file, "sha256": data.responses_sha256,
+                      "model": data.model, "missing_responses": data.missing_responses,
+                      "answered": int(data.answered.sum()),
+                      "correct": int((data.answered & data.answerable & data.correct).sum())},
+        "settings": {"signal": sig, "cost": costs.how, "cost_model": str(model_dir),
+                     "probability": probs.how, "folds": folds, "seed": seed,
+                     "bootstrap": n_boot, "seconds": round(time.perf_counter() - t0, 2)},
+        "policies": policies,
+        "sweep": {"c_r": grid.tolist(), "utility_auc": curves},
+        "domains": by_domain(data, runs, c_r),
+        "curves": utility_curves,
+        "costs": {"true_median": float(np.median(data.cost)),
+                  "predicted_median": float(np.median(costs.cost))},
+    }

@@ -1,0 +1,66 @@
+"""``utilityguard bench``: UtilityAUC of a model's responses with and without the guard."""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from benchmarks.bench.data import shipped_responses
+from benchmarks.bench.report import print_table, write_outputs
+from benchmarks.bench.run import run_bench
+from cost_models.datasets import load_seed, load_utilitybench
+from guard.cli import CLIError
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "bench", help="measure the guard's UtilityAUC gain over the raw model",
+        description=(
+            "Evaluate policies (raw model, model by confidence, guard, guard with true costs, "
+            "best cost-blind confidence threshold, always refuse, oracle) on the same graded "
+            "responses: UtilityAUC and the paper's metrics with bootstrap intervals, a C_R "
+            "sweep, a per-domain breakdown; results.json, report.md and PNG plots in --out. "
+            "Without arguments: the shipped seed set and SmolLM2-135M-Instruct responses."),
+    )
+    p.add_argument("--data", default="seed", help="dataset with costs, or 'seed' (default)")
+    p.add_argument("--responses", type=Path, default=None,
+                   help="graded response records (default: shipped SmolLM2 responses)")
+    p.add_argument("--c-r", type=float, default=2.0, help="price of an unnecessary refusal (2)")
+    p.add_argument("--cost-model", type=Path, default=None, help="cost model dir (default: shipped)")
+    p.add_argument("--calibrator", type=Path, default=None,
+                   help="calibrator dir (default: fit one per training fold)")
+    p.add_argument("--signal", default=None, help="confidence signal (default: logprob_mean)")
+    p.add_argument("--folds", type=int, default=5, help="cross-fitting folds (5)")
+    p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples (1000)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (0)")
+    p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
+    p.add_argument("--trust", action="store_true", help="skip artifact integrity checks")
+    p.add_argument("--out", type=Path, default=Path("bench-out"), help="output dir (bench-out)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    if not math.isfinite(args.c_r) or args.c_r < 0:
+        raise CLIError(f"--c-r must be a finite number >= 0, got {args.c_r}")
+    if args.folds < 2 or args.bootstrap < 0:
+        raise CLIError("--folds must be >= 2 and --bootstrap >= 0")
+    items = load_seed() if args.data == "seed" else load_utilitybench(args.data)
+    responses = args.responses or shipped_responses()
+    if args.responses is None and args.data != "seed":
+        raise CLIError("--responses is required with --data (the shipped responses are for "
+                       "the seed set)")
+    console = Console(stderr=True)
+    with console.status("bench") as status:
+        results = run_bench(items, responses, c_r=args.c_r, cost_model=args.cost_model,
+                            calibrator=args.calibrator, signal=args.signal, folds=args.folds,
+                            n_boot=args.bootstrap, seed=args.seed, trust=args.trust,
+                            progress=lambda msg: status.update(f"bench: {msg}"))
+    print_table(results, Console())
+    plots = write_outputs(results, args.out, plots=not args.no_plots)
+    print(f"wrote {args.out / 'results.json'}, {args.out / 'report.md'}"
+          + (f" and {len(plots)} plots" if plots else " (no plots: install utilityguard[bench])"))
+    return 0

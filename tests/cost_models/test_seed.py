@@ -1,0 +1,153 @@
+"""The shipped seed set: its shape, its annotation files, and that the files reproduce it."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from functools import cache
+from typing import Any
+
+import numpy as np
+import pytest
+
+from benchmarks.grading import grade
+from cost_models.annotation.fit import Judgment, fit_bradley_terry
+from cost_models.annotation.tuples import build_tuples
+from cost_models.datasets import DatasetItem, load_seed, read_rows, seed_path
+
+ANSWERABLE_DOMAINS = {"medicine", "law", "finance", "coding", "math", "science",
+                      "general_knowledge", "everyday"}
+
+
+@cache
+def _items() -> tuple[DatasetItem, ...]:
+    return tuple(load_seed())
+
+
+@cache
+def _rows(name: str) -> tuple[dict[str, Any], ...]:
+    return tuple(read_rows(seed_path(name)))
+
+
+def _card() -> str:
+    return seed_path("README.md").read_text(encoding="utf-8")
+
+
+def _median_cost(domain: str) -> float:
+    return float(np.median([it.cost for it in _items() if it.domain == domain]))
+
+
+def test_seed_size_and_answerable_half() -> None:
+    items = _items()
+    assert len(items) >= 1200
+    share = sum(it.answerable for it in items) / len(items)
+    assert share == pytest.approx(0.5, abs=0.01)
+
+
+def test_seed_ids_are_unique() -> None:
+    ids = [it.id for it in _items()]
+    assert len(set(ids)) == len(ids)
+
+
+def test_seed_answerable_items_cover_the_eight_domains() -> None:
+    assert {it.domain for it in _items() if it.answerable} == ANSWERABLE_DOMAINS
+
+
+def test_seed_costs_are_positive_with_median_two() -> None:
+    cost = np.array([it.cost for it in _items()])
+    assert (cost > 0).all()
+    assert float(np.median(cost)) == pytest.approx(2.0, rel=1e-9)
+
+
+@pytest.mark.parametrize("high", ["medicine", "law", "finance"])
+@pytest.mark.parametrize("low", ["math", "general_knowledge"])
+def test_seed_high_stakes_domains_cost_more(high: str, low: str) -> None:
+    assert _median_cost(high) > _median_cost(low)
+
+
+def test_every_answerable_item_has_a_reference() -> None:
+    missing = [it.id for it in _items() if it.answerable and not it.reference]
+    assert missing == []
+
+
+def test_choice_references_are_letters_among_the_options() -> None:
+    bad = []
+    for it in _items():
+        if not (it.answerable and it.answer_type == "choice"):
+            continue
+        options = set(re.findall(r"(?m)^\s*\(?([A-Z])[).:]\s", it.question))
+        if len(options) < 2 or not set(it.reference) <= options:
+            bad.append((it.id, it.reference, sorted(options)))
+    assert bad == []
+
+
+def test_the_grader_accepts_the_references() -> None:
+    rejected = []
+    for it in _items():
+        if not it.answerable or it.answer_type == "code":  # code tests are run elsewhere
+            continue
+        item = it.model_dump()
+        for ref in it.reference:
+            reply = ref if it.answer_type == "text" else f"The answer is {ref}"
+            if grade(item, reply).correct is not True:
+                rejected.append((it.id, it.answer_type, ref))
+    assert rejected == []
+
+
+def test_judgments_name_a_judge_and_refer_to_real_tuples_and_members() -> None:
+    tuples = {str(t["tuple_id"]): list(t["items"]) for t in _rows("tuples.jsonl")}
+    judgments = _rows("judgments.jsonl")
+    assert judgments
+    for row in judgments:
+        assert str(row.get("judge", "")).strip(), row
+        members = tuples[str(row["tuple_id"])]
+        assert row["best"] in members and row["worst"] in members, row
+        assert row["best"] != row["worst"], row
+
+
+def test_every_tuple_is_judged_by_a_panel_of_judges() -> None:
+    tuples = {str(t["tuple_id"]) for t in _rows("tuples.jsonl")}
+    judged = {str(j["tuple_id"]) for j in _rows("judgments.jsonl")}
+    assert judged == tuples
+    judges = Counter(str(j["judge"]) for j in _rows("judgments.jsonl"))
+    assert len(judges) >= 2, judges
+
+
+def test_tuples_reproduce_from_questions_with_the_cards_seed() -> None:
+    match = re.search(r"seed (\d+)", _card())
+    assert match, "the dataset card must name the tuple seed"
+    questions = _rows("questions.jsonl")
+    rebuilt = build_tuples([str(r["id"]) for r in questions],
+                           [str(r["group"]) for r in questions], seed=int(match.group(1)))
+    assert [t.to_dict() for t in rebuilt] == list(_rows("tuples.jsonl"))
+
+
+def test_questions_and_items_agree_except_for_the_fitted_fields() -> None:
+    items = {str(r["id"]): r for r in _rows("items.jsonl")}
+    for q in _rows("questions.jsonl"):
+        fitted = items[str(q["id"])]
+        assert {k: v for k, v in fitted.items() if k not in ("cost", "eta")} == q
+
+
+def test_refitting_the_judgments_reproduces_the_costs() -> None:
+    report = json.loads(seed_path("fit.json").read_text(encoding="utf-8"))
+    tuples = {str(t["tuple_id"]): [str(i) for i in t["items"]] for t in _rows("tuples.jsonl")}
+    judgments = [Judgment.from_dict(r) for r in _rows("judgments.jsonl")]
+    ids = [str(r["id"]) for r in _rows("questions.jsonl")]
+    fit = fit_bradley_terry(tuples, judgments, ids, l2=float(report["l2"]))
+    assert fit.converged
+    assert fit.n_judgments == report["n_judgments"] == len(judgments)
+    refit = fit.as_dict()
+    shipped = {it.id: it.cost for it in _items()}
+    assert shipped.keys() == refit.keys()
+    got = np.array([refit[i] for i in ids])
+    want = np.array([shipped[i] for i in ids])
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert report["cost"]["median"] == pytest.approx(2.0, rel=1e-9)
+
+
+def test_dataset_card_says_it_is_not_utilitybench_and_names_the_license() -> None:
+    text = " ".join(_card().split())
+    assert "not UtilityBench" in text
+    assert re.search(r"## License\s+MIT", _card())

@@ -13,7 +13,6 @@ from policies._validate import (
     as_float,
     positive_cost,
     refusal_cost,
-    same_length,  # noqa: F401  (re-exported)
 )
 
 FloatArray = NDArray[np.float64]

@@ -30,7 +30,8 @@ def register(sub: Any) -> None:
     p.add_argument("--responses", type=Path, default=None,
                    help="graded response records (default: shipped SmolLM2 responses)")
     p.add_argument("--c-r", type=float, default=2.0, help="price of an unnecessary refusal (2)")
-    p.add_argument("--cost-model", type=Path, default=None, help="cost model dir (default: shipped)")
+    p.add_argument("--cost-model", type=Path, default=None,
+                   help="cost model dir (default: shipped)")
     p.add_argument("--calibrator", type=Path, default=None,
                    help="calibrator dir (default: fit one per training fold)")
     p.add_argument("--signal", default=None, help="confidence signal (default: logprob_mean)")

@@ -10,7 +10,14 @@ from typing import Any
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from benchmarks.collect import CONFIDENCE_KINDS, CollectError, CollectSettings, collect, done_ids
+from benchmarks.collect import (
+    CONFIDENCE_KINDS,
+    CollectError,
+    CollectSettings,
+    collect,
+    done_ids,
+    regrade,
+)
 from cost_models.datasets import load_seed, load_utilitybench
 from guard.cli import CLIError
 
@@ -28,8 +35,9 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--data", default="seed",
                    help="dataset (.jsonl/.csv/.parquet) or 'seed' (default: the shipped seed set)")
-    p.add_argument("--upstream", required=True, help="base URL, e.g. http://127.0.0.1:8080/v1")
-    p.add_argument("--model", required=True, help="model name sent to the upstream")
+    p.add_argument("--upstream", help="base URL, e.g. http://127.0.0.1:8080/v1 (required "
+                                       "unless --regrade)")
+    p.add_argument("--model", help="model name sent to the upstream (required unless --regrade)")
     p.add_argument("--confidence", default="logprobs",
                    help=f"comma list of {', '.join(CONFIDENCE_KINDS)} (default: logprobs)")
     p.add_argument("--samples", type=int, default=4,
@@ -40,6 +48,9 @@ def register(sub: Any) -> None:
     p.add_argument("--api-key-env", default="OPENAI_API_KEY",
                    help="environment variable holding the upstream API key, if any")
     p.add_argument("--out", required=True, type=Path, help="response records (JSONL, appended)")
+    p.add_argument("--regrade", action="store_true",
+                   help="do not ask the model: re-grade the records already in --out with the "
+                        "current grader (replies kept, answered/correct recomputed)")
     p.set_defaults(func=run)
 
 
@@ -51,6 +62,14 @@ def run(args: argparse.Namespace) -> int:
             f"--confidence: unknown {', '.join(bad)}; allowed: {', '.join(CONFIDENCE_KINDS)}"
         )
     items = load_seed() if args.data == "seed" else load_utilitybench(args.data, require_cost=False)
+    if args.regrade:
+        if not args.out.exists():
+            raise CLIError(f"{args.out}: no such file to re-grade")
+        n, changed = regrade(items, args.out)
+        print(f"re-graded {n} records in {args.out}; {changed} changed")
+        return 0
+    if not args.upstream or not args.model:
+        raise CLIError("--upstream and --model are required (unless --regrade)")
     if args.limit is not None:
         items = items[: args.limit]
     settings = CollectSettings(

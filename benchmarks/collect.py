@@ -18,7 +18,6 @@ import json
 import logging
 import os
 import time
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,9 +27,9 @@ import httpx
 
 from benchmarks.grading import grade
 from cost_models.datasets import DatasetItem
-from guard.answers import normalize_answer
 from guard.confidence import VERBAL_INSTRUCTION, logprob_signal, parse_verbal_confidence
-from guard.refusal import REFUSAL_HINT, is_refusal
+from guard.confidence.consistency import consistency
+from guard.refusal import REFUSAL_HINT
 
 log = logging.getLogger(__name__)
 CONFIDENCE_KINDS = ("logprobs", "verbal", "consistency")
@@ -145,19 +144,16 @@ async def collect_one(
         conf["verbal"] = parsed.value if parsed else None
         record["verbal_response"] = vtext
     if s.samples > 0:
-        greedy = normalize_answer(text, item.answer_type, item.question)
-        agree = 0
-        answers = []
+        samples = [text]
         for _ in range(s.samples):
             sresp = await _chat(client, s, REFUSAL_HINT, item.question, logprobs=False,
                                 temperature=0.7)
-            stext = _content(sresp)[0]
-            norm = "<refusal>" if is_refusal(stext) else normalize_answer(
-                stext, item.answer_type, item.question)
-            answers.append(norm)
-            agree += norm == greedy
-        conf["consistency"] = (agree + 1) / (s.samples + 1)
-        record["sample_modal_share"] = Counter(answers).most_common(1)[0][1] / len(answers)
+            samples.append(_content(sresp)[0])
+        # agreement of the greedy reply with all replies (itself included), refusals compared
+        # as one answer
+        conf["consistency"] = consistency(samples, item.answer_type, item.question,
+                                          reference=text)
+        record["sample_modal_share"] = consistency(samples, item.answer_type, item.question)
     usage = resp.get("usage") or {}
     record.update(model=s.model, finish_reason=finish,
                   completion_tokens=usage.get("completion_tokens"),
@@ -194,3 +190,31 @@ async def collect(
                 if on_done:
                     on_done(record)
     return written
+
+
+def regrade(items: Sequence[DatasetItem], out: Path) -> tuple[int, int]:
+    """Re-grade every record of ``out`` with the current grader, in place (atomically).
+
+    The replies are kept; ``answered`` and ``correct`` are recomputed. Returns
+    ``(records, changed)``.
+    """
+    by_id = {it.id: it for it in items}
+    lines = out.read_text(encoding="utf-8").splitlines()
+    records, changed = [], 0
+    for n, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        rec = json.loads(line)
+        item = by_id.get(str(rec.get("id")))
+        if item is None:
+            raise CollectError(f"{out}, line {n}: id {rec.get('id')!r} is not in the dataset")
+        g = grade(item.model_dump(), rec.get("response"))
+        if (g.answered, g.correct) != (rec.get("answered"), rec.get("correct")):
+            changed += 1
+        rec["answered"], rec["correct"] = g.answered, g.correct
+        records.append(rec)
+    tmp = out.with_suffix(out.suffix + ".tmp")
+    tmp.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records),
+                   encoding="utf-8")
+    tmp.replace(out)
+    return len(records), changed

@@ -27,8 +27,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from benchmarks._records import same_length
-from policies._validate import as_bool, positive_cost, probability, refusal_cost
+from policies._validate import as_bool, positive_cost, probability, refusal_cost, same_length
 from policies.decision import answer_threshold
 
 FloatArray = NDArray[np.float64]

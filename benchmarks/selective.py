@@ -27,9 +27,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from benchmarks._records import same_length
 from benchmarks.ranking import tabulated_rank_weights
-from policies._validate import as_bool, as_float, positive_cost
+from policies._validate import as_bool, as_float, positive_cost, same_length
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]

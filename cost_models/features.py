@@ -25,7 +25,7 @@ def affix_analyzer(doc: str) -> list[str]:
     Module-level (picklable) so fitted models can be saved with joblib.
 
     >>> affix_analyzer("Insulin doses")
-    ['insulin', 'doses', 'insulin doses', '>insu', '>dose', '<ulin', '<oses']
+    ['insulin', 'doses', 'insulin doses', '>insu', '>dose', '<ulin']
     """
     toks = _TOKEN.findall(doc.lower())
     out = toks + [f"{a} {b}" for a, b in itertools.pairwise(toks)]

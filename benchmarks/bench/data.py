@@ -107,7 +107,7 @@ def load_bench(items: list[DatasetItem], responses: Path) -> BenchData:
     order = [it.id for it in items if it.id in recs]
     sig: dict[str, list[float]] = {s: [] for s in SIGNALS}
     answered, correct = [], []
-    for n, rid in enumerate(order, start=1):
+    for rid in order:
         r, where = recs[rid], f"{responses}, record {rid}"
         d = _flag(r["answered"], f"{where}, field 'answered'")
         c = _flag(r.get("correct"), f"{where}, field 'correct'", nullable=True)

@@ -24,9 +24,10 @@ PAPER_C_R = (0.0, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
 
 
 def c_r_grid() -> FloatArray:
-    """65 values from 0 to 64: the paper's points plus a log grid."""
-    grid = np.unique(np.concatenate((PAPER_C_R, np.geomspace(0.01, 64.0, 58))))
-    return np.asarray(grid[:65], dtype=np.float64)
+    """65 values from 0 to 64: the paper's points plus a log grid (57 points from 0.01 to 64,
+    of which only 64 is also a paper point)."""
+    grid = np.unique(np.concatenate((PAPER_C_R, np.geomspace(0.01, 64.0, 57))))
+    return np.asarray(grid, dtype=np.float64)
 
 
 def _safe(f: Callable[[], float]) -> float:

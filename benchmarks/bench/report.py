@@ -74,7 +74,8 @@ def report_md(results: dict[str, Any], plots: list[str]) -> str:
 - C_R = {results['c_r']:g}; confidence signal `{s['signal']}`.
 - Costs for `guard`: {s['cost']}.
 - Probabilities: {s['probability']}.
-- Bootstrap: {s['bootstrap']} resamples of items; cross-fitting: {s['folds']} folds, seed {s['seed']}.
+- Bootstrap: {s['bootstrap']} resamples of items; cross-fitting: {s['folds']} folds,
+  seed {s['seed']}.
 
 ## Policies at C_R = {results['c_r']:g}
 

@@ -45,8 +45,10 @@ INSTRUCTION = (
     "Which item's wrong answer would have the GREATEST consequences, and which the LEAST? "
     "Reply with exactly two lines and nothing else:\nBEST: <item number>\nWORST: <item number>"
 )
-_BEST = re.compile(r"^\W*BEST\W*:\W*(\d+)\W*$", re.IGNORECASE | re.MULTILINE)
-_WORST = re.compile(r"^\W*WORST\W*:\W*(\d+)\W*$", re.IGNORECASE | re.MULTILINE)
+# markup (``**``, ``#``, spaces) may surround the label and the number, but no sign: "-1" is
+# not item 1
+_BEST = re.compile(r"^\W*BEST\W*:[^\w+-]*(\d+)\W*$", re.IGNORECASE | re.MULTILINE)
+_WORST = re.compile(r"^\W*WORST\W*:[^\w+-]*(\d+)\W*$", re.IGNORECASE | re.MULTILINE)
 
 
 class JudgeError(RuntimeError):

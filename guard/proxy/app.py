@@ -1,0 +1,209 @@
+"""The proxy application: :func:`create_app` and the state its lifespan owns.
+
+``create_app(settings, transport=None)`` builds the :class:`~guard.Guard` from the settings
+(cost model, calibrator, confidence extractors: loading errors surface here, before serving)
+and a FastAPI app whose lifespan owns one pooled :class:`httpx.AsyncClient` (and so one
+:class:`~guard.proxy.upstream.Upstream`) and the audit writer, and warms the cost model up.
+``transport`` replaces the network (an :class:`httpx.MockTransport` or ASGI transport in tests
+and benchmarks). Nothing is global: the running state is ``app.state.proxy``, a :class:`Proxy`.
+
+Routes: ``POST /v1/chat/completions`` (:mod:`guard.proxy.chat`), ``GET /v1/models`` and
+``GET /v1/models/{model}`` (passed through), ``GET /healthz``, ``GET /metrics``. The same
+routes answer without the ``/v1`` prefix, for clients configured with the bare host.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import httpx
+from fastapi import FastAPI, Request
+from starlette.responses import JSONResponse, Response
+
+from guard.calibration import Calibrator
+from guard.confidence.extractors import (
+    ConsistencyExtractor,
+    Extractor,
+    LogprobExtractor,
+    VerbalExtractor,
+)
+from guard.core import Guard
+from guard.exceptions import ConfigError
+from guard.protocols import CostModel
+from guard.proxy.audit import AuditWriter
+from guard.proxy.chat import chat_completions
+from guard.proxy.errors import install_error_handlers
+from guard.proxy.metrics import CONTENT_TYPE, MetricsMiddleware, ProxyMetrics
+from guard.proxy.request import check_auth
+from guard.proxy.upstream import Upstream, upstream_headers
+from guard.records import DecisionRecord
+from guard.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+#: The confidence signals each ``--confidence`` kind provides (what a calibrator may read).
+SIGNALS_OF: dict[str, tuple[str, ...]] = {
+    "logprobs": ("logprob_mean", "logprob_low10"), "verbal": ("verbal",),
+    "consistency": ("consistency",), "caller": ("caller",),
+}
+
+
+def build_extractors(settings: Settings) -> tuple[Extractor, ...]:
+    """The confidence extractors for ``settings.confidence`` (none for ``"caller"``)."""
+    kind = settings.confidence
+    if kind == "logprobs":
+        return (LogprobExtractor(),)
+    if kind == "verbal":
+        return (VerbalExtractor(),)
+    if kind == "consistency":
+        return (ConsistencyExtractor(n=settings.consistency_samples),)
+    return ()
+
+
+def build_guard(settings: Settings, cost_model: CostModel | None = None) -> Guard:
+    """The Guard described by ``settings``; ``cost_model`` overrides ``settings.cost_model``."""
+    if cost_model is None and settings.cost_model is not None:
+        from cost_models import load_model
+
+        cost_model = load_model(settings.cost_model, trust=settings.trust_artifacts)
+    calibrator = None
+    if settings.calibrator is not None:
+        calibrator = Calibrator.load(settings.calibrator, trust=settings.trust_artifacts)
+        allowed = SIGNALS_OF[settings.confidence]
+        if calibrator.signal not in allowed:
+            raise ConfigError(
+                f"the calibrator in {settings.calibrator} reads {calibrator.signal!r}, which "
+                f"confidence={settings.confidence!r} does not provide ({', '.join(allowed)})")
+    return Guard(cost_model, calibrator, c_r=settings.c_r, refusal_text=settings.refusal_text,
+                 mode=settings.mode, no_confidence=settings.no_confidence,
+                 extractors=build_extractors(settings))
+
+
+class Proxy:
+    """What the running app holds: settings, guard, metrics, and (while serving) the
+    upstream client and the audit writer."""
+
+    def __init__(self, settings: Settings, guard: Guard) -> None:
+        self.settings = settings
+        self.guard = guard
+        self.metrics = ProxyMetrics()
+        self.client_keys = tuple(k.get_secret_value().encode() for k in settings.api_keys)
+        key = settings.upstream_api_key
+        self.upstream_key = key.get_secret_value() if key is not None else None
+        self._upstream: Upstream | None = None
+        self.audit: AuditWriter | None = None
+
+    @property
+    def upstream(self) -> Upstream:
+        """The upstream client (only while the app's lifespan runs)."""
+        if self._upstream is None:
+            raise RuntimeError("the proxy is not running (its lifespan has not started)")
+        return self._upstream
+
+    @staticmethod
+    def new_request_id() -> str:
+        """A fresh request id (32 hex digits)."""
+        return uuid.uuid4().hex
+
+    def record(self, record: DecisionRecord, *, query: str, model: str | None, stream: bool,
+               upstream_s: float, total_s: float) -> None:
+        """Count a decision and its latencies, and queue its audit row."""
+        m, label = self.metrics, "true" if stream else "false"
+        m.decisions.inc(record.decision, record.mode)
+        m.upstream_seconds.observe(upstream_s, label)
+        m.guard_seconds.observe(max(total_s - upstream_s, 0.0), label)
+        if self.audit is not None:
+            self.audit.submit(record, query=query, model=model, stream=stream)
+
+    @asynccontextmanager
+    async def running(self, transport: httpx.AsyncBaseTransport | None) -> AsyncIterator[None]:
+        """Open the upstream client and the audit writer; close both (flushing the audit
+        log) on the way out."""
+        s = self.settings
+        if s.upstream is None:
+            raise ConfigError("no upstream: pass --upstream URL or set UTILITYGUARD_UPSTREAM")
+        timeout = httpx.Timeout(s.read_timeout, connect=s.connect_timeout,
+                                pool=s.connect_timeout)
+        limits = httpx.Limits(max_connections=s.max_connections,
+                              max_keepalive_connections=s.max_keepalive)
+        await asyncio.to_thread(self.guard.predict_cost, "warm-up")  # loads the default model
+        if s.audit_path is not None:
+            self.audit = AuditWriter(s.audit_path, queue_size=s.audit_queue_size,
+                                     metrics=self.metrics, store_queries=s.audit_queries)
+            self.audit.start()
+        try:
+            async with httpx.AsyncClient(base_url=s.upstream + "/", timeout=timeout,
+                                         limits=limits, transport=transport,
+                                         trust_env=False) as client:
+                self._upstream = Upstream(client)
+                log.info("guarding %s (confidence %s, C_R %s, %s mode)", self._upstream.name,
+                         s.confidence, s.c_r, s.mode)
+                yield
+        finally:
+            self._upstream = None
+            if self.audit is not None:
+                self.audit.close()
+                self.audit = None
+
+
+async def _models(request: Request) -> Response:
+    proxy: Proxy = request.app.state.proxy
+    check_auth(request.headers, proxy.client_keys)
+    model = request.path_params.get("model")
+    path = "models" if model is None else f"models/{model}"
+    data = await proxy.upstream.get(path, upstream_headers(request.headers, proxy.upstream_key))
+    return JSONResponse(data)
+
+
+async def _healthz(request: Request) -> Response:
+    return JSONResponse({"status": "ok"})
+
+
+async def _metrics(request: Request) -> Response:
+    proxy: Proxy = request.app.state.proxy
+    return Response(proxy.metrics.render(), media_type=CONTENT_TYPE)
+
+
+def create_app(settings: Settings, transport: httpx.AsyncBaseTransport | None = None, *,
+               cost_model: CostModel | None = None) -> FastAPI:
+    """The guard proxy as an ASGI app.
+
+    Parameters
+    ----------
+    settings : Settings
+        The configuration (``settings.upstream`` must be set to serve).
+    transport : httpx.AsyncBaseTransport, optional
+        Replaces the network between the proxy and its upstream (tests, benchmarks).
+    cost_model : CostModel, optional
+        Used instead of ``settings.cost_model`` / the shipped default (tests, embedding).
+    """
+    proxy = Proxy(settings, build_guard(settings, cost_model))
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async with proxy.running(transport):
+            yield
+
+    app = FastAPI(title="utilityguard proxy", lifespan=lifespan, docs_url=None,
+                  redoc_url=None, openapi_url=None)
+    app.state.proxy = proxy
+    install_error_handlers(app)
+    app.add_middleware(MetricsMiddleware, metrics=proxy.metrics)
+    routes: list[tuple[str, Any, str]] = [
+        ("/chat/completions", chat_completions, "POST"),
+        ("/models", _models, "GET"),
+        ("/models/{model:path}", _models, "GET"),
+    ]
+    for path, endpoint, method in routes:
+        for prefix in ("/v1", ""):
+            app.add_api_route(prefix + path, endpoint, methods=[method],
+                              include_in_schema=False)
+    app.add_api_route("/healthz", _healthz, methods=["GET"], include_in_schema=False)
+    app.add_api_route("/metrics", _metrics, methods=["GET"], include_in_schema=False)
+    return app

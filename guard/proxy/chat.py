@@ -1,0 +1,193 @@
+"""``POST /v1/chat/completions``: forward, decide, deliver.
+
+1. Authenticate, read the body (size limit), check it is a chat completion request, read the
+   ``x-utilityguard-*`` override headers.
+2. Forward it with the guard's additions (:func:`guard.proxy.request.plan_request`); a
+   streaming request is sent with ``stream: true`` and buffered whole.
+3. With the consistency signal, when the upstream returned fewer choices than asked for (it
+   ignores ``n``), make the missing samples as extra calls.
+4. Decide on choice 0 (:meth:`guard.Guard.decide`); deliver the refusal text in every choice
+   (enforce + refuse) or the cleaned reply; remove the logprobs and choices the client did not
+   ask for.
+5. Answer with the decision headers; count the decision; queue the audit record.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from guard.core import Guard
+from guard.exceptions import UpstreamError
+from guard.proxy.request import (
+    ChatPlan,
+    check_auth,
+    parse_chat_request,
+    parse_overrides,
+    plan_request,
+    query_text,
+    read_body,
+)
+from guard.proxy.streaming import assemble, parse_sse, replay, synthesize
+from guard.proxy.upstream import Upstream, upstream_headers
+from guard.records import Confidence, DecisionRecord
+
+if TYPE_CHECKING:
+    from guard.proxy.app import Proxy
+
+log = logging.getLogger(__name__)
+
+
+def _fmt(value: float | None) -> str:
+    return "none" if value is None else f"{value:.6g}"
+
+
+def decision_headers(record: DecisionRecord) -> dict[str, str]:
+    """The ``x-utilityguard-*`` response headers of a decision."""
+    return {
+        "x-utilityguard-decision": record.decision,
+        "x-utilityguard-mode": record.mode,
+        "x-utilityguard-cost": _fmt(record.cost),
+        "x-utilityguard-confidence": _fmt(record.p),
+        "x-utilityguard-threshold": _fmt(record.threshold),
+        "x-utilityguard-request-id": record.request_id,
+    }
+
+
+def deliver(reply: Mapping[str, Any], record: DecisionRecord, guard: Guard, plan: ChatPlan
+            ) -> tuple[dict[str, Any], bool]:
+    """The completion the client receives, and whether its text differs from the upstream's.
+
+    A substituted refusal replaces every choice's content, drops its logprobs and tool calls
+    (they would leak the refused answer) and finishes with ``"stop"``. Otherwise each content
+    is cleaned (the verbal confidence line removed) and logprobs the client did not ask for
+    are dropped. Only the first ``client_n`` choices are kept.
+    """
+    out = dict(reply)
+    changed = False
+    choices: list[Any] = []
+    for ch in (reply.get("choices") or [])[: plan.client_n]:
+        if not isinstance(ch, dict):
+            choices.append(ch)
+            continue
+        ch = dict(ch)
+        message = dict(ch["message"]) if isinstance(ch.get("message"), dict) else {}
+        content = message.get("content")
+        if record.substitutes_refusal:
+            message["content"] = guard.refusal_text
+            for key in ("tool_calls", "function_call", "refusal"):
+                message.pop(key, None)
+            message.setdefault("role", "assistant")
+            ch["logprobs"] = None
+            ch["finish_reason"] = "stop"
+            changed = True
+        else:
+            if isinstance(content, str):
+                cleaned = guard.clean(content)
+                changed |= cleaned != content
+                message["content"] = cleaned
+            if not plan.client_logprobs and ch.get("logprobs") is not None:
+                ch["logprobs"] = None
+        ch["message"] = message
+        choices.append(ch)
+    out["choices"] = choices
+    return out, changed
+
+
+async def _extra_samples(upstream: Upstream, plan: ChatPlan, headers: Mapping[str, str],
+                         reply: dict[str, Any]) -> dict[str, Any]:
+    """``reply`` with the choices the upstream did not return (it ignores ``n``) added from
+    separate calls; failed calls are left out (logged), never fatal."""
+    have = len(reply.get("choices") or [])
+    missing = plan.samples - have
+    if missing <= 0 or have == 0:
+        return reply
+    body = {k: v for k, v in plan.body.items() if k not in ("n", "stream", "stream_options")}
+    results = await asyncio.gather(*(upstream.chat(body, headers) for _ in range(missing)),
+                                   return_exceptions=True)
+    extra: list[Any] = []
+    for r in results:
+        if isinstance(r, UpstreamError):
+            log.warning("a consistency sample failed: %s", type(r).__name__)
+        elif isinstance(r, BaseException):
+            raise r
+        else:
+            extra.extend((r.get("choices") or [])[:1])
+    return {**reply, "choices": [*(reply.get("choices") or []), *extra]}
+
+
+async def _fetch(upstream: Upstream, plan: ChatPlan, headers: Mapping[str, str]
+                 ) -> tuple[dict[str, Any], list[dict[str, Any]] | None]:
+    """The upstream's reply as a completion, and its chunks when it streamed."""
+    if not plan.stream:
+        return await upstream.chat(plan.body, headers), None
+    content_type, raw = await upstream.chat_stream(plan.body, headers)
+    if "json" in content_type.lower():  # the upstream ignored stream=true
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            data = None
+        if not isinstance(data, dict):
+            raise UpstreamError(f"the upstream at {upstream.name} returned a reply that is "
+                                "not a chat completion")
+        return data, None
+    chunks = parse_sse(raw, upstream.name)
+    return assemble(chunks), chunks
+
+
+async def chat_completions(request: Request) -> Response:
+    """Handle one chat completion request (see the module docstring)."""
+    t0 = time.perf_counter()
+    proxy: Proxy = request.app.state.proxy
+    settings, guard = proxy.settings, proxy.guard
+    check_auth(request.headers, proxy.client_keys)
+    body = parse_chat_request(await read_body(request, settings.max_body_bytes))
+    request.state.request_id = rid = proxy.new_request_id()
+    overrides = parse_overrides(request.headers)
+    plan = plan_request(body, guard)
+    upstream = proxy.upstream
+    headers = upstream_headers(request.headers, proxy.upstream_key)
+    t_up = time.perf_counter()
+    reply, chunks = await _fetch(upstream, plan, headers)
+    if not isinstance(reply.get("choices"), list):
+        raise UpstreamError(f"the upstream at {upstream.name} returned a reply without "
+                            "'choices'")
+    view = reply
+    if plan.samples > len(reply["choices"]):
+        view = await _extra_samples(upstream, plan, headers, reply)
+    upstream_s = time.perf_counter() - t_up
+    conf = guard.extract(view)
+    if overrides.confidence is not None:
+        conf = conf.merged(Confidence(caller=overrides.confidence))
+    first = reply["choices"][0] if reply["choices"] else None
+    message = first.get("message") if isinstance(first, dict) else None
+    text = message.get("content") if isinstance(message, dict) else None
+    query = query_text(body["messages"])
+    record = guard.decide(query, text if isinstance(text, str) else None, confidence=conf,
+                          cost=overrides.cost, c_r=overrides.c_r, mode=overrides.mode,
+                          request_id=rid)
+    delivered, changed = deliver(reply, record, guard, plan)
+    out_headers = decision_headers(record)
+    if plan.stream:
+        if chunks is None or changed:
+            content = synthesize(delivered, include_usage=plan.include_usage)
+        else:
+            content = replay(chunks, client_n=plan.client_n, keep_logprobs=plan.client_logprobs,
+                             include_usage=plan.include_usage)
+        response = Response(content, media_type="text/event-stream",
+                            headers={**out_headers, "cache-control": "no-cache"})
+    else:
+        response = Response(json.dumps(delivered).encode(), media_type="application/json",
+                            headers=out_headers)
+    model = body.get("model")
+    proxy.record(record, query=query, model=model if isinstance(model, str) else None,
+                 stream=plan.stream, upstream_s=upstream_s,
+                 total_s=time.perf_counter() - t0)
+    return response

@@ -1,0 +1,165 @@
+"""Every HTTP error of the proxy, rendered in the OpenAI error envelope.
+
+``{"error": {"message": str, "type": str, "param": str | null, "code": str | null}}``
+
+* a rejected request (:class:`~guard.exceptions.ClientRequestError`): 400 / 401 / 413,
+  ``invalid_request_error`` with the error's code;
+* an upstream 4xx: the same status and the upstream's envelope (completed with the four keys),
+  or its body wrapped as the message;
+* an upstream 5xx or an unusable reply: 502, ``upstream_error``;
+* the upstream unreachable: 502, code ``upstream_unavailable``, the message names the upstream;
+* an upstream timeout: 504, code ``upstream_timeout``;
+* an unknown path or a wrong method: 404 / 405 (FastAPI's own, re-rendered);
+* FastAPI request validation: 400, code ``invalid_request``;
+* anything unexpected: 500, ``server_error`` (logged with its traceback, never sent).
+
+Responses carry ``x-utilityguard-request-id`` when the request got one. Nothing here logs a
+header or a body; upstream error bodies are passed to the client but never logged.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import Response
+
+from guard.exceptions import (
+    ClientRequestError,
+    UpstreamError,
+    UpstreamStatusError,
+    UpstreamTimeout,
+    UpstreamUnavailable,
+)
+
+log = logging.getLogger(__name__)
+REQUEST_ID_HEADER = "x-utilityguard-request-id"
+_HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 413: "request_too_large",
+               415: "unsupported_media_type"}
+
+
+def error_body(message: str, type_: str = "invalid_request_error", param: str | None = None,
+               code: str | None = None) -> dict[str, Any]:
+    """The OpenAI error envelope.
+
+    Examples
+    --------
+    >>> error_body("messages is required", param="messages", code="missing_field")
+    {'error': {'message': 'messages is required', 'type': 'invalid_request_error', \
+'param': 'messages', 'code': 'missing_field'}}
+    """
+    return {"error": {"message": message, "type": type_, "param": param, "code": code}}
+
+
+def error_response(request: Request | None, status: int, body: dict[str, Any],
+                   headers: dict[str, str] | None = None) -> Response:
+    """A JSON response with ``body`` and the request id header (when there is one)."""
+    out = dict(headers or {})
+    rid = getattr(request.state, "request_id", None) if request is not None else None
+    if rid:
+        out[REQUEST_ID_HEADER] = rid
+    return Response(json.dumps(body).encode(), status_code=status,
+                    media_type="application/json", headers=out)
+
+
+def upstream_envelope(exc: UpstreamStatusError) -> dict[str, Any]:
+    """The envelope of an upstream 4xx: the upstream's own, completed with the four keys,
+    or the body wrapped as the message.
+
+    Examples
+    --------
+    >>> upstream_envelope(UpstreamStatusError(404, '{"error": {"message": "no model"}}'))
+    {'error': {'message': 'no model', 'type': 'invalid_request_error', 'param': None, \
+'code': None}}
+    >>> upstream_envelope(UpstreamStatusError(400, "bad"))["error"]["message"]
+    'the upstream answered HTTP 400: bad'
+    """
+    try:
+        data = json.loads(exc.body)
+    except ValueError:
+        data = None
+    err = data.get("error") if isinstance(data, dict) else None
+    if isinstance(err, dict) and isinstance(err.get("message"), str):
+        out = error_body(err["message"], str(err.get("type") or "invalid_request_error"),
+                         err.get("param") if isinstance(err.get("param"), str) else None,
+                         None if err.get("code") is None else str(err.get("code")))
+        out["error"].update({k: v for k, v in err.items() if k not in out["error"]})
+        return out
+    if isinstance(err, str):  # {"error": "..."}, as some servers send
+        return error_body(err, code=f"upstream_{exc.status}")
+    text = exc.body.strip()[:2000] or "(empty body)"
+    return error_body(f"the upstream answered HTTP {exc.status}: {text}",
+                      code=f"upstream_{exc.status}")
+
+
+def _metrics_kind(request: Request, kind: str) -> None:
+    proxy = getattr(request.app.state, "proxy", None)
+    if proxy is not None:
+        proxy.metrics.upstream_errors.inc(kind)
+
+
+async def _client_error(request: Request, exc: ClientRequestError) -> Response:
+    return error_response(request, exc.status,
+                          error_body(exc.message, exc.error_type, exc.param, exc.code))
+
+
+async def _upstream_error(request: Request, exc: UpstreamError) -> Response:
+    if isinstance(exc, UpstreamStatusError):
+        _metrics_kind(request, f"status_{exc.status // 100}xx")
+        log.warning("upstream answered HTTP %d", exc.status)
+        if 400 <= exc.status < 500:
+            return error_response(request, exc.status, upstream_envelope(exc), exc.headers)
+        message = upstream_envelope(exc)["error"]["message"]
+        return error_response(request, 502, error_body(
+            f"the upstream failed (HTTP {exc.status}): {message}", "upstream_error",
+            code="upstream_error"))
+    if isinstance(exc, UpstreamTimeout):
+        status, code, kind = 504, "upstream_timeout", "timeout"
+    elif isinstance(exc, UpstreamUnavailable):
+        status, code, kind = 502, "upstream_unavailable", "unavailable"
+    else:
+        status, code, kind = 502, "upstream_error", "invalid_reply"
+    _metrics_kind(request, kind)
+    log.warning("upstream error (%s): %s", kind, exc)
+    return error_response(request, status, error_body(str(exc), "upstream_error", code=code))
+
+
+async def _http_error(request: Request, exc: StarletteHTTPException) -> Response:
+    status = exc.status_code
+    message = exc.detail if isinstance(exc.detail, str) else "request failed"
+    if status == 404:
+        message = f"unknown endpoint {request.method} {request.url.path}"
+    elif status == 405:
+        message = f"method {request.method} is not allowed on {request.url.path}"
+    type_ = "invalid_request_error" if status < 500 else "server_error"
+    return error_response(request, status,
+                          error_body(message, type_, code=_HTTP_CODES.get(status)),
+                          dict(exc.headers or {}))
+
+
+async def _validation_error(request: Request, exc: RequestValidationError) -> Response:
+    errors = exc.errors()
+    first = errors[0] if errors else {}
+    loc = ".".join(str(x) for x in first.get("loc", ()) if x != "body") or None
+    message = f"invalid request: {first.get('msg', 'validation failed')}"
+    return error_response(request, 400, error_body(message, param=loc, code="invalid_request"))
+
+
+async def _unexpected(request: Request, exc: Exception) -> Response:
+    log.error("internal error while serving %s: %s", request.url.path, type(exc).__name__,
+              exc_info=exc)
+    return error_response(request, 500, error_body(
+        "internal error in the utilityguard proxy", "server_error", code="internal_error"))
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Render every error of ``app`` in the OpenAI envelope (see the module docstring)."""
+    app.add_exception_handler(ClientRequestError, _client_error)
+    app.add_exception_handler(UpstreamError, _upstream_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(Exception, _unexpected)

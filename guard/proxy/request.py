@@ -1,0 +1,241 @@
+"""Reading a chat completion request: size limit, JSON, shape, auth, guard headers, the plan.
+
+Everything a client can get wrong raises a :class:`~guard.exceptions.ClientRequestError`
+(rendered as 400 / 401 / 413 in the OpenAI envelope). The body is forwarded as the client sent
+it (unknown fields included) plus what the guard needs; :class:`ChatPlan` records what the
+guard added, so that it can be removed from the reply.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.requests import Request
+
+from guard.core import Guard
+from guard.exceptions import AuthenticationError, InvalidRequestError, PayloadTooLargeError
+from guard.records import Mode
+
+#: Request headers that override the guard per request.
+COST_HEADER = "x-utilityguard-cost"
+REFUSAL_COST_HEADER = "x-utilityguard-refusal-cost"
+MODE_HEADER = "x-utilityguard-mode"
+CONFIDENCE_HEADER = "x-utilityguard-confidence"
+#: A body over the limit is still drained up to this many times the limit (then the
+#: connection is dropped), so that the client can read the 413 instead of a reset.
+DRAIN_FACTOR = 16
+
+
+async def read_body(request: Request, limit: int) -> bytes:
+    """The request body, or :class:`PayloadTooLargeError` when it is over ``limit`` bytes."""
+    too_large = PayloadTooLargeError(
+        f"the request body is larger than the proxy's limit of {limit} bytes",
+        param=None, code="request_too_large")
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit * DRAIN_FACTOR:
+        raise too_large
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit * DRAIN_FACTOR:
+            break
+        if size <= limit:
+            chunks.append(chunk)
+    if size > limit:
+        raise too_large
+    return b"".join(chunks)
+
+
+def check_auth(headers: Mapping[str, str], keys: Sequence[bytes]) -> None:
+    """Require ``Authorization: Bearer <key>`` matching one of ``keys`` (none configured:
+    everything passes). Every key is compared in constant time."""
+    if not keys:
+        return
+    value = headers.get("authorization", "")
+    scheme, _, token = value.partition(" ")
+    given = token.strip().encode() if scheme.lower() == "bearer" else b""
+    ok = False
+    for key in keys:
+        ok |= hmac.compare_digest(given, key)
+    if not ok:
+        raise AuthenticationError(
+            "missing or invalid API key for the utilityguard proxy; send "
+            "'Authorization: Bearer <key>' with one of its configured keys",
+            code="invalid_api_key")
+
+
+def parse_chat_request(raw: bytes) -> dict[str, Any]:
+    """The JSON body of a chat completion request, checked for the fields the guard reads.
+
+    Examples
+    --------
+    >>> parse_chat_request(b'{"model": "m", "messages": [{"role": "user", "content": "hi"}]}')
+    {'model': 'm', 'messages': [{'role': 'user', 'content': 'hi'}]}
+    >>> parse_chat_request(b'{"model": "m"}')
+    Traceback (most recent call last):
+    ...
+    guard.exceptions.InvalidRequestError: 'messages' is required: a non-empty list of messages
+    """
+    try:
+        body = json.loads(raw)
+    except (ValueError, RecursionError):
+        raise InvalidRequestError("the request body is not valid JSON",
+                                  code="invalid_json") from None
+    if not isinstance(body, dict):
+        raise InvalidRequestError(
+            f"the request body must be a JSON object (a chat completion request); "
+            f"got a JSON {type(body).__name__}", code="invalid_request")
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        raise InvalidRequestError("'messages' is required: a non-empty list of messages",
+                                  param="messages", code="invalid_request")
+    for i, m in enumerate(messages):
+        if not isinstance(m, dict) or not isinstance(m.get("role"), str):
+            raise InvalidRequestError(f"messages[{i}] must be an object with a string 'role'",
+                                      param=f"messages[{i}]", code="invalid_request")
+    _check_type(body, "stream", bool)
+    _check_type(body, "logprobs", bool)
+    _check_type(body, "stream_options", dict)
+    n = body.get("n")
+    if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
+        raise InvalidRequestError(f"'n' must be an integer >= 1; got {n!r}", param="n",
+                                  code="invalid_request")
+    return body
+
+
+def _check_type(body: Mapping[str, Any], key: str, kind: type) -> None:
+    value = body.get(key)
+    if value is not None and not isinstance(value, kind):
+        raise InvalidRequestError(f"'{key}' must be a {kind.__name__}; got {value!r}",
+                                  param=key, code="invalid_request")
+
+
+def message_text(content: Any) -> str:
+    """The text of a message ``content``: a string, or the text parts of a list of parts.
+
+    Examples
+    --------
+    >>> message_text([{"type": "text", "text": "What is"}, {"type": "image_url"},
+    ...               {"type": "text", "text": "this?"}])
+    'What is\\nthis?'
+    """
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [p.get("text") for p in content if isinstance(p, dict)]
+        return "\n".join(p for p in parts if isinstance(p, str))
+    return ""
+
+
+def query_text(messages: Sequence[Any]) -> str:
+    """The query the guard prices: the last user message's text ("" when there is none)."""
+    for m in reversed(messages):
+        if isinstance(m, dict) and m.get("role") == "user":
+            return message_text(m.get("content"))
+    return ""
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """Per-request overrides read from the ``x-utilityguard-*`` request headers."""
+
+    cost: float | None = None
+    c_r: float | None = None
+    mode: Mode | None = None
+    confidence: float | None = None
+
+
+def _number(headers: Mapping[str, str], name: str, low: float, high: float,
+            strict_low: bool) -> float | None:
+    raw = headers.get(name)
+    if raw is None:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    ok = math.isfinite(value) and (value > low if strict_low else value >= low) and value <= high
+    if not ok:
+        bound = f"> {low}" if strict_low else f">= {low}"
+        bound += f" and <= {high}" if math.isfinite(high) else ""
+        raise InvalidRequestError(f"header {name} must be a finite number {bound}; got {raw!r}",
+                                  param=name, code="invalid_header")
+    return value
+
+
+def parse_overrides(headers: Mapping[str, str]) -> Overrides:
+    """The guard overrides a request asks for; :class:`InvalidRequestError` for a bad value.
+
+    Examples
+    --------
+    >>> parse_overrides({"x-utilityguard-cost": "8", "x-utilityguard-mode": "shadow"})
+    Overrides(cost=8.0, c_r=None, mode='shadow', confidence=None)
+    """
+    mode_raw = headers.get(MODE_HEADER)
+    mode: Mode | None = None
+    if mode_raw is not None:
+        m = mode_raw.strip().lower()
+        if m not in ("enforce", "shadow"):
+            raise InvalidRequestError(
+                f"header {MODE_HEADER} must be 'enforce' or 'shadow'; got {mode_raw!r}",
+                param=MODE_HEADER, code="invalid_header")
+        mode = "enforce" if m == "enforce" else "shadow"
+    return Overrides(
+        cost=_number(headers, COST_HEADER, 0.0, math.inf, strict_low=True),
+        c_r=_number(headers, REFUSAL_COST_HEADER, 0.0, math.inf, strict_low=False),
+        mode=mode,
+        confidence=_number(headers, CONFIDENCE_HEADER, 0.0, 1.0, strict_low=False),
+    )
+
+
+@dataclass(frozen=True)
+class ChatPlan:
+    """The upstream request for one client request, and what to undo in the reply.
+
+    Attributes
+    ----------
+    body : dict
+        What is sent upstream: the client's body plus the guard's overrides.
+    stream : bool
+        The client asked for a stream.
+    client_logprobs : bool
+        The client asked for logprobs itself (otherwise they are removed from the reply).
+    client_n : int
+        Choices the client asked for; the reply is cut to this many.
+    samples : int
+        Choices the guard needs (``> client_n`` only for the consistency signal).
+    """
+
+    body: dict[str, Any]
+    stream: bool
+    client_logprobs: bool
+    client_n: int
+    samples: int
+
+    @property
+    def include_usage(self) -> bool:
+        """The client asked for a usage chunk at the end of the stream."""
+        options = self.body.get("stream_options")
+        return isinstance(options, dict) and bool(options.get("include_usage"))
+
+
+def plan_request(body: Mapping[str, Any], guard: Guard) -> ChatPlan:
+    """The upstream body for ``body``: the guard's extractors' overrides, keeping what the
+    client chose where it asks for at least as much (its ``top_logprobs``, a larger ``n``)."""
+    client_n = int(body.get("n") or 1)
+    stream = bool(body.get("stream"))
+    upstream = guard.request_overrides(body)
+    top = body.get("top_logprobs")
+    if "top_logprobs" in upstream and isinstance(top, int) and not isinstance(top, bool):
+        upstream["top_logprobs"] = max(top, int(upstream["top_logprobs"]))
+    samples = max(client_n, int(upstream.get("n") or 1))
+    if samples > 1 or "n" in body:
+        upstream["n"] = samples
+    return ChatPlan(body=upstream, stream=stream, client_logprobs=body.get("logprobs") is True,
+                    client_n=client_n, samples=samples)

@@ -1,0 +1,199 @@
+"""Server-sent events: reading the upstream's stream, and emitting the client's.
+
+The proxy buffers the whole upstream stream, because the decision (and so the response
+headers) needs the complete reply. :func:`parse_sse` reads the ``data:`` events,
+:func:`assemble` builds the equivalent non-streaming completion (content, logprobs and tool
+calls of each choice), and the client receives either
+
+* :func:`replay` — the upstream's own chunks, minus what the guard added (logprobs the client
+  did not ask for, choices beyond the ``n`` it asked for), when the delivered text is the
+  upstream's; or
+* :func:`synthesize` — new chunks from the delivered completion (role chunk, one content
+  chunk, finish chunk per choice, then the usage chunk if asked), when the guard changed the
+  text (a refusal, a removed confidence line);
+
+each chunk a ``chat.completion.chunk`` event, the stream ending in ``data: [DONE]``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from guard.exceptions import UpstreamError
+
+DONE = b"data: [DONE]\n\n"
+_META = ("id", "created", "model", "system_fingerprint", "service_tier")
+
+
+def parse_sse(raw: bytes, upstream: str = "upstream") -> list[dict[str, Any]]:
+    """The JSON objects of the ``data:`` events of an SSE body, up to ``[DONE]``.
+
+    An event carrying ``{"error": ...}`` raises :class:`UpstreamError` (the stream failed);
+    comments and other fields are ignored; a stream without ``[DONE]`` is accepted.
+
+    Examples
+    --------
+    >>> parse_sse(b'data: {"a": 1}\\n\\n: keep-alive\\n\\ndata: [DONE]\\n\\n')
+    [{'a': 1}]
+    """
+    events: list[dict[str, Any]] = []
+    data: list[str] = []
+    text = raw.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
+    for line in [*text.split("\n"), ""]:
+        if line:
+            if line.startswith("data:"):
+                data.append(line[5:].removeprefix(" "))
+            continue
+        if not data:
+            continue
+        payload, data = "\n".join(data), []
+        if payload.strip() == "[DONE]":
+            break
+        try:
+            event = json.loads(payload)
+        except ValueError:
+            raise UpstreamError(f"the upstream at {upstream} sent a stream event that is not "
+                                "JSON") from None
+        if isinstance(event, dict) and event.get("error"):
+            err = event["error"]
+            msg = err.get("message") if isinstance(err, dict) else err
+            raise UpstreamError(f"the upstream at {upstream} failed during the stream: {msg}")
+        if isinstance(event, dict):
+            events.append(event)
+    return events
+
+
+def _merge_tool_calls(calls: list[dict[str, Any]], deltas: Any) -> None:
+    if not isinstance(deltas, list):
+        return
+    for d in deltas:
+        if not isinstance(d, dict):
+            continue
+        i = d.get("index", len(calls))
+        i = i if isinstance(i, int) and 0 <= i <= len(calls) else len(calls)
+        if i == len(calls):
+            calls.append({"id": None, "type": "function",
+                          "function": {"name": "", "arguments": ""}})
+        call = calls[i]
+        for key in ("id", "type"):
+            if d.get(key):
+                call[key] = d[key]
+        fn = d.get("function")
+        if isinstance(fn, dict):
+            for key in ("name", "arguments"):
+                if isinstance(fn.get(key), str):
+                    call["function"][key] += fn[key]
+
+
+def assemble(chunks: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The ``chat.completion`` equivalent of a list of ``chat.completion.chunk`` objects.
+
+    Examples
+    --------
+    >>> done = assemble([
+    ...     {"id": "c1", "choices": [{"index": 0, "delta": {"role": "assistant"}}]},
+    ...     {"id": "c1", "choices": [{"index": 0, "delta": {"content": "Pa"}}]},
+    ...     {"id": "c1", "choices": [{"index": 0, "delta": {"content": "ris"},
+    ...                               "finish_reason": "stop"}]}])
+    >>> done["choices"][0]["message"], done["choices"][0]["finish_reason"]
+    ({'role': 'assistant', 'content': 'Paris'}, 'stop')
+    """
+    out: dict[str, Any] = {"object": "chat.completion"}
+    choices: dict[int, dict[str, Any]] = {}
+    texts: dict[int, list[str]] = {}
+    for chunk in chunks:
+        for key in _META:
+            if key not in out and chunk.get(key) is not None:
+                out[key] = chunk[key]
+        if isinstance(chunk.get("usage"), dict):
+            out["usage"] = chunk["usage"]
+        for ch in chunk.get("choices") or ():
+            if not isinstance(ch, dict):
+                continue
+            i = _index(ch)
+            c = choices.setdefault(i, {"index": i, "message": {"role": "assistant"},
+                                       "logprobs": None, "finish_reason": None})
+            delta = ch.get("delta") if isinstance(ch.get("delta"), dict) else {}
+            if isinstance(delta.get("role"), str):
+                c["message"]["role"] = delta["role"]
+            if isinstance(delta.get("content"), str):
+                texts.setdefault(i, []).append(delta["content"])
+            if "tool_calls" in delta:
+                _merge_tool_calls(c["message"].setdefault("tool_calls", []),
+                                  delta["tool_calls"])
+            lp = ch.get("logprobs")
+            if isinstance(lp, dict) and isinstance(lp.get("content"), list):
+                if c["logprobs"] is None:
+                    c["logprobs"] = {"content": []}
+                c["logprobs"]["content"].extend(lp["content"])
+            if ch.get("finish_reason") is not None:
+                c["finish_reason"] = ch["finish_reason"]
+    for i, c in choices.items():
+        c["message"]["content"] = "".join(texts[i]) if i in texts else None
+    out["choices"] = [choices[i] for i in sorted(choices)]
+    return out
+
+
+def _index(choice: Mapping[str, Any]) -> int:
+    i = choice.get("index", 0)
+    return i if isinstance(i, int) else 0
+
+
+def encode(event: Mapping[str, Any]) -> bytes:
+    """One SSE event: ``data: <json>`` and a blank line."""
+    return b"data: " + json.dumps(event, separators=(",", ":")).encode() + b"\n\n"
+
+
+def replay(chunks: Iterable[Mapping[str, Any]], *, client_n: int, keep_logprobs: bool,
+           include_usage: bool) -> bytes:
+    """The upstream's chunks as the client's stream, without what the guard added."""
+    out: list[bytes] = []
+    for chunk in chunks:
+        raw_choices = chunk.get("choices") or []
+        choices = [dict(c) for c in raw_choices
+                   if isinstance(c, dict) and _index(c) < client_n]
+        if not choices and raw_choices:
+            continue  # a chunk only for a sample the guard asked for
+        if not choices and not include_usage:
+            continue  # a usage chunk the client did not ask for
+        if not keep_logprobs:
+            for c in choices:
+                if c.get("logprobs") is not None:
+                    c["logprobs"] = None
+        out.append(encode({**chunk, "choices": choices}))
+    out.append(DONE)
+    return b"".join(out)
+
+
+def synthesize(completion: Mapping[str, Any], *, include_usage: bool) -> bytes:
+    """A stream for a delivered ``completion``: per choice a role chunk, a content chunk
+    (with any tool calls) and a finish chunk; then the usage chunk when asked."""
+    base = {"id": completion.get("id") or "chatcmpl-utilityguard",
+            "object": "chat.completion.chunk",
+            "created": completion.get("created") or 0,
+            "model": completion.get("model") or "unknown"}
+    for key in ("system_fingerprint", "service_tier"):
+        if completion.get(key) is not None:
+            base[key] = completion[key]
+    if include_usage:
+        base["usage"] = None
+    out: list[bytes] = []
+    for ch in completion.get("choices") or ():
+        i = ch.get("index", 0)
+        message = ch.get("message") or {}
+        role = message.get("role") or "assistant"
+        content: dict[str, Any] = {"content": message.get("content") or ""}
+        if message.get("tool_calls"):
+            content["tool_calls"] = [{"index": k, **tc}
+                                     for k, tc in enumerate(message["tool_calls"])]
+        finish = ch.get("finish_reason") or "stop"
+        for delta, reason in (({"role": role, "content": ""}, None), (content, None),
+                              ({}, finish)):
+            out.append(encode({**base, "choices": [
+                {"index": i, "delta": delta, "logprobs": None, "finish_reason": reason}]}))
+    if include_usage and completion.get("usage") is not None:
+        out.append(encode({**base, "choices": [], "usage": completion["usage"]}))
+    out.append(DONE)
+    return b"".join(out)

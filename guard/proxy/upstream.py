@@ -1,0 +1,149 @@
+"""The upstream client: the one place where httpx errors become :mod:`guard.exceptions`.
+
+:class:`Upstream` wraps the proxy's single pooled :class:`httpx.AsyncClient` (owned by the
+app's lifespan) and exposes the three calls the proxy makes. Whatever goes wrong is raised as
+
+* :class:`~guard.exceptions.UpstreamTimeout` — connect, read, write or pool timeout (HTTP 504);
+* :class:`~guard.exceptions.UpstreamUnavailable` — connection refused or reset, DNS, TLS, a
+  broken HTTP exchange (HTTP 502, the message names the upstream);
+* :class:`~guard.exceptions.UpstreamStatusError` — a non-2xx status (4xx are passed through to
+  the client, 5xx become HTTP 502);
+* :class:`~guard.exceptions.UpstreamError` — a 2xx reply that is not what was asked for.
+
+Only the ``Authorization`` header (or the configured upstream key instead) and a few OpenAI
+routing headers are forwarded; nothing here logs a header or a body.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+import httpx
+
+from guard.exceptions import (
+    UpstreamError,
+    UpstreamStatusError,
+    UpstreamTimeout,
+    UpstreamUnavailable,
+)
+
+log = logging.getLogger(__name__)
+
+#: Request headers passed on to the upstream besides ``Authorization``.
+FORWARDED_HEADERS = ("openai-organization", "openai-project", "openai-beta")
+#: Upstream response headers passed back on an error (rate limits).
+ERROR_HEADERS = ("retry-after",)
+#: At most this much of an upstream error body is kept.
+MAX_ERROR_BODY = 64 * 1024
+
+
+def display_url(url: str | httpx.URL) -> str:
+    """``url`` without user info or query, for messages and logs.
+
+    Examples
+    --------
+    >>> display_url("https://user:secret@api.example.com/v1?key=abc")
+    'https://api.example.com/v1'
+    """
+    u = httpx.URL(str(url))
+    return str(u.copy_with(username=None, password=None, query=None, fragment=None))
+
+
+def upstream_headers(client_headers: Mapping[str, str], upstream_key: str | None
+                     ) -> dict[str, str]:
+    """The headers to send upstream: the configured key as a bearer token, or else the
+    client's ``Authorization`` header; plus the OpenAI routing headers the client sent.
+
+    Examples
+    --------
+    >>> upstream_headers({"authorization": "Bearer client", "x-other": "1"}, None)
+    {'authorization': 'Bearer client'}
+    >>> upstream_headers({"authorization": "Bearer client"}, "sk-up")
+    {'authorization': 'Bearer sk-up'}
+    """
+    out: dict[str, str] = {}
+    if upstream_key:
+        out["authorization"] = f"Bearer {upstream_key}"
+    elif (auth := client_headers.get("authorization")) is not None:
+        out["authorization"] = auth
+    for name in FORWARDED_HEADERS:
+        if (value := client_headers.get(name)) is not None:
+            out[name] = value
+    return out
+
+
+class Upstream:
+    """Calls to the OpenAI-compatible upstream, with errors translated.
+
+    Parameters
+    ----------
+    client : httpx.AsyncClient
+        The pooled client; its ``base_url`` is the upstream's ``.../v1``.
+    """
+
+    def __init__(self, client: httpx.AsyncClient) -> None:
+        self.client = client
+        self.name = display_url(client.base_url).rstrip("/")
+
+    async def _send(self, method: str, path: str, headers: Mapping[str, str],
+                    body: bytes | None = None) -> httpx.Response:
+        if body is not None:
+            headers = {**headers, "content-type": "application/json"}
+        try:
+            return await self.client.request(method, path, content=body, headers=headers)
+        except httpx.TimeoutException as exc:
+            kind = type(exc).__name__
+            raise UpstreamTimeout(
+                f"the upstream at {self.name} did not answer in time ({kind})") from None
+        except httpx.HTTPError as exc:  # refused / reset, DNS, TLS, protocol errors
+            reason = str(exc) or type(exc).__name__
+            raise UpstreamUnavailable(
+                f"cannot reach the upstream at {self.name}: {reason}") from None
+
+    @staticmethod
+    def _check_status(response: httpx.Response) -> None:
+        if 200 <= response.status_code < 300:
+            return
+        text = response.content[:MAX_ERROR_BODY].decode("utf-8", errors="replace")
+        keep = {h: response.headers[h] for h in ERROR_HEADERS if h in response.headers}
+        raise UpstreamStatusError(response.status_code, text, headers=keep)
+
+    def _json(self, response: httpx.Response) -> Any:
+        try:
+            return json.loads(response.content)
+        except ValueError:
+            raise UpstreamError(f"the upstream at {self.name} returned a reply that is not "
+                                "JSON") from None
+
+    async def chat(self, body: Mapping[str, Any], headers: Mapping[str, str]
+                   ) -> dict[str, Any]:
+        """POST a non-streaming chat completion; the reply as a JSON object."""
+        response = await self._send("POST", "chat/completions", headers,
+                                    json.dumps(body).encode())
+        self._check_status(response)
+        data = self._json(response)
+        if not isinstance(data, dict):
+            raise UpstreamError(f"the upstream at {self.name} returned a JSON "
+                                f"{type(data).__name__}, not a chat completion")
+        return data
+
+    async def chat_stream(self, body: Mapping[str, Any], headers: Mapping[str, str]
+                          ) -> tuple[str, bytes]:
+        """POST a streaming chat completion and read all of it: ``(content type, bytes)``.
+
+        The whole stream is buffered: the decision (and so the response headers) needs the
+        complete reply. A read timeout applies between received bytes, not to the total.
+        """
+        response = await self._send("POST", "chat/completions", headers,
+                                    json.dumps(body).encode())
+        self._check_status(response)
+        return response.headers.get("content-type", ""), response.content
+
+    async def get(self, path: str, headers: Mapping[str, str]) -> Any:
+        """GET ``path`` (relative to the upstream's ``/v1``) and return its JSON body."""
+        response = await self._send("GET", path, headers)
+        self._check_status(response)
+        return self._json(response)

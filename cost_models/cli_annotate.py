@@ -29,7 +29,6 @@ from cost_models.annotation.fit import (
 )
 from cost_models.annotation.judges import (
     EscalationPanel,
-    FileJudge,
     Judge,
     JudgeError,
     LLMJudge,
@@ -147,6 +146,22 @@ def run_tuples(args: argparse.Namespace) -> int:
     return 0
 
 
+class _Replay:
+    """Every recorded judgment of a tuple (several judges included), once."""
+
+    def __init__(self, path: Path) -> None:
+        self.recorded: dict[str, list[Judgment]] = defaultdict(list)
+        for j in read_judgments([path]):
+            self.recorded[j.tuple_id].append(j)
+
+    def judge(self, tuple_id: str, items: Sequence[tuple[str, str]],
+              done: Sequence[Judgment] = ()) -> list[Judgment]:
+        if tuple_id not in self.recorded:
+            raise JudgeError(f"replay: no recorded judgment for {tuple_id}")
+        have = {(j.judge, j.best, j.worst) for j in done}
+        return [j for j in self.recorded[tuple_id] if (j.judge, j.best, j.worst) not in have]
+
+
 class _Single:
     """One judge, one judgment per tuple (no escalation)."""
 
@@ -173,13 +188,16 @@ def run_judge(args: argparse.Namespace) -> int:
     missing = sorted({i for m in tuples.values() for i in m} - set(questions))
     if missing:
         raise ValueError(f"{args.tuples}: items not in {args.data}: {', '.join(missing[:5])}")
-    panel: _Single | EscalationPanel
+    panel: _Replay | _Single | EscalationPanel
+    clients: list[LLMJudge] = []
     if args.replay:
-        panel = _Single(FileJudge(args.replay))
+        panel = _Replay(args.replay)
     elif args.upstream and args.judge_model:
         key = os.environ.get(args.api_key_env) or None
-        pool: list[Judge] = [LLMJudge(args.upstream, m, api_key=key) for m in args.judge_model]
-        high: list[Judge] = [LLMJudge(args.upstream, m, api_key=key) for m in args.high_model]
+        clients = [LLMJudge(args.upstream, m, api_key=key)
+                   for m in [*args.judge_model, *args.high_model]]
+        pool: list[Judge] = list(clients[: len(args.judge_model)])
+        high: list[Judge] = list(clients[len(args.judge_model) :])
         panel = _Single(pool[0]) if len(pool) == 1 else EscalationPanel(pool, high, seed=args.seed)
     else:
         raise ValueError("give --replay FILE, or --upstream URL with at least one --judge-model")
@@ -203,6 +221,8 @@ def run_judge(args: argparse.Namespace) -> int:
                 out.flush()
                 os.fsync(out.fileno())
             bar.advance(task)
+    for client in clients:
+        client.close()
     print(f"judgments in {args.out}; {len(failed)} tuple(s) failed")
     for line in failed[:10]:
         print(f"  {line}")
@@ -224,16 +244,22 @@ def run_fit(args: argparse.Namespace) -> int:
     tuples = read_tuples(args.tuples)
     judgments = read_judgments(args.judgments)
     items, ids = read_items(args.data)
+    if args.l2 not in ("auto", "paper-scale"):
+        try:
+            fixed = float(args.l2)
+        except ValueError:
+            fixed = -1.0
+        if not fixed >= 0:  # also rejects NaN
+            raise ValueError(
+                f"--l2 must be 'paper-scale', 'auto' or a number >= 0, got {args.l2!r}"
+            )
     best_l2, l2_scores = select_l2(tuples, judgments, ids)
     if args.l2 == "auto":
         l2 = best_l2
     elif args.l2 == "paper-scale":
         l2 = scale_l2(tuples, judgments, ids)
     else:
-        try:
-            l2 = float(args.l2)
-        except ValueError:
-            raise ValueError(f"--l2 must be 'auto' or a number >= 0, got {args.l2!r}") from None
+        l2 = fixed
     fit = fit_bradley_terry(tuples, judgments, ids, l2=l2)
     best = fit_bradley_terry(tuples, judgments, ids, l2=best_l2)
     cost = dict(zip(fit.item_ids, fit.cost.tolist(), strict=False))

@@ -96,6 +96,9 @@ def run_train(args: argparse.Namespace) -> int:
     texts = [it.question for it in items]
     cost = np.array([it.cost for it in items], dtype=np.float64)
     extra = [it.model_dump() for it in items]
+    if not any(args.group_col in d for d in extra):  # not silently grouped by source instead
+        raise ValueError(f"--group-col {args.group_col}: no such field (a mapped column goes "
+                         f"by its contract name); fields: {', '.join(extra[0])}")
     groups = [str(d.get(args.group_col) or d.get("source") or "unknown") for d in extra]
     compare = [k.strip() for k in args.compare.split(",") if k.strip()]
     bad = [k for k in compare if k not in KINDS]
@@ -120,7 +123,9 @@ def run_train(args: argparse.Namespace) -> int:
         ),
         "data_description": ("the utilityguard seed set (not UtilityBench's published values)"
                              if args.data == "seed" else f"{args.data}"),
-        "command": "utilityguard " + " ".join(shlex.quote(a) for a in sys.argv[1:]),
+        "command": "utilityguard " + " ".join(
+            shlex.quote(a) for a in getattr(args, "argv", sys.argv[1:])
+        ),
     }
     save_model(model, args.out, meta)
     sel = report.selected

@@ -13,7 +13,7 @@ import hashlib
 import json
 import os
 import platform
-import tempfile
+import secrets
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -71,10 +71,14 @@ def save_artifact(
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
     target = d / f"{name}.joblib"
-    with tempfile.NamedTemporaryFile(dir=d, delete=False, suffix=".tmp") as tmp:
-        joblib.dump(obj, tmp.name, compress=3)
-        tmp_path = Path(tmp.name)
-    tmp_path.replace(target)
+    # write next to the target, then rename (atomic); joblib creates the file, so it gets the
+    # usual permissions (umask), not the 0600 of a NamedTemporaryFile
+    tmp_path = d / f".{name}.joblib.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    try:
+        joblib.dump(obj, tmp_path, compress=3)
+        tmp_path.replace(target)
+    finally:
+        tmp_path.unlink(missing_ok=True)
     sidecar = {
         "sidecar_version": SIDECAR_VERSION,
         "artifact": target.name,

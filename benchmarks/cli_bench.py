@@ -60,8 +60,14 @@ def run(args: argparse.Namespace) -> int:
                             calibrator=args.calibrator, signal=args.signal, folds=args.folds,
                             n_boot=args.bootstrap, seed=args.seed, trust=args.trust,
                             progress=lambda msg: status.update(f"bench: {msg}"))
-    print_table(results, Console())
+    out_console = Console()
+    if not out_console.is_terminal:  # piped or logged: rich would squeeze the table into 80
+        out_console = Console(width=140)
+    print_table(results, out_console)
     plots = write_outputs(results, args.out, plots=not args.no_plots)
-    print(f"wrote {args.out / 'results.json'}, {args.out / 'report.md'}"
-          + (f" and {len(plots)} plots" if plots else " (no plots: install utilityguard[bench])"))
+    if plots:
+        note = f" and {len(plots)} plots"
+    else:
+        note = " (no plots)" if args.no_plots else " (no plots: install utilityguard[bench])"
+    print(f"wrote {args.out / 'results.json'}, {args.out / 'report.md'}" + note)
     return 0

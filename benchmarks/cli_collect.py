@@ -65,7 +65,10 @@ def run(args: argparse.Namespace) -> int:
     if args.regrade:
         if not args.out.exists():
             raise CLIError(f"{args.out}: no such file to re-grade")
-        n, changed = regrade(items, args.out)
+        try:
+            n, changed = regrade(items, args.out)
+        except CollectError as exc:  # not a ValueError: would be a traceback
+            raise CLIError(str(exc)) from None
         print(f"re-graded {n} records in {args.out}; {changed} changed")
         return 0
     if not args.upstream or not args.model:

@@ -76,6 +76,10 @@ def done_ids(out: Path) -> set[str]:
                 break
             raise CollectError(f"{out}, line {k + 1}: not a response record") from None
         good_end += len(line) + 1
+    else:
+        if raw and not raw.endswith(b"\n"):  # a kill between a record and its newline:
+            with out.open("ab") as f:        # end the line, or the next record joins it
+                f.write(b"\n")
     return ids
 
 
@@ -108,12 +112,18 @@ async def _chat(
             ) from None
         except httpx.HTTPError as exc:
             last = exc
-        await asyncio.sleep(min(8.0, 0.5 * 2**attempt))
+        if attempt + 1 < s.retries:
+            await asyncio.sleep(min(8.0, 0.5 * 2**attempt))
     raise CollectError(f"upstream {s.upstream} failed after {s.retries} tries: {last}")
 
 
 def _content(resp: dict[str, Any]) -> tuple[str, Any, str | None]:
-    choice = (resp.get("choices") or [{}])[0]
+    choices = resp.get("choices") if isinstance(resp, dict) else None
+    if not choices or not isinstance(choices[0], dict):
+        # not a completion (e.g. an error object with status 200): recording it as an empty
+        # reply would count as the model refusing
+        raise CollectError(f"upstream reply has no choices: {json.dumps(resp)[:200]}")
+    choice = choices[0]
     msg = choice.get("message") or {}
     return str(msg.get("content") or ""), choice.get("logprobs"), choice.get("finish_reason")
 
@@ -204,7 +214,12 @@ def regrade(items: Sequence[DatasetItem], out: Path) -> tuple[int, int]:
     for n, line in enumerate(lines, start=1):
         if not line.strip():
             continue
-        rec = json.loads(line)
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise CollectError(f"{out}, line {n}: invalid JSON ({exc.msg})") from None
+        if not isinstance(rec, dict):
+            raise CollectError(f"{out}, line {n}: not a response record")
         item = by_id.get(str(rec.get("id")))
         if item is None:
             raise CollectError(f"{out}, line {n}: id {rec.get('id')!r} is not in the dataset")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 import subprocess
 import sys
 import tempfile
@@ -73,15 +74,34 @@ def grade_text(reply: str, references: Sequence[str]) -> bool:
     return False
 
 
+# The candidate runs as a module, not as ``__main__`` (an ``if __name__ == "__main__":`` block
+# of the reply, e.g. one reading input(), must not run), then the tests in its namespace; an
+# exit during either is a failure (a ``sys.exit(0)`` must not skip the tests), and only a run
+# that reaches the end prints the per-run token.
+_RUNNER = """\
+import sys
+ns = {"__name__": "candidate"}
+try:
+    for name in ("candidate.py", "tests.py"):
+        with open(name, encoding="utf-8") as f:
+            exec(compile(f.read(), name, "exec"), ns)
+except SystemExit:
+    sys.exit(3)
+print("\\n" + TOKEN)  # on a line of its own, whatever the candidate printed
+"""
+
+
 def grade_code(reply: str, tests: Sequence[str], timeout: float = CODE_TIMEOUT_S) -> bool:
-    program = extract_code(reply) + "\n\n" + "\n".join(tests) + "\n"
+    token = secrets.token_hex(16)
+    files = {"candidate.py": extract_code(reply) + "\n", "tests.py": "\n".join(tests) + "\n",
+             "run.py": _RUNNER.replace("TOKEN", repr(token))}
     with tempfile.TemporaryDirectory() as tmp:
-        path = os.path.join(tmp, "candidate.py")
-        with open(path, "w", encoding="utf-8") as f:
-            f.write(program)
+        for name, text in files.items():
+            with open(os.path.join(tmp, name), "w", encoding="utf-8") as f:
+                f.write(text)
         try:
             proc = subprocess.run(
-                [sys.executable, "-I", path],
+                [sys.executable, "-I", "run.py"],
                 cwd=tmp,
                 capture_output=True,
                 timeout=timeout,
@@ -90,7 +110,7 @@ def grade_code(reply: str, tests: Sequence[str], timeout: float = CODE_TIMEOUT_S
             )
         except subprocess.TimeoutExpired:
             return False
-    return proc.returncode == 0
+    return proc.returncode == 0 and token.encode() in proc.stdout.splitlines()[-1:]
 
 
 def grade(item: Mapping[str, Any], reply: str | None) -> Grade:
@@ -102,7 +122,8 @@ def grade(item: Mapping[str, Any], reply: str | None) -> Grade:
     refs = [str(r) for r in item.get("reference") or []]
     kind = item.get("answer_type", "text")
     if kind == "choice":
-        letter = extract_choice(reply, item.get("question"))
+        # markdown emphasis ("**B**", "**B) Ammonia**") hides the letter from the extractor
+        letter = extract_choice(reply.replace("*", ""), item.get("question"))
         ok = letter is not None and letter in {r.strip().upper() for r in refs}
     elif kind == "number":
         ok = grade_number(reply, refs)

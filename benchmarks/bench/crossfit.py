@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 from sklearn.model_selection import KFold
 
 from benchmarks.bench.data import BenchData, BenchError
+from cost_models.datasets import DatasetItem
 from cost_models.persistence import sha256_rows
 from cost_models.regressor import CostRegressor
 from guard.calibration import Calibrator, raw_probability
@@ -36,10 +37,22 @@ def make_folds(n: int, k: int = 5, seed: int = 0) -> list[tuple[IntArray, IntArr
             for a, b in KFold(n_splits=k, shuffle=True, random_state=seed).split(np.arange(n))]
 
 
-def trained_on(model: CostRegressor, meta: dict[str, object], data: BenchData) -> bool:
-    """True when the model's training-data hash equals the hash of the bench items."""
-    h = sha256_rows([(q, float(c)) for q, c in zip(data.questions, data.cost, strict=True)])
-    return bool(meta.get("training_data_sha256") == h)
+def trained_on(model: CostRegressor, meta: dict[str, object], data: BenchData,
+               items: Sequence[DatasetItem] | None = None) -> bool:
+    """True when the model's training-data hash equals the hash of the bench items — the
+    items with a response, or the whole dataset ``items`` (responses to only part of the
+    model's training set must not be scored with a model that saw them)."""
+    want = meta.get("training_data_sha256")
+    if not want:
+        return False
+    have = {sha256_rows([(q, float(c)) for q, c in zip(data.questions, data.cost, strict=True)])}
+    if items is not None and all(it.cost is not None for it in items):
+        # training hashes are over rows in file order; the bench holds its items sorted by id
+        scored = set(data.ids)
+        have.add(sha256_rows([(it.question, float(it.cost or 0.0)) for it in items
+                              if it.id in scored]))
+        have.add(sha256_rows([(it.question, float(it.cost or 0.0)) for it in items]))
+    return want in have
 
 
 @dataclass
@@ -79,10 +92,12 @@ def choose_signal(data: BenchData, wanted: str | None) -> str:
         if wanted not in data.signals:
             raise BenchError(f"--signal must be one of {', '.join(data.signals)}")
         if wanted not in available:
-            raise BenchError(f"no answered response has confidence.{wanted}")
+            raise BenchError(f"{data.responses_file}: no answered response has "
+                             f"confidence.{wanted}")
         return wanted
     if not available:
-        raise BenchError("no confidence signal in the responses (logprob_mean, verbal, ...)")
+        raise BenchError(f"{data.responses_file}: no answered response has a confidence "
+                         f"signal ({', '.join(data.signals)})")
     return available[0]
 
 

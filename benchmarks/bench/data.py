@@ -68,6 +68,8 @@ def _signal(conf: dict[str, Any], name: str, where: str) -> float:
         return math.nan
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
         raise BenchError(f"{where}: confidence.{name} must be a finite number or null, got {v!r}")
+    if name in ("verbal", "consistency") and not 0.0 <= v <= 1.0:
+        raise BenchError(f"{where}: confidence.{name} must be a probability in [0, 1], got {v!r}")
     return float(v)
 
 
@@ -76,7 +78,11 @@ def load_bench(items: list[DatasetItem], responses: Path) -> BenchData:
     if not responses.exists():
         raise BenchError(f"{responses}: no such file")
     raw = responses.read_bytes()
-    by_item = {it.id: it for it in items}
+    by_item: dict[str, DatasetItem] = {}
+    for it in items:
+        if it.id in by_item:  # one response would be joined to (and counted for) both
+            raise BenchError(f"dataset: duplicate item id {it.id!r}")
+        by_item[it.id] = it
     for it in items:
         if it.cost is None:
             raise BenchError(f"item {it.id}: the bench needs a cost for every item")
@@ -104,7 +110,9 @@ def load_bench(items: list[DatasetItem], responses: Path) -> BenchData:
         model = model or r.get("model")
     if not recs:
         raise BenchError(f"{responses}: no response records")
-    order = [it.id for it in items if it.id in recs]
+    # canonical order (by id): folds and bootstrap resamples are drawn by position, so the
+    # results must not depend on the order of the items or responses files
+    order = sorted(it.id for it in items if it.id in recs)
     sig: dict[str, list[float]] = {s: [] for s in SIGNALS}
     answered, correct = [], []
     for rid in order:

@@ -7,8 +7,11 @@
 * ``confidence_threshold``: the best single cost-blind threshold on the raw confidence,
   chosen on the training folds (what a selective-prediction tool would do);
 * ``always_refuse``: refuse everything;
-* ``oracle``: the best achievable with these responses — deliver exactly the correct
-  answers (UtilityAUC 1 would need a correct answer to every answerable item).
+* ``oracle``: the best achievable with these responses — deliver exactly the answers whose
+  delivery gains utility over a refusal (every correct answer, and a wrong answer to an
+  answerable item whose cost is below ``C_R``), ordered by that gain; its mean utility and
+  UtilityAUC bound every policy that only withholds the model's answers (UtilityAUC 1 would
+  need a correct answer to every answerable item).
 
 A model's own refusal stays a refusal under every policy: the guard can withhold an answer,
 never invent one.
@@ -91,6 +94,7 @@ def run_policies(data: BenchData, pred_cost: FloatArray, probs: Probabilities,
     none = np.zeros(data.n, dtype=bool)
     runs["always_refuse"] = PolicyRun("always_refuse", none, np.zeros(data.n),
                                       np.full(data.n, np.nan))
-    best = data.answered & data.answerable & data.correct
-    runs["oracle"] = PolicyRun("oracle", best, np.where(best, gain, 0.0), best.astype(float))
+    best = data.answered & (gain > 0)
+    runs["oracle"] = PolicyRun("oracle", best, np.where(best, gain, 0.0),
+                               (best & data.answerable & data.correct).astype(float))
     return runs

@@ -30,7 +30,9 @@ def _cell(res: dict[str, Any], key: str) -> str:
 def terminal_table(results: dict[str, Any]) -> Table:
     t = Table(title=f"utilityguard bench — {results['responses'].get('model')} on "
                     f"{results['n']} items, C_R = {results['c_r']:g} (95% bootstrap CI)")
-    t.add_column("policy")
+    # never truncate a policy name (rich shrinks columns to 80 characters off a terminal)
+    t.add_column("policy", no_wrap=True,
+                 min_width=max((len(n) for n in results["policies"]), default=6))
     for _, label in COLUMNS[:5]:
         t.add_column(label, justify="right")
     for name, res in results["policies"].items():

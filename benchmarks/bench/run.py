@@ -16,7 +16,7 @@ from benchmarks.bench.crossfit import (
     probabilities,
     trained_on,
 )
-from benchmarks.bench.data import load_bench
+from benchmarks.bench.data import BenchError, load_bench
 from benchmarks.bench.evaluate import by_domain, c_r_grid, evaluate, sweep
 from benchmarks.bench.policies import run_policies
 from benchmarks.utility_auc import utility_curve
@@ -42,13 +42,18 @@ def run_bench(
     model_dir = cost_model or default_model_dir()
     model = load_model(model_dir, trust=trust)
     meta = read_sidecar(model_dir, name=ARTIFACT)
-    refit = trained_on(model, meta, data)
+    refit = trained_on(model, meta, data, items)
     say("cost model")
-    groups = [str(it.model_dump().get("source", "unknown"))
-              for it in items if it.id in set(data.ids)]
+    source = {it.id: it.source for it in items}
+    groups = [source[i] for i in data.ids]
     costs = predict_costs(data, model, refit=refit, folds=fold_idx, groups=groups)
-    sig = choose_signal(data, signal)
     cal = Calibrator.load(calibrator, trust=trust) if calibrator else None
+    if cal is not None:  # a calibrator maps one signal: never feed it another one
+        if signal is not None and signal != cal.signal:
+            raise BenchError(f"{calibrator}: the calibrator reads confidence.{cal.signal}, "
+                             f"not {signal}")
+        signal = cal.signal
+    sig = choose_signal(data, signal)
     say("calibration")
     probs = probabilities(data, sig, fold_idx, cal)
     runs = run_policies(data, costs.cost, probs, fold_idx, c_r)

@@ -33,7 +33,7 @@ def extract_choice(reply: str, question: str | None = None) -> str | None:
     """The choice letter a reply commits to, or ``None``.
 
     Order: an explicit "answer is B"; a reply that opens with a letter ("B", "B)", "(B)");
-    the text of exactly one option quoted in the reply. A reply that lists several options
+    the text of exactly one option quoted in the reply. A reply that lists two or more options
     line by line without committing to one gives ``None``.
 
     Examples
@@ -52,7 +52,7 @@ def extract_choice(reply: str, question: str | None = None) -> str | None:
     if (m := _ANSWER_IS.search(reply)) and m.group(1).upper() in valid:
         return m.group(1).upper()
     listed = {m.group(1) for m in _OPTION_LINE.finditer(reply)}
-    if len(listed) >= 3:
+    if len(listed) >= 2:  # a list of options is not a commitment to one
         return None
     if (m := _LEADING.match(reply.strip())) and m.group(1) in valid:
         return m.group(1)

@@ -30,11 +30,15 @@ FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.intp]
 
 
-def make_folds(n: int, k: int = 5, seed: int = 0) -> list[tuple[IntArray, IntArray]]:
+def make_folds(n: int, k: int = 5, seed: int = 0, order: IntArray | None = None
+               ) -> list[tuple[IntArray, IntArray]]:
+    """K folds over positions ``0..n-1``, drawn over ``order`` (e.g. :attr:`BenchData.canonical`)
+    so that the folds follow the items, not their positions."""
     if n < 2 * k:
         raise BenchError(f"the bench needs at least {2 * k} items for {k}-fold cross-fitting")
-    return [(np.asarray(a), np.asarray(b))
-            for a, b in KFold(n_splits=k, shuffle=True, random_state=seed).split(np.arange(n))]
+    pos = np.arange(n) if order is None else np.asarray(order)
+    return [(pos[a], pos[b])  # in canonical order: fits see the same rows in the same order
+            for a, b in KFold(n_splits=k, shuffle=True, random_state=seed).split(pos)]
 
 
 def trained_on(model: CostRegressor, meta: dict[str, object], data: BenchData,

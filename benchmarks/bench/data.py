@@ -52,6 +52,13 @@ class BenchData:
     def n(self) -> int:
         return len(self.ids)
 
+    @property
+    def canonical(self) -> NDArray[np.intp]:
+        """Positions sorted by id: folds and bootstrap resamples are drawn over this order,
+        so results do not depend on the order of the items or responses files."""
+        return np.asarray(np.argsort(np.array(self.ids, dtype=object), kind="stable"),
+                          dtype=np.intp)
+
 
 def _flag(value: Any, where: str, *, nullable: bool = False) -> bool | None:
     if isinstance(value, bool):
@@ -110,9 +117,7 @@ def load_bench(items: list[DatasetItem], responses: Path) -> BenchData:
         model = model or r.get("model")
     if not recs:
         raise BenchError(f"{responses}: no response records")
-    # canonical order (by id): folds and bootstrap resamples are drawn by position, so the
-    # results must not depend on the order of the items or responses files
-    order = sorted(it.id for it in items if it.id in recs)
+    order = [it.id for it in items if it.id in recs]
     sig: dict[str, list[float]] = {s: [] for s in SIGNALS}
     answered, correct = [], []
     for rid in order:

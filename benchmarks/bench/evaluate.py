@@ -70,7 +70,7 @@ def evaluate(data: BenchData, runs: dict[str, PolicyRun], probs: Probabilities, 
     """Point estimates on all items and 95% bootstrap intervals (resampling items)."""
     everyone = np.arange(data.n)
     rng = np.random.default_rng(seed)
-    samples = rng.integers(0, data.n, size=(n_boot, data.n))
+    samples = data.canonical[rng.integers(0, data.n, size=(n_boot, data.n))]
     out: dict[str, dict[str, Any]] = {}
     for name, run in runs.items():
         point = metrics(data, run, probs.calibrated, everyone, c_r)

@@ -38,7 +38,7 @@ def run_bench(
     say = progress or (lambda _msg: None)
     t0 = time.perf_counter()
     data = load_bench(items, responses)
-    fold_idx = make_folds(data.n, folds, seed)
+    fold_idx = make_folds(data.n, folds, seed, data.canonical)
     model_dir = cost_model or default_model_dir()
     model = load_model(model_dir, trust=trust)
     meta = read_sidecar(model_dir, name=ARTIFACT)

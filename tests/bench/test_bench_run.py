@@ -173,27 +173,20 @@ def test_response_file_order_does_not_matter(bench_files: Any, tmp_path: Path, s
     assert res["sweep"] == bench_results["sweep"]
 
 
-def test_item_order_changes_only_what_folds_and_resamples_touch(
+def test_item_order_does_not_matter(
         bench_files: Any, tmp_path: Path, synth: Any, bench_results: dict[str, Any]) -> None:
-    """Folds and bootstrap resamples are drawn over item positions (KFold with a seed), so a
-    shuffled dataset gets other folds: the fitted policies move a little. What nothing fitted
-    touches is the same to 1e-9."""
+    """Folds and bootstrap resamples are drawn over the items sorted by id, so a shuffled
+    dataset gives the same results (up to floating-point summation order)."""
     rows = list(bench_files.item_rows)
     np.random.default_rng(4).shuffle(rows)
     from cost_models.datasets import load_utilitybench
 
     items = load_utilitybench(synth.write_jsonl(tmp_path / "items.jsonl", rows))
     res = run_bench(items, bench_files.responses, c_r=2.0, cost_model=bench_files.cost_model,
-                    n_boot=0, seed=0)
-    for name, keys in FOLD_FREE.items():
-        for key in keys:
-            assert res["policies"][name][key] == pytest.approx(
-                bench_results["policies"][name][key], abs=1e-9), (name, key)
-    for name in ("model", "always_refuse", "oracle", "model_confidence"):
-        np.testing.assert_allclose(res["sweep"]["utility_auc"][name],
-                                   bench_results["sweep"]["utility_auc"][name], atol=1e-9)
-    # the guard still wins on the reshuffled folds
-    assert res["policies"]["guard"]["utility_auc"] > res["policies"]["model"]["utility_auc"]
+                    n_boot=50, seed=0)
+    _policies_close(res["policies"], bench_results["policies"], tol=1e-9)
+    for name, curve in bench_results["sweep"]["utility_auc"].items():
+        np.testing.assert_allclose(res["sweep"]["utility_auc"][name], curve, atol=1e-9)
 
 
 # --- out of fold ----------------------------------------------------------------------------

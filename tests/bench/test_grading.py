@@ -58,10 +58,7 @@ def test_choice(reply: str, correct: bool) -> None:
     [
         pytest.param("A) Oxygen\nB) Carbon dioxide\nC) Nitrogen", id="three-options"),
         pytest.param("A) Oxygen\nB) Carbon dioxide\nC) Nitrogen\nD) Helium", id="all-options"),
-        pytest.param("A) Oxygen\nB) Carbon dioxide", id="two-options",
-                     marks=pytest.mark.xfail(strict=True, reason=(
-                         "guard.answers.extract_choice treats a list as uncommitted only from "
-                         "3 listed options; with 2 it takes the leading letter"))),
+        pytest.param("A) Oxygen\nB) Carbon dioxide", id="two-options"),
     ],
 )
 def test_listing_options_commits_to_none_of_them(reply: str) -> None:

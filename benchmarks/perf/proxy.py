@@ -1,0 +1,156 @@
+"""Latency and throughput of the guard proxy, side by side with the upstream called directly.
+
+Two real servers on 127.0.0.1, each its own process: the fast fake upstream
+(:mod:`benchmarks.perf.fake_upstream`) and ``utilityguard serve`` in front of it (logprob
+confidence, the shipped cost model, enforce mode, no audit log). One asyncio ``httpx`` client
+sends the same chat-completion request to both, alternating in rounds so that the machine's
+slow phases hit both alike. Reported, non-streaming and streaming: the added latency
+(proxy minus direct) at p50 and p99 with one request in flight, and at 32 in flight; and the
+throughput through the proxy at concurrency 32 next to the upstream's own.
+
+Targets (issue): added p50 <= 2 ms and p99 <= 10 ms at concurrency 1; >= 800 requests/s
+through the proxy at concurrency 32. On 2 cores the client, the proxy and the upstream share
+the machine, so the throughput figure is a floor; the reference column shows what the same
+client gets from the upstream alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+
+from benchmarks.perf._common import PerfResult
+
+ROUNDS_C1 = 400
+REQUESTS_C32 = 1600
+BODY = {"model": "perf-model", "messages": [{"role": "user",
+                                             "content": "What is the capital of France?"}]}
+
+
+def _port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _wait(url: str, proc: subprocess.Popen[bytes], timeout: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server for {url} exited with {proc.returncode}")
+        try:
+            if httpx.get(url, timeout=1.0).status_code < 500:
+                return
+        except httpx.HTTPError:
+            time.sleep(0.2)
+    raise RuntimeError(f"{url} did not start in {timeout} s")
+
+
+@contextmanager
+def servers() -> Iterator[tuple[str, str]]:
+    """``(upstream_base, proxy_base)``, both stopped on exit."""
+    up_port, px_port = _port(), _port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("UTILITYGUARD_")}
+    upstream = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", "benchmarks.perf.fake_upstream:app", "--host",
+         "127.0.0.1", "--port", str(up_port), "--log-level", "warning", "--no-access-log"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    exe = Path(sys.executable).parent / "utilityguard"
+    proxy = subprocess.Popen(
+        [str(exe), "serve", "--upstream", f"http://127.0.0.1:{up_port}/v1", "--port",
+         str(px_port), "--confidence", "logprobs", "--log-level", "warning"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        _wait(f"http://127.0.0.1:{up_port}/v1/models", upstream)
+        _wait(f"http://127.0.0.1:{px_port}/healthz", proxy)
+        yield f"http://127.0.0.1:{up_port}/v1", f"http://127.0.0.1:{px_port}/v1"
+    finally:
+        for p in (proxy, upstream):
+            p.terminate()
+            try:
+                p.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                p.kill()
+
+
+async def _one(client: httpx.AsyncClient, url: str, stream: bool) -> float:
+    body = {**BODY, "stream": True} if stream else BODY
+    t0 = time.perf_counter()
+    if stream:
+        async with client.stream("POST", url, json=body) as r:
+            async for _ in r.aiter_bytes():
+                pass
+            r.raise_for_status()
+    else:
+        r = await client.post(url, json=body)
+        r.raise_for_status()
+    return time.perf_counter() - t0
+
+
+def _pct(xs: list[float], q: float) -> float:
+    return statistics.quantiles(xs, n=100, method="inclusive")[int(q) - 1]
+
+
+async def _latency(direct: str, proxied: str, stream: bool, conc: int
+                   ) -> tuple[list[float], list[float]]:
+    limits = httpx.Limits(max_connections=conc, max_keepalive_connections=conc)
+    async with httpx.AsyncClient(limits=limits, timeout=30.0) as client:
+        for url in (direct, proxied):  # warm up connections and the cost model
+            await asyncio.gather(*[_one(client, url, stream) for _ in range(conc * 2)])
+        d: list[float] = []
+        p: list[float] = []
+        rounds = ROUNDS_C1 if conc == 1 else max(10, REQUESTS_C32 // conc // 2)
+        for _ in range(rounds):
+            d += await asyncio.gather(*[_one(client, direct, stream) for _ in range(conc)])
+            p += await asyncio.gather(*[_one(client, proxied, stream) for _ in range(conc)])
+        return d, p
+
+
+async def _throughput(url: str, conc: int, total: int) -> float:
+    limits = httpx.Limits(max_connections=conc, max_keepalive_connections=conc)
+    async with httpx.AsyncClient(limits=limits, timeout=30.0) as client:
+        await asyncio.gather(*[_one(client, url, False) for _ in range(conc)])
+        queue = iter(range(total))
+
+        async def worker() -> None:
+            for _ in queue:
+                await _one(client, url, False)
+
+        t0 = time.perf_counter()
+        await asyncio.gather(*[worker() for _ in range(conc)])
+        return total / (time.perf_counter() - t0)
+
+
+def run() -> list[PerfResult]:
+    out: list[PerfResult] = []
+    with servers() as (up, px):
+        direct, proxied = f"{up}/chat/completions", f"{px}/chat/completions"
+        for stream in (False, True):
+            kind = "streaming" if stream else "non-streaming"
+            for conc in (1, 32):
+                d, p = asyncio.run(_latency(direct, proxied, stream, conc))
+                for q, limit in ((50, 2e-3), (99, 10e-3)):
+                    added = _pct(p, q) - _pct(d, q)
+                    target = (f"added <= {limit * 1e3:g} ms" if conc == 1
+                              else "reported (no target at concurrency 32)")
+                    out.append(PerfResult(
+                        f"proxy {kind}, concurrency {conc}: added latency p{q}", added, "s",
+                        _pct(d, q), _pct(p, q) / _pct(d, q),
+                        f"{target} (reference: upstream called directly, p{q})",
+                        added <= limit if conc == 1 else True))
+        rps = asyncio.run(_throughput(proxied, 32, REQUESTS_C32))
+        ref = asyncio.run(_throughput(direct, 32, REQUESTS_C32))
+        out.append(PerfResult("proxy throughput, concurrency 32 (requests/s)", rps, "r/s", ref,
+                              rps / ref, ">= 800 r/s (reference: the upstream alone)",
+                              rps >= 800))
+    return out

@@ -16,8 +16,8 @@ import argparse
 import logging
 import sys
 from collections.abc import Sequence
-from typing import Any
 from importlib.metadata import entry_points
+from typing import Any
 
 
 class CLIError(Exception):
@@ -60,6 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser(argv)
     args = parser.parse_args(argv)
+    args.argv = argv  # the words as given, e.g. for a model card's "command"
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",

@@ -3,7 +3,10 @@
 Every field can be set, in increasing priority, by its default, a ``.env`` file in the working
 directory, an environment variable ``UTILITYGUARD_<FIELD>`` (``UTILITYGUARD_UPSTREAM``,
 ``UTILITYGUARD_C_R``, ``UTILITYGUARD_AUDIT_PATH``, ...) and keyword arguments (what
-``utilityguard serve`` does with its flags).
+``utilityguard serve`` does with its flags). A few fields also accept another spelling:
+``UTILITYGUARD_API_KEY`` / ``UTILITYGUARD_CLIENT_API_KEYS`` for ``api_keys``,
+``UTILITYGUARD_MAX_BODY_SIZE`` / ``UTILITYGUARD_MAX_REQUEST_BYTES`` for ``max_body_bytes``,
+``UTILITYGUARD_TIMEOUT`` / ``UTILITYGUARD_UPSTREAM_TIMEOUT`` for ``read_timeout``.
 
 Secrets (``upstream_api_key``, ``api_keys``) are :class:`pydantic.SecretStr`: their ``repr``
 and ``str`` are masked, so a logged or printed ``Settings`` never shows them. ``api_keys`` is
@@ -24,7 +27,7 @@ import json
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from guard.refusal import DEFAULT_REFUSAL_TEXT
@@ -34,6 +37,13 @@ ConfidenceKind = Literal["logprobs", "verbal", "consistency", "caller"]
 CONFIDENCE_KINDS: tuple[str, ...] = ("logprobs", "verbal", "consistency", "caller")
 
 _Prob = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
+PREFIX = "UTILITYGUARD_"
+
+
+def _env(*names: str) -> AliasChoices:
+    """Environment names of a field: ``UTILITYGUARD_<NAME>`` for each of ``names`` (the
+    first is the field's own; the others are accepted spellings)."""
+    return AliasChoices(*(PREFIX + n.upper() for n in names))
 
 
 class Settings(BaseSettings):
@@ -84,8 +94,8 @@ class Settings(BaseSettings):
     """
 
     model_config = SettingsConfigDict(
-        env_prefix="UTILITYGUARD_", env_file=".env", env_file_encoding="utf-8", extra="ignore",
-        validate_default=True,
+        env_prefix=PREFIX, env_file=".env", env_file_encoding="utf-8", extra="ignore",
+        validate_default=True, populate_by_name=True,
     )
 
     upstream: str | None = None
@@ -100,10 +110,13 @@ class Settings(BaseSettings):
     trust_artifacts: bool = False
     refusal_text: str = Field(default=DEFAULT_REFUSAL_TEXT, min_length=1)
     no_confidence: Literal["refuse", "answer"] | _Prob = "refuse"
-    max_body_bytes: int = Field(default=1024 * 1024, ge=1)
-    api_keys: Annotated[list[SecretStr], NoDecode] = Field(default_factory=list)
+    max_body_bytes: int = Field(default=1024 * 1024, ge=1, validation_alias=_env(
+        "max_body_bytes", "max_body_size", "max_request_bytes"))
+    api_keys: Annotated[list[SecretStr], NoDecode] = Field(
+        default_factory=list, validation_alias=_env("api_keys", "api_key", "client_api_keys"))
     connect_timeout: float = Field(default=5.0, gt=0.0)
-    read_timeout: float = Field(default=120.0, gt=0.0)
+    read_timeout: float = Field(default=120.0, gt=0.0, validation_alias=_env(
+        "read_timeout", "timeout", "upstream_timeout"))
     max_connections: int = Field(default=100, ge=1)
     max_keepalive: int = Field(default=50, ge=0)
     audit_path: Path | None = None

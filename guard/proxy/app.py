@@ -20,6 +20,7 @@ import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 from fastapi import FastAPI, Request
@@ -148,7 +149,7 @@ class Proxy:
         finally:
             self._upstream = None
             if self.audit is not None:
-                self.audit.close()
+                await asyncio.to_thread(self.audit.close)  # writes everything queued
                 self.audit = None
 
 
@@ -156,7 +157,7 @@ async def _models(request: Request) -> Response:
     proxy: Proxy = request.app.state.proxy
     check_auth(request.headers, proxy.client_keys)
     model = request.path_params.get("model")
-    path = "models" if model is None else f"models/{model}"
+    path = "models" if model is None else f"models/{quote(model, safe='/')}"
     data = await proxy.upstream.get(path, upstream_headers(request.headers, proxy.upstream_key))
     return JSONResponse(data)
 

@@ -45,7 +45,14 @@ _WARN_EVERY = 10.0  # seconds between two "queue full" warnings
 def _schema() -> str:
     types = {**_SQL_TYPES, "ts": "REAL", "stream": "INTEGER"}
     cols = ", ".join(f"{c} {types.get(c, 'TEXT')}" for c in COLUMNS)
-    return f"CREATE TABLE IF NOT EXISTS {TABLE} (id INTEGER PRIMARY KEY AUTOINCREMENT, {cols})"
+    return f"CREATE TABLE IF NOT EXISTS {TABLE} (id INTEGER PRIMARY KEY, {cols})"
+
+
+def _text(value: str | None) -> str | None:
+    """``value`` storable as UTF-8 (lone surrogates from JSON escapes become ``?``)."""
+    if value is None:
+        return None
+    return value.encode("utf-8", "replace").decode("utf-8")
 
 
 def connect(path: str | os.PathLike[str]) -> sqlite3.Connection:
@@ -116,7 +123,11 @@ class AuditWriter:
         thread, self._thread = self._thread, None
         if thread is None:
             return
-        self._queue.put(_STOP)  # blocks only while the writer is draining a full queue
+        try:  # waits only while the writer drains a full queue
+            self._queue.put(_STOP, timeout=timeout)
+        except queue.Full:
+            log.error("the audit writer is stuck; %d record(s) not written", self._queue.qsize())
+            return
         thread.join(timeout)
         if thread.is_alive():
             log.error("the audit writer did not finish within %s s; %d record(s) pending",
@@ -125,7 +136,7 @@ class AuditWriter:
     @staticmethod
     def _row(item: tuple[DecisionRecord, float, str | None, bool, str | None]) -> list[Any]:
         record, ts, model, stream, query = item
-        return [*record.model_dump().values(), ts, model, int(stream), query]
+        return [*record.model_dump().values(), ts, _text(model), int(stream), _text(query)]
 
     def _run(self) -> None:
         conn = connect(self.path)
@@ -147,7 +158,7 @@ class AuditWriter:
                 try:
                     with conn:
                         conn.executemany(sql, rows)
-                except sqlite3.Error as exc:
+                except (sqlite3.Error, ValueError) as exc:  # disk full, locked, bad text
                     log.error("could not write %d audit record(s): %s", len(rows), exc)
                     continue
                 self.written += len(rows)

@@ -4,6 +4,8 @@
    ``x-utilityguard-*`` override headers.
 2. Forward it with the guard's additions (:func:`guard.proxy.request.plan_request`); a
    streaming request is sent with ``stream: true`` and buffered whole.
+   If the upstream rejects the request (HTTP 400 / 422) and the guard added fields to it, it
+   is retried once exactly as the client sent it (no signal: the no-confidence policy).
 3. With the consistency signal, when the upstream returned fewer choices than asked for (it
    ignores ``n``), make the missing samples as extra calls.
 4. Decide on choice 0 (:meth:`guard.Guard.decide`); deliver the refusal text in every choice
@@ -25,7 +27,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from guard.core import Guard
-from guard.exceptions import UpstreamError
+from guard.exceptions import UpstreamError, UpstreamStatusError
 from guard.proxy.request import (
     ChatPlan,
     check_auth,
@@ -43,6 +45,8 @@ if TYPE_CHECKING:
     from guard.proxy.app import Proxy
 
 log = logging.getLogger(__name__)
+#: Upstream statuses after which the request is retried without the guard's additions.
+REJECTED = (400, 422)
 
 
 def _fmt(value: float | None) -> str:
@@ -139,7 +143,26 @@ async def _fetch(upstream: Upstream, plan: ChatPlan, headers: Mapping[str, str]
                                 "not a chat completion")
         return data, None
     chunks = parse_sse(raw, upstream.name)
+    if not chunks:
+        raise UpstreamError(f"the upstream at {upstream.name} sent no stream events "
+                            f"(content type {content_type or 'missing'!r})")
     return assemble(chunks), chunks
+
+
+def _response(plan: ChatPlan, delivered: dict[str, Any], chunks: list[dict[str, Any]] | None,
+              changed: bool, headers: dict[str, str]) -> Response:
+    """The client's response: JSON, or SSE replayed from the upstream's chunks when the text
+    is the upstream's, else synthesized from ``delivered``."""
+    if not plan.stream:
+        return Response(json.dumps(delivered).encode(), media_type="application/json",
+                        headers=headers)
+    if chunks is None or changed:
+        content = synthesize(delivered, include_usage=plan.include_usage)
+    else:
+        content = replay(chunks, client_n=plan.client_n, keep_logprobs=plan.client_logprobs,
+                         include_usage=plan.include_usage)
+    return Response(content, media_type="text/event-stream",
+                    headers={**headers, "cache-control": "no-cache"})
 
 
 async def chat_completions(request: Request) -> Response:
@@ -147,15 +170,26 @@ async def chat_completions(request: Request) -> Response:
     t0 = time.perf_counter()
     proxy: Proxy = request.app.state.proxy
     settings, guard = proxy.settings, proxy.guard
+    request.state.request_id = rid = proxy.new_request_id()
     check_auth(request.headers, proxy.client_keys)
     body = parse_chat_request(await read_body(request, settings.max_body_bytes))
-    request.state.request_id = rid = proxy.new_request_id()
     overrides = parse_overrides(request.headers)
     plan = plan_request(body, guard)
     upstream = proxy.upstream
     headers = upstream_headers(request.headers, proxy.upstream_key)
     t_up = time.perf_counter()
-    reply, chunks = await _fetch(upstream, plan, headers)
+    try:
+        reply, chunks = await _fetch(upstream, plan, headers)
+    except UpstreamStatusError as exc:
+        if exc.status not in REJECTED or plan.body == body:
+            raise
+        # the upstream may not support what the guard added (logprobs, n): ask as the client
+        # did; the reply then has no signal and the no-confidence policy decides
+        log.warning("the upstream rejected the guard's request fields (HTTP %d); retrying "
+                    "with the client's request as sent", exc.status)
+        proxy.metrics.upstream_errors.inc("rejected_guard_fields")
+        plan = plan.as_sent(body)
+        reply, chunks = await _fetch(upstream, plan, headers)
     if not isinstance(reply.get("choices"), list):
         raise UpstreamError(f"the upstream at {upstream.name} returned a reply without "
                             "'choices'")
@@ -174,18 +208,7 @@ async def chat_completions(request: Request) -> Response:
                           cost=overrides.cost, c_r=overrides.c_r, mode=overrides.mode,
                           request_id=rid)
     delivered, changed = deliver(reply, record, guard, plan)
-    out_headers = decision_headers(record)
-    if plan.stream:
-        if chunks is None or changed:
-            content = synthesize(delivered, include_usage=plan.include_usage)
-        else:
-            content = replay(chunks, client_n=plan.client_n, keep_logprobs=plan.client_logprobs,
-                             include_usage=plan.include_usage)
-        response = Response(content, media_type="text/event-stream",
-                            headers={**out_headers, "cache-control": "no-cache"})
-    else:
-        response = Response(json.dumps(delivered).encode(), media_type="application/json",
-                            headers=out_headers)
+    response = _response(plan, delivered, chunks, changed, decision_headers(record))
     model = body.get("model")
     proxy.record(record, query=query, model=model if isinstance(model, str) else None,
                  stream=plan.stream, upstream_s=upstream_s,

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -37,6 +38,7 @@ from guard.exceptions import (
 )
 
 log = logging.getLogger(__name__)
+E = TypeVar("E", bound=Exception)
 REQUEST_ID_HEADER = "x-utilityguard-request-id"
 _HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 413: "request_too_large",
                415: "unsupported_media_type"}
@@ -156,10 +158,24 @@ async def _unexpected(request: Request, exc: Exception) -> Response:
         "internal error in the utilityguard proxy", "server_error", code="internal_error"))
 
 
+def _typed(kind: type[E], handler: Callable[[Request, E], Awaitable[Response]]
+           ) -> Callable[[Request, Exception], Awaitable[Response]]:
+    """``handler`` with the signature Starlette expects (it dispatches on ``kind``)."""
+
+    async def handle(request: Request, exc: Exception) -> Response:
+        if not isinstance(exc, kind):  # pragma: no cover - Starlette dispatches by type
+            raise exc
+        return await handler(request, exc)
+
+    return handle
+
+
 def install_error_handlers(app: FastAPI) -> None:
     """Render every error of ``app`` in the OpenAI envelope (see the module docstring)."""
-    app.add_exception_handler(ClientRequestError, _client_error)
-    app.add_exception_handler(UpstreamError, _upstream_error)
-    app.add_exception_handler(StarletteHTTPException, _http_error)
-    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(ClientRequestError, _typed(ClientRequestError, _client_error))
+    app.add_exception_handler(UpstreamError, _typed(UpstreamError, _upstream_error))
+    app.add_exception_handler(StarletteHTTPException,
+                              _typed(StarletteHTTPException, _http_error))
+    app.add_exception_handler(RequestValidationError,
+                              _typed(RequestValidationError, _validation_error))
     app.add_exception_handler(Exception, _unexpected)

@@ -148,7 +148,8 @@ class Histogram(_Metric):
         lines = self._header()
         for key, series in items:
             cumulative = 0.0
-            for bound, n in zip((*self.buckets, float("inf")), series[:-2] + [0.0], strict=True):
+            bounds = (*self.buckets, float("inf"))
+            for bound, n in zip(bounds, [*series[:-2], 0.0], strict=True):
                 cumulative += n
                 le = f'le="{_fmt(bound)}"'
                 lines.append(f"{self.name}_bucket{_labels(self.labelnames, key, le)} "

@@ -218,6 +218,12 @@ class ChatPlan:
     client_n: int
     samples: int
 
+    def as_sent(self, body: Mapping[str, Any]) -> ChatPlan:
+        """The plan for sending ``body`` as the client sent it (nothing added)."""
+        return ChatPlan(body=dict(body), stream=self.stream,
+                        client_logprobs=self.client_logprobs, client_n=self.client_n,
+                        samples=self.client_n)
+
     @property
     def include_usage(self) -> bool:
         """The client asked for a usage chunk at the end of the stream."""

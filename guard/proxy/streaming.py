@@ -87,6 +87,22 @@ def _merge_tool_calls(calls: list[dict[str, Any]], deltas: Any) -> None:
                     call["function"][key] += fn[key]
 
 
+def _chunk_logprobs(lp: Any) -> list[Any]:
+    """A chunk's token logprobs in the chat format (``{"content": [...]}``), also read from
+    the legacy completions format (``{"tokens": [...], "token_logprobs": [...]}``)."""
+    if not isinstance(lp, dict):
+        return []
+    if isinstance(lp.get("content"), list):
+        return list(lp["content"])
+    values, tokens = lp.get("token_logprobs"), lp.get("tokens")
+    if not isinstance(values, list):
+        return []
+    if not isinstance(tokens, list) or len(tokens) != len(values):
+        tokens = [""] * len(values)
+    return [{"token": t, "logprob": v, "top_logprobs": []}
+            for t, v in zip(tokens, values, strict=True)]
+
+
 def assemble(chunks: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The ``chat.completion`` equivalent of a list of ``chat.completion.chunk`` objects.
 
@@ -115,7 +131,8 @@ def assemble(chunks: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             i = _index(ch)
             c = choices.setdefault(i, {"index": i, "message": {"role": "assistant"},
                                        "logprobs": None, "finish_reason": None})
-            delta = ch.get("delta") if isinstance(ch.get("delta"), dict) else {}
+            raw_delta = ch.get("delta")
+            delta: dict[str, Any] = raw_delta if isinstance(raw_delta, dict) else {}
             if isinstance(delta.get("role"), str):
                 c["message"]["role"] = delta["role"]
             if isinstance(delta.get("content"), str):
@@ -123,11 +140,11 @@ def assemble(chunks: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             if "tool_calls" in delta:
                 _merge_tool_calls(c["message"].setdefault("tool_calls", []),
                                   delta["tool_calls"])
-            lp = ch.get("logprobs")
-            if isinstance(lp, dict) and isinstance(lp.get("content"), list):
+            tokens = _chunk_logprobs(ch.get("logprobs"))
+            if tokens:
                 if c["logprobs"] is None:
                     c["logprobs"] = {"content": []}
-                c["logprobs"]["content"].extend(lp["content"])
+                c["logprobs"]["content"].extend(tokens)
             if ch.get("finish_reason") is not None:
                 c["finish_reason"] = ch["finish_reason"]
     for i, c in choices.items():

@@ -1,0 +1,301 @@
+"""Real servers on 127.0.0.1 for the proxy tests: a fake OpenAI upstream and the proxy.
+
+Both run under uvicorn in a background thread on a free port and stop at teardown. The fake
+upstream is deterministic: what it answers depends on keywords in the last user message, and
+it records every request it receives (body and headers) for the tests to inspect.
+
+Keywords: ``sure`` / ``unsure`` set the token logprob (p = 0.99 / 0.135; default 0.905),
+``dose`` / ``cheap`` set the fake cost (L = 20 / 0.5; default 4), ``self-refuse`` makes the
+model refuse, ``status-400`` / ``status-429`` / ``status-503`` / ``status-text`` answer with
+that error, ``sleep`` answers after 2 s, ``not-json`` answers garbage, ``ignore-n`` returns one
+choice whatever ``n`` is, ``strict`` rejects a request with ``logprobs`` (HTTP 400), ``tool``
+answers with a tool call, ``vary`` makes samples disagree.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import openai
+import pytest
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from guard.proxy import create_app
+from guard.settings import Settings
+
+ANSWER = "The answer is 42."
+CLIENT_KEY = "sk-client-SECRET-7f3a9"
+UPSTREAM_KEY = "sk-upstream-SECRET-c41d2"
+START_TIMEOUT = 15.0
+
+
+class KeywordCost:
+    """The fake cost model: ``dose`` -> 20, ``cheap`` -> 0.5, otherwise 4."""
+
+    def predict(self, texts: Sequence[str]) -> Any:
+        return np.array([20.0 if "dose" in t else 0.5 if "cheap" in t else 4.0 for t in texts])
+
+
+def _last_user(body: dict[str, Any]) -> str:
+    for m in reversed(body.get("messages") or []):
+        if isinstance(m, dict) and m.get("role") == "user":
+            c = m.get("content")
+            return c if isinstance(c, str) else json.dumps(c)
+    return ""
+
+
+@dataclass
+class FakeUpstream:
+    """An OpenAI-compatible upstream with scripted replies (see the module docstring)."""
+
+    requests: list[dict[str, Any]] = field(default_factory=list)
+
+    def app(self) -> Starlette:
+        return Starlette(routes=[
+            Route("/v1/chat/completions", self.chat, methods=["POST"]),
+            Route("/v1/models", self.models, methods=["GET"]),
+            Route("/v1/models/{name}", self.model, methods=["GET"]),
+        ])
+
+    async def models(self, request: Request) -> Response:
+        self.requests.append({"path": "/v1/models", "headers": dict(request.headers)})
+        return JSONResponse({"object": "list", "data": [
+            {"id": "fake-model", "object": "model", "created": 0, "owned_by": "tests"}]})
+
+    async def model(self, request: Request) -> Response:
+        name = request.path_params["name"]
+        if name != "fake-model":
+            return JSONResponse({"error": {"message": f"no model {name}", "type":
+                                           "invalid_request_error", "param": None,
+                                           "code": "model_not_found"}}, status_code=404)
+        return JSONResponse({"id": name, "object": "model", "created": 0, "owned_by": "tests"})
+
+    def _content(self, question: str, body: dict[str, Any], i: int) -> str:
+        if "self-refuse" in question:
+            return "I cannot answer that question."
+        text = ANSWER if "vary" not in question or i == 0 else f"The answer is {40 + 7 * i}."
+        system = " ".join(str(m.get("content")) for m in body["messages"]
+                          if isinstance(m, dict) and m.get("role") == "system")
+        if "Confidence: N%" in system:
+            text += "\nConfidence: " + ("95%" if "unsure" not in question else "10%")
+        return text
+
+    def _choice(self, question: str, body: dict[str, Any], i: int) -> dict[str, Any]:
+        content = self._content(question, body, i)
+        lp = -2.0 if "unsure" in question else -0.01 if "sure" in question else -0.1
+        logprobs = None
+        if body.get("logprobs"):
+            logprobs = {"content": [{"token": t, "logprob": lp, "bytes": None,
+                                     "top_logprobs": []} for t in content.split(" ")]}
+        message: dict[str, Any] = {"role": "assistant", "content": content}
+        if "tool" in question:
+            message = {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "call_1", "type": "function",
+                 "function": {"name": "lookup", "arguments": '{"q": "42"}'}}]}
+        return {"index": i, "message": message, "logprobs": logprobs,
+                "finish_reason": "tool_calls" if "tool" in question else "stop"}
+
+    async def chat(self, request: Request) -> Response:
+        body = json.loads(await request.body())
+        self.requests.append({"path": "/v1/chat/completions", "body": body,
+                              "headers": dict(request.headers)})
+        q = _last_user(body)
+        for code in (400, 429, 503):
+            if f"status-{code}" in q:
+                return JSONResponse({"error": {"message": f"scripted {code}", "type": "test",
+                                               "param": None, "code": f"c{code}"}},
+                                    status_code=code, headers={"retry-after": "7"})
+        if "strict" in q and "logprobs" in body:
+            return JSONResponse({"error": {"message": "logprobs are not supported", "type":
+                                           "invalid_request_error", "param": "logprobs",
+                                           "code": None}}, status_code=400)
+        if "status-text" in q:
+            return Response("plain failure", status_code=418)
+        if "sleep" in q:
+            await asyncio.sleep(2.0)
+        if "not-json" in q:
+            return Response(b"<html>oops</html>", media_type="text/html")
+        n = 1 if "ignore-n" in q else int(body.get("n") or 1)
+        choices = [self._choice(q, body, i) for i in range(n)]
+        head = {"id": "chatcmpl-fake", "created": 1700000000, "model": body.get("model", "m"),
+                "system_fingerprint": "fp_fake"}
+        usage = {"prompt_tokens": 5, "completion_tokens": 5, "total_tokens": 10}
+        if not body.get("stream"):
+            return JSONResponse({**head, "object": "chat.completion", "choices": choices,
+                                 "usage": usage, "x_extra": "kept"})
+        return Response(self._sse(head, choices, body, usage), media_type="text/event-stream")
+
+    @staticmethod
+    def _sse(head: dict[str, Any], choices: list[dict[str, Any]], body: dict[str, Any],
+             usage: dict[str, Any]) -> bytes:
+        def chunk(index: int, delta: dict[str, Any], lp: Any = None, finish: Any = None
+                  ) -> str:
+            return "data: " + json.dumps({**head, "object": "chat.completion.chunk", "choices": [
+                {"index": index, "delta": delta, "logprobs": lp, "finish_reason": finish}]}
+            ) + "\n\n"
+
+        out = []
+        for ch in choices:
+            i, msg = ch["index"], ch["message"]
+            out.append(chunk(i, {"role": "assistant", "content": ""}))
+            if msg.get("tool_calls"):
+                out.append(chunk(i, {"tool_calls": [{"index": 0, **msg["tool_calls"][0]}]}))
+            tokens = ch["logprobs"]["content"] if ch["logprobs"] else None
+            for k, word in enumerate((msg["content"] or "").split(" ") if msg["content"] else []):
+                piece = word if k == 0 else " " + word
+                lp = {"content": [tokens[k]]} if tokens else None
+                out.append(chunk(i, {"content": piece}, lp))
+            out.append(chunk(i, {}, finish=ch["finish_reason"]))
+        if (body.get("stream_options") or {}).get("include_usage"):
+            out.append("data: " + json.dumps({**head, "object": "chat.completion.chunk",
+                                              "choices": [], "usage": usage}) + "\n\n")
+        out.append(": keep-alive comment\n\ndata: [DONE]\n\n")
+        return "".join(out).encode()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Served:
+    """An ASGI app served by uvicorn on 127.0.0.1 in a background thread."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        config = uvicorn.Config(app, log_config=None, access_log=False, ws="none",
+                                lifespan="on", http="h11", loop="asyncio",
+                                timeout_graceful_shutdown=5)
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]},
+                                       daemon=True)
+        self.thread.start()
+        deadline = time.monotonic() + START_TIMEOUT
+        while not self.server.started:
+            if not self.thread.is_alive() or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError("the server did not start")
+            time.sleep(0.005)
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(START_TIMEOUT)
+        self.sock.close()
+        if self.thread.is_alive():
+            raise RuntimeError("the server did not stop")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _clean_environment() -> Iterator[None]:
+    """No UTILITYGUARD_* variable of the developer's shell leaks into the proxies under test."""
+    with pytest.MonkeyPatch.context() as mp:
+        for name in [n for n in os.environ if n.upper().startswith("UTILITYGUARD_")]:
+            mp.delenv(name)
+        yield
+
+
+@pytest.fixture(scope="session")
+def upstream() -> Iterator[tuple[FakeUpstream, Served]]:
+    fake = FakeUpstream()
+    served = Served(fake.app())
+    yield fake, served
+    served.stop()
+
+
+@pytest.fixture(scope="session")
+def fake(upstream: tuple[FakeUpstream, Served]) -> FakeUpstream:
+    return upstream[0]
+
+
+def proxy_settings(upstream_url: str, **overrides: Any) -> Settings:
+    values: dict[str, Any] = {"upstream": upstream_url + "/v1", "read_timeout": 1.0,
+                              "connect_timeout": 1.0, **overrides}
+    return Settings(_env_file=None, **values)
+
+
+@pytest.fixture
+def start_proxy(upstream: tuple[FakeUpstream, Served]) -> Iterator[Callable[..., Served]]:
+    """Start a proxy with settings overrides; every one started is stopped at teardown."""
+    started: list[Served] = []
+
+    def start(upstream_url: str | None = None, **overrides: Any) -> Served:
+        settings = proxy_settings(upstream_url or upstream[1].url, **overrides)
+        served = Served(create_app(settings, cost_model=KeywordCost()))
+        started.append(served)
+        return served
+
+    yield start
+    for served in started:
+        if served.thread.is_alive():
+            served.stop()
+
+
+@pytest.fixture(scope="session")
+def proxy(upstream: tuple[FakeUpstream, Served]) -> Iterator[Served]:
+    """The shared proxy: logprob confidence, C_R = 2, enforce, no auth, no audit log."""
+    served = Served(create_app(proxy_settings(upstream[1].url), cost_model=KeywordCost()))
+    yield served
+    served.stop()
+
+
+def openai_client(served: Served, api_key: str = CLIENT_KEY, **kwargs: Any) -> openai.OpenAI:
+    return openai.OpenAI(base_url=served.url + "/v1", api_key=api_key, max_retries=0,
+                         timeout=10.0, **kwargs)
+
+
+@pytest.fixture(scope="session")
+def client(proxy: Served) -> Iterator[openai.OpenAI]:
+    """The official sync client pointed at the shared proxy."""
+    c = openai_client(proxy)
+    yield c
+    c.close()
+
+
+@pytest.fixture
+def make_client() -> Iterator[Callable[..., openai.OpenAI]]:
+    """A factory of sync clients for proxies a test starts itself (closed at teardown)."""
+    made: list[openai.OpenAI] = []
+
+    def make(served: Served, api_key: str = CLIENT_KEY, **kwargs: Any) -> openai.OpenAI:
+        c = openai_client(served, api_key, **kwargs)
+        made.append(c)
+        return c
+
+    yield make
+    for c in made:
+        c.close()
+
+
+@pytest.fixture
+def async_client(proxy: Served) -> openai.AsyncOpenAI:
+    """The official async client pointed at the shared proxy (one per test: one event loop)."""
+    return openai.AsyncOpenAI(base_url=proxy.url + "/v1", api_key=CLIENT_KEY, max_retries=0,
+                              timeout=10.0)
+
+
+def ask(question: str, **kwargs: Any) -> dict[str, Any]:
+    """Arguments for ``chat.completions.create`` asking ``question``."""
+    return {"model": "fake-model", "messages": [{"role": "user", "content": question}],
+            **kwargs}
+
+
+@pytest.fixture(scope="session")
+def chat() -> Callable[..., dict[str, Any]]:
+    return ask

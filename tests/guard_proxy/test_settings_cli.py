@@ -1,0 +1,139 @@
+"""Settings (env, .env, flags), ``utilityguard serve`` end to end, and the public names."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import openai
+import pytest
+from pydantic import ValidationError
+
+import guard.proxy
+from guard.cli import build_parser, main
+from guard.cli_serve import load_settings
+from guard.settings import Settings
+
+
+def test_settings_sources_and_precedence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                         ) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / ".env").write_text("UTILITYGUARD_MODE=shadow\nUTILITYGUARD_C_R=3\n"
+                                   "UTILITYGUARD_UPSTREAM=http://from-dotenv/v1\n")
+    monkeypatch.setenv("UTILITYGUARD_C_R", "5")
+    monkeypatch.setenv("UTILITYGUARD_API_KEYS", '["k1", "k2"]')
+    monkeypatch.setenv("UTILITYGUARD_NO_CONFIDENCE", "0.25")
+    monkeypatch.setenv("UTILITYGUARD_AUDIT_PATH", "")
+    s = Settings(port=9000)
+    assert (s.mode, s.c_r, s.upstream, s.port) == ("shadow", 5.0, "http://from-dotenv/v1", 9000)
+    assert [k.get_secret_value() for k in s.api_keys] == ["k1", "k2"]
+    assert (s.no_confidence, s.audit_path) == (0.25, None)
+    assert "k1" not in repr(s) and "k1" not in str(s)
+    monkeypatch.delenv("UTILITYGUARD_API_KEYS")
+    monkeypatch.setenv("UTILITYGUARD_API_KEY", "single")
+    monkeypatch.setenv("UTILITYGUARD_TIMEOUT", "3")
+    s = Settings()
+    assert ([k.get_secret_value() for k in s.api_keys], s.read_timeout) == (["single"], 3.0)
+
+
+@pytest.mark.parametrize("values, match", [
+    pytest.param({"upstream": "ftp://x"}, "http:// or https://", id="upstream-scheme"),
+    pytest.param({"c_r": -1}, "greater than or equal", id="negative-c_r"),
+    pytest.param({"confidence": "vibes"}, "logprobs", id="confidence-kind"),
+    pytest.param({"no_confidence": "maybe"}, "refuse", id="no-confidence"),
+    pytest.param({"api_keys": "a,,"}, None, id="keys-ok"),
+])
+def test_settings_validation(values: dict[str, Any], match: str | None) -> None:
+    if match is None:
+        assert len(Settings(_env_file=None, **values).api_keys) == 1
+        return
+    with pytest.raises(ValidationError, match=match):
+        Settings(_env_file=None, **values)
+
+
+def test_serve_flags_override_environment(monkeypatch: pytest.MonkeyPatch,
+                                          tmp_path: Path) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("UTILITYGUARD_UPSTREAM", "http://env/v1")
+    monkeypatch.setenv("UTILITYGUARD_C_R", "7")
+    monkeypatch.setenv("UTILITYGUARD_MODE", "shadow")
+    monkeypatch.setenv("UTILITYGUARD_API_KEYS", "env-key")
+    argv = ["serve", "--c-r", "1.5", "--confidence", "verbal", "--audit-queries",
+            "--api-key", "k1", "--api-key", "k2", "--timeout", "9", "--max-body-size", "99"]
+    s = load_settings(build_parser(argv).parse_args(argv))
+    assert (s.upstream, s.c_r, s.mode, s.confidence, s.audit_queries) == (
+        "http://env/v1", 1.5, "shadow", "verbal", True)
+    assert [k.get_secret_value() for k in s.api_keys] == ["k1", "k2"]
+    assert (s.read_timeout, s.max_body_bytes) == (9.0, 99)
+
+
+@pytest.mark.parametrize("argv, message", [
+    pytest.param(["serve"], "no upstream", id="no-upstream"),
+    pytest.param(["serve", "--upstream", "http://u/v1", "--c-r", "-2"], "c_r",
+                 id="bad-c_r"),
+    pytest.param(["audit"], "audit needs an action", id="audit-no-action"),
+])
+def test_cli_user_errors(argv: list[str], message: str, monkeypatch: pytest.MonkeyPatch,
+                         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("UTILITYGUARD_UPSTREAM", raising=False)
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_serve_command_end_to_end(upstream: Any, tmp_path: Path) -> None:
+    """``utilityguard serve`` as a process (shipped cost model), stopped by SIGTERM."""
+    port, db = _free_port(), tmp_path / "audit.db"
+    env = {**os.environ, "UTILITYGUARD_AUDIT_PATH": str(db), "UTILITYGUARD_C_R": "2"}
+    cmd = [sys.executable, "-m", "guard.cli", "serve", "--upstream", upstream[1].url + "/v1",
+           "--port", str(port), "--log-level", "warning"]
+    proc = subprocess.Popen(cmd, env=env, cwd=tmp_path, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            assert proc.poll() is None, proc.communicate()[0].decode()
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, "utilityguard serve did not start"
+            time.sleep(0.1)
+        with openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="k",
+                           max_retries=0, timeout=10) as c:
+            raw = c.chat.completions.with_raw_response.create(
+                model="m", messages=[{"role": "user", "content": "What is 6 x 7? sure"}])
+        assert raw.headers["x-utilityguard-decision"] in ("answer", "refuse")
+        assert float(raw.headers["x-utilityguard-cost"]) > 0
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        output = proc.communicate(timeout=30)[0].decode()
+    assert proc.returncode in (0, -signal.SIGTERM), output  # uvicorn re-raises the signal
+    assert "Traceback" not in output
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT cost_source FROM decisions").fetchall() == [("model",)]
+    conn.close()
+
+
+def test_proxy_all_is_sorted_and_complete() -> None:
+    names = guard.proxy.__all__
+    assert names == sorted(names, key=lambda n: (0 if n[0].isupper() else 1, n))
+    public = {n for n, v in vars(guard.proxy).items()
+              if not n.startswith("_") and not isinstance(v, type(guard))}
+    assert set(names) == public

@@ -17,6 +17,7 @@ Kinds:
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,6 +26,7 @@ from numpy.typing import NDArray
 from sklearn.base import BaseEstimator, RegressorMixin, clone
 from sklearn.decomposition import TruncatedSVD
 from sklearn.ensemble import HistGradientBoostingRegressor
+from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import Ridge
 from sklearn.model_selection import GroupKFold, KFold
 from sklearn.pipeline import Pipeline
@@ -139,9 +141,48 @@ class CostRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
         if not texts:
             return np.empty(0, dtype=np.float64)
         if hasattr(self, "coef_"):  # ridge: skip the pipeline's per-call validation overhead
+            if len(texts) == 1 and self._one_table() is not None:
+                return np.array([self._mu_one(texts[0])], dtype=np.float64)
             feats = self.pipeline_.named_steps["features"].transform(texts)
             return np.asarray(feats @ self.coef_ + self.intercept_, dtype=np.float64)
         return np.asarray(self.pipeline_.predict(texts), dtype=np.float64)
+
+    def _one_table(self) -> dict[str, tuple[float, float]] | None:
+        """``term -> (idf, coef)`` for the one-query fast path (built on first use); ``None``
+        when the features are not a single sublinear, l2-normalized TF-IDF vectorizer."""
+        table: dict[str, tuple[float, float]] | None = self.__dict__.get("_one_table_")
+        if table is None:
+            vec = self.pipeline_.named_steps["features"]
+            if not (isinstance(vec, TfidfVectorizer) and vec.sublinear_tf and vec.use_idf
+                    and vec.norm == "l2" and hasattr(self, "coef_")):
+                return None
+            idf, coef = vec.idf_, self.coef_
+            table = {term: (float(idf[i]), float(coef[i])) for term, i in vec.vocabulary_.items()}
+            self.__dict__["_one_table_"] = table
+        return table
+
+    def _mu_one(self, text: str) -> float:
+        """``mu`` of one text without building a sparse matrix: the same arithmetic as the
+        vectorizer (``tf = 1 + log count``, times ``idf``, l2-normalized) dotted with the
+        ridge coefficients — about ten times faster per query than ``transform``."""
+        table = self._one_table()
+        if table is None:  # pragma: no cover - predict_log checks before calling
+            raise RuntimeError("the one-query path needs a single TF-IDF + ridge model")
+        analyzer = self.pipeline_.named_steps["features"].build_analyzer()
+        counts = Counter(analyzer(text))
+        dot = sq = 0.0
+        for term, n in counts.items():
+            hit = table.get(term)
+            if hit is not None:
+                w = (1.0 + math.log(n)) * hit[0]
+                dot += w * hit[1]
+                sq += w * w
+        return self.intercept_ + (dot / math.sqrt(sq) if sq > 0.0 else 0.0)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state.pop("_one_table_", None)  # derived; rebuilt on first use after loading
+        return state
 
     def predict(self, X: Any) -> FloatArray:
         """``E[L | x] = exp(mu + s^2 / 2)``, every value > 0."""

@@ -240,3 +240,15 @@ def test_folds_fall_back_to_shuffled_kfold_with_few_groups() -> None:
     assert sorted(np.concatenate([test for _, test in splits]).tolist()) == list(range(40))
     assert folds(40, groups, 5, 0)[0][1].tolist() == splits[0][1].tolist()  # seeded
     assert any(len({groups[i] for i in test}) == 2 for _, test in splits)
+
+
+def test_one_query_fast_path_equals_the_batch_path() -> None:
+    from cost_models import load_default
+    from cost_models.datasets import load_seed
+
+    model = load_default()
+    texts = [it.question for it in load_seed()[:200]] + ["", "zzzz unknown-words-only qqqq"]
+    batch = model.predict_log(texts)
+    one = np.array([model.predict_log([t])[0] for t in texts])
+    np.testing.assert_allclose(one, batch, rtol=0, atol=1e-10)
+    assert "_one_table_" not in model.__getstate__()

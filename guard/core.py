@@ -55,7 +55,7 @@ from guard.records import (
     PSource,
 )
 from guard.refusal import DEFAULT_REFUSAL_TEXT, is_refusal
-from policies import answer_threshold, expected_utility, refusal_expected_utility, should_answer
+from policies import answer_threshold, expected_utility, refusal_expected_utility
 
 log = logging.getLogger(__name__)
 R = TypeVar("R")
@@ -232,7 +232,9 @@ class Guard:
         if response is None or is_refusal(self.clean(response)):
             decision = "passthrough_refusal"
         elif p is not None:
-            decision = "answer" if bool(should_answer(p, cost_v, cr, alpha=al)) else "refuse"
+            # exactly policies.should_answer: p >= answer_threshold(L, C_R, alpha), with the
+            # threshold computed once above
+            decision = "answer" if p >= threshold else "refuse"
         else:
             decision = "answer" if self.no_confidence == "answer" or threshold <= 0 else "refuse"
         record = DecisionRecord(

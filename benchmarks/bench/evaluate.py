@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from benchmarks.bench.bootstrap import counts, many
 from benchmarks.bench.crossfit import IntArray, Probabilities
 from benchmarks.bench.data import BenchData
 from benchmarks.bench.policies import PolicyRun, run_policies, utilities
@@ -65,20 +66,22 @@ def metrics(data: BenchData, run: PolicyRun, p_ref: FloatArray, idx: IntArray, c
 
 
 def evaluate(data: BenchData, runs: dict[str, PolicyRun], probs: Probabilities, c_r: float,
-             *, n_boot: int = 1000, seed: int = 0,
+             *, n_boot: int = 1000, seed: int = 0, chunk: int = 100,
              on_step: Callable[[], None] | None = None) -> dict[str, dict[str, Any]]:
-    """Point estimates on all items and 95% bootstrap intervals (resampling items)."""
+    """Point estimates on all items and 95% percentile bootstrap intervals (resampling
+    items; every resample's metrics computed at once from its draw counts, see
+    :mod:`benchmarks.bench.bootstrap`)."""
     everyone = np.arange(data.n)
     rng = np.random.default_rng(seed)
     samples = data.canonical[rng.integers(0, data.n, size=(n_boot, data.n))]
     out: dict[str, dict[str, Any]] = {}
     for name, run in runs.items():
-        point = metrics(data, run, probs.calibrated, everyone, c_r)
-        boot = np.array([[metrics(data, run, probs.calibrated, s, c_r)[m] for m in METRICS]
-                         for s in samples]) if n_boot else np.empty((0, len(METRICS)))
-        res: dict[str, Any] = dict(point)
+        res: dict[str, Any] = dict(metrics(data, run, probs.calibrated, everyone, c_r))
+        boot = np.concatenate(
+            [many(data, run, probs.calibrated, counts(samples[lo:lo + chunk], data.n), c_r)
+             for lo in range(0, n_boot, chunk)]) if n_boot else np.empty((0, len(METRICS)))
         for k, m in enumerate(METRICS):
-            col = boot[:, k][np.isfinite(boot[:, k])] if n_boot else np.empty(0)
+            col = boot[:, k][np.isfinite(boot[:, k])]
             res[f"{m}_ci"] = ([float(np.percentile(col, 2.5)), float(np.percentile(col, 97.5))]
                               if col.size else None)
         out[name] = res

@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 from sklearn.model_selection import KFold
 
 from benchmarks.bench.data import BenchData, BenchError
+from cost_models.answerability import AnswerabilityModel
 from cost_models.datasets import DatasetItem
 from cost_models.persistence import sha256_rows
 from cost_models.regressor import CostRegressor
@@ -130,3 +131,28 @@ def probabilities(data: BenchData, signal: str, folds: Sequence[tuple[IntArray, 
                          "out of fold: a calibrator (method chosen by CV Brier inside each "
                          f"training fold: {', '.join(methods)}) fitted on the other folds' "
                          "answered records")
+
+
+@dataclass
+class Answerability:
+    alpha: FloatArray  # out-of-fold P(answerable) of every item
+    how: str
+
+
+def answerability(data: BenchData, folds: Sequence[tuple[IntArray, IntArray]]
+                  ) -> Answerability:
+    """Out-of-fold ``P(answerable | question)`` from a text classifier fitted on the other
+    folds' items. A dataset with one class only gets its constant (1 or 0)."""
+    if data.answerable.all() or not data.answerable.any():
+        return Answerability(np.full(data.n, float(data.answerable[0])),
+                             "constant: the dataset has one answerability class")
+    alpha = np.empty(data.n, dtype=np.float64)
+    for train, test in folds:
+        y = data.answerable[train]
+        if y.all() or not y.any():
+            alpha[test] = float(y.mean())
+            continue
+        model = AnswerabilityModel().fit([data.questions[i] for i in train], y)
+        alpha[test] = model.predict_alpha([data.questions[i] for i in test])
+    return Answerability(alpha, "out of fold: a text classifier (TF-IDF + logistic "
+                                "regression) fitted on the other folds' answerability labels")

@@ -91,13 +91,14 @@ def evaluate(data: BenchData, runs: dict[str, PolicyRun], probs: Probabilities, 
 
 
 def sweep(data: BenchData, pred_cost: FloatArray, probs: Probabilities,
-          folds: Sequence[tuple[IntArray, IntArray]], grid: FloatArray
-          ) -> dict[str, list[float]]:
+          folds: Sequence[tuple[IntArray, IntArray]], grid: FloatArray,
+          alpha: FloatArray | None = None) -> dict[str, list[float]]:
     """UtilityAUC of every policy at every ``C_R`` of ``grid`` (decisions re-made per C_R)."""
     right = data.answerable & data.correct
     curves: dict[str, list[float]] = {}
     for c_r in grid:
-        for name, run in run_policies(data, pred_cost, probs, folds, float(c_r)).items():
+        for name, run in run_policies(data, pred_cost, probs, folds, float(c_r),
+                                      alpha).items():
             curves.setdefault(name, []).append(
                 utility_auc(data.answerable, run.answered, right, data.cost, run.score,
                             c_r=float(c_r)))

@@ -43,7 +43,7 @@ def make_plots(results: dict[str, Any], out: Path) -> list[str]:
     names.append("utility_auc_vs_c_r.png")
 
     doms = list(results["domains"])
-    pols = ["model", "guard", "guard_oracle_cost", "oracle"]
+    pols = ["model", "guard", "guard_oracle_cost", "always_refuse", "oracle"]
     fig, ax = plt.subplots(figsize=(8, 4.5))
     width = 0.8 / len(pols)
     for k, p in enumerate(pols):

@@ -2,8 +2,14 @@
 
 * ``model``: the raw model, binary score (the paper's Table 1 protocol);
 * ``model_confidence``: the raw model ordered by its confidence (the paper's Table 3);
-* ``guard``: predicted ``E[L]``, calibrated ``p``, the Bayes rule, score ``q + C_R``;
+* ``guard``: predicted ``E[L]``, calibrated ``p``, the Bayes rule, scored by the expected
+  gain over refusing. Half of a UtilityBench-shaped set must be refused, so answerability is
+  uncertain and the Bayes rule is DESIGN.md's answerability-aware one,
+  ``q >= 1 - alpha (1 + C_R)``, with ``alpha = P(answerable | query)`` from a text classifier
+  fitted on the training folds (score ``q + C_R`` when ``alpha = 1``);
 * ``guard_oracle_cost``: the same with the true ``L`` (isolates cost-model error);
+* ``guard_paper_rule``: the guard with ``alpha = 1``, the paper's rule as stated (what the
+  guard does when it has no answerability estimate);
 * ``confidence_threshold``: the best single cost-blind threshold on the raw confidence,
   chosen on the training folds (what a selective-prediction tool would do);
 * ``always_refuse``: refuse everything;
@@ -31,7 +37,7 @@ from policies import should_answer
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
-POLICIES = ("model", "model_confidence", "guard", "guard_oracle_cost",
+POLICIES = ("model", "model_confidence", "guard", "guard_oracle_cost", "guard_paper_rule",
             "confidence_threshold", "always_refuse", "oracle")
 
 
@@ -50,12 +56,17 @@ def utilities(data: BenchData, answered: BoolArray, c_r: float) -> FloatArray:
                     np.where(data.answerable, -c_r, 1.0))
 
 
-def _bayes(data: BenchData, p: FloatArray, cost: FloatArray, c_r: float
-           ) -> tuple[BoolArray, FloatArray]:
+def bayes(data: BenchData, p: FloatArray, cost: FloatArray, c_r: float,
+          alpha: FloatArray | float = 1.0) -> tuple[BoolArray, FloatArray]:
+    """The guard's decisions and scores: answer iff ``should_answer(p, L, C_R, alpha)``;
+    score = expected gain over refusing, ``q - [alpha (-C_R) + (1 - alpha)]`` (``q + C_R``
+    when ``alpha = 1``). Items without ``p`` are refused (the guard's default)."""
     have = np.isfinite(p)
     pf = np.where(have, p, 0.0)
-    take = data.answered & have & np.asarray(should_answer(pf, cost, c_r), dtype=bool)
-    score = np.where(have, pf - (1.0 - pf) * cost + c_r, -np.inf)
+    take = data.answered & have & np.asarray(should_answer(pf, cost, c_r, alpha=alpha),
+                                             dtype=bool)
+    refuse = np.asarray(alpha) * (-c_r) + (1.0 - np.asarray(alpha))
+    score = np.where(have, pf - (1.0 - pf) * cost - refuse, -np.inf)
     return take, score
 
 
@@ -74,17 +85,22 @@ def best_threshold(raw: FloatArray, answered: BoolArray, gain: FloatArray) -> fl
 
 
 def run_policies(data: BenchData, pred_cost: FloatArray, probs: Probabilities,
-                 folds: Sequence[tuple[IntArray, IntArray]], c_r: float) -> dict[str, PolicyRun]:
-    """Decisions, scores and probabilities of every policy at ``c_r``."""
+                 folds: Sequence[tuple[IntArray, IntArray]], c_r: float,
+                 alpha: FloatArray | None = None) -> dict[str, PolicyRun]:
+    """Decisions, scores and probabilities of every policy at ``c_r``; ``alpha`` is the
+    out-of-fold ``P(answerable)`` of every item (``None``: 1, the paper's rule)."""
+    al: FloatArray | float = 1.0 if alpha is None else alpha
     raw, cal = probs.raw, probs.calibrated
     raw_score = np.where(np.isfinite(raw), raw, -1.0)
     runs: dict[str, PolicyRun] = {}
     runs["model"] = PolicyRun("model", data.answered.copy(), data.answered.astype(float), raw)
     runs["model_confidence"] = PolicyRun("model_confidence", data.answered.copy(), raw_score, raw)
-    take, score = _bayes(data, cal, pred_cost, c_r)
+    take, score = bayes(data, cal, pred_cost, c_r, al)
     runs["guard"] = PolicyRun("guard", take, score, cal)
-    take, score = _bayes(data, cal, data.cost, c_r)
+    take, score = bayes(data, cal, data.cost, c_r, al)
     runs["guard_oracle_cost"] = PolicyRun("guard_oracle_cost", take, score, cal)
+    take, score = bayes(data, cal, pred_cost, c_r)
+    runs["guard_paper_rule"] = PolicyRun("guard_paper_rule", take, score, cal)
     gain = utilities(data, np.ones(data.n, dtype=bool), c_r) - np.where(data.answerable, -c_r, 1.0)
     take = np.zeros(data.n, dtype=bool)
     for train, test in folds:

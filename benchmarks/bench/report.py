@@ -76,6 +76,8 @@ def report_md(results: dict[str, Any], plots: list[str]) -> str:
 - C_R = {results['c_r']:g}; confidence signal `{s['signal']}`.
 - Costs for `guard`: {s['cost']}.
 - Probabilities: {s['probability']}.
+- Answerability (`alpha` of the guard's rule): {s.get('answerability', 'n/a')}; ROC AUC
+  {fmt(s.get('answerability_auc'), 3)}.
 - Bootstrap: {s['bootstrap']} resamples of items; cross-fitting: {s['folds']} folds,
   seed {s['seed']}.
 

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.bench.crossfit import (
+    answerability,
     choose_signal,
     make_folds,
     predict_costs,
@@ -26,6 +27,15 @@ from cost_models.persistence import read_sidecar
 from guard.calibration import Calibrator
 
 Step = Callable[[str], None]
+
+
+def _auc(y: np.ndarray, score: np.ndarray) -> float | None:
+    """ROC AUC of ``score`` for ``y`` (None with one class)."""
+    if y.all() or not y.any():
+        return None
+    from sklearn.metrics import roc_auc_score
+
+    return float(roc_auc_score(y, score))
 
 
 def run_bench(
@@ -56,12 +66,14 @@ def run_bench(
     sig = choose_signal(data, signal)
     say("calibration")
     probs = probabilities(data, sig, fold_idx, cal)
-    runs = run_policies(data, costs.cost, probs, fold_idx, c_r)
+    say("answerability")
+    answer = answerability(data, fold_idx)
+    runs = run_policies(data, costs.cost, probs, fold_idx, c_r, answer.alpha)
     say("bootstrap")
     policies = evaluate(data, runs, probs, c_r, n_boot=n_boot, seed=seed)
     say("sweep")
     grid = c_r_grid()
-    curves = sweep(data, costs.cost, probs, fold_idx, grid)
+    curves = sweep(data, costs.cost, probs, fold_idx, grid, answer.alpha)
     right = data.answerable & data.correct
     utility_curves = {}
     for name, run in runs.items():
@@ -76,7 +88,9 @@ def run_bench(
                       "answered": int(data.answered.sum()),
                       "correct": int((data.answered & data.answerable & data.correct).sum())},
         "settings": {"signal": sig, "cost": costs.how, "cost_model": str(model_dir),
-                     "probability": probs.how, "folds": folds, "seed": seed,
+                     "probability": probs.how, "answerability": answer.how,
+                     "answerability_auc": _auc(data.answerable, answer.alpha),
+                     "folds": folds, "seed": seed,
                      "bootstrap": n_boot, "seconds": round(time.perf_counter() - t0, 2)},
         "policies": policies,
         "sweep": {"c_r": grid.tolist(), "utility_auc": curves},

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
 import numpy as np
 import pytest
 
-from benchmarks.bench.crossfit import Probabilities, make_folds, probabilities
+from benchmarks.bench.crossfit import Probabilities, answerability, make_folds, probabilities
 from benchmarks.bench.data import SIGNALS, BenchData, load_bench
 from benchmarks.bench.policies import POLICIES, best_threshold, run_policies, utilities
 from policies import expected_utility, should_answer
@@ -146,3 +147,32 @@ def test_model_policies_keep_the_models_decisions(fitted: Any) -> None:
     np.testing.assert_array_equal(runs["model"].score, data.answered.astype(float))
     np.testing.assert_array_equal(runs["model_confidence"].answered, data.answered)
     np.testing.assert_array_equal(runs["model_confidence"].score, probs.raw)
+
+
+def test_guard_uses_the_answerability_aware_rule(bench_files: Any) -> None:
+    data = load_bench(bench_files.items, bench_files.responses)
+    folds = make_folds(data.n, 5, 0, data.canonical)
+    probs = probabilities(data, "logprob_mean", folds)
+    alpha = answerability(data, folds).alpha
+    assert ((alpha >= 0) & (alpha <= 1)).all()
+    cost = data.cost * 1.5
+    runs = run_policies(data, cost, probs, folds, 2.0, alpha)
+    have = np.isfinite(probs.calibrated)
+    p = np.where(have, probs.calibrated, 0.0)
+    want = data.answered & have & np.asarray(should_answer(p, cost, 2.0, alpha=alpha))
+    np.testing.assert_array_equal(runs["guard"].answered, want)
+    paper = data.answered & have & np.asarray(should_answer(p, cost, 2.0))
+    np.testing.assert_array_equal(runs["guard_paper_rule"].answered, paper)
+    # a lower alpha makes refusing worth more, so the guard answers no more often
+    assert runs["guard"].answered.sum() <= runs["guard_paper_rule"].answered.sum()
+
+
+def test_answerability_is_out_of_fold(bench_files: Any) -> None:
+    data = load_bench(bench_files.items, bench_files.responses)
+    folds = make_folds(data.n, 5, 0, data.canonical)
+    base = answerability(data, folds).alpha
+    for i in (0, 1, 7):
+        flipped = data.answerable.copy()
+        flipped[i] = not flipped[i]
+        again = answerability(dataclasses.replace(data, answerable=flipped), folds).alpha
+        assert again[i] == base[i]

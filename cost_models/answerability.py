@@ -1,0 +1,72 @@
+"""Answerability: ``alpha = P(answerable | query)``, for the answerability-aware rule.
+
+When a query may require a refusal, refusing is worth ``alpha (-C_R) + (1 - alpha)`` rather
+than ``-C_R``, and the Bayes rule becomes ``q >= 1 - alpha (1 + C_R)`` (DESIGN.md; with
+``alpha = 1`` it is the paper's rule). This is a text classifier for ``alpha``: the cost
+model's features (word 1-2-grams + word-boundary character 4-grams, TF-IDF) with logistic
+regression, following the scikit-learn estimator contract.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import Pipeline
+from sklearn.utils.validation import check_is_fitted
+
+from cost_models.features import affix_tfidf
+from cost_models.regressor import _texts
+
+FloatArray = NDArray[np.float64]
+
+
+class AnswerabilityModel(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
+    """Predict ``P(answerable | text)``.
+
+    Parameters
+    ----------
+    C : float
+        Inverse regularization strength of the logistic regression.
+    max_chars : int
+        Texts are cut to this many characters before featurizing.
+    """
+
+    def __init__(self, C: float = 3.0, max_chars: int = 4000) -> None:
+        self.C = C
+        self.max_chars = max_chars
+
+    def fit(self, X: Any, y: Any) -> AnswerabilityModel:
+        """Fit on texts and answerability labels (bool); return ``self``."""
+        texts = [t[: self.max_chars] for t in _texts(X)]
+        labels = np.asarray(y)
+        if labels.shape != (len(texts),):
+            raise ValueError(f"y must have one label per text: {labels.shape} vs {len(texts)}")
+        if labels.dtype != np.bool_ and not np.isin(labels, (0, 1)).all():
+            raise ValueError("y must be booleans (answerable or not)")
+        labels = labels.astype(bool)
+        if labels.all() or not labels.any():
+            raise ValueError("y needs both answerable and refusal-required examples")
+        self.pipeline_ = Pipeline([("features", affix_tfidf()),
+                                   ("model", LogisticRegression(C=self.C, max_iter=2000))])
+        self.pipeline_.fit(texts, labels)
+        self.classes_ = np.array([False, True])
+        return self
+
+    def predict_alpha(self, X: Any) -> FloatArray:
+        """``P(answerable)`` of every text, in [0, 1]."""
+        check_is_fitted(self, "pipeline_")
+        texts = [t[: self.max_chars] for t in _texts(X)]
+        if not texts:
+            return np.empty(0, dtype=np.float64)
+        return np.asarray(self.pipeline_.predict_proba(texts)[:, 1], dtype=np.float64)
+
+    def predict_proba(self, X: Any) -> FloatArray:
+        a = self.predict_alpha(X)
+        return np.column_stack([1.0 - a, a])
+
+    def predict(self, X: Any) -> NDArray[np.bool_]:
+        return np.asarray(self.predict_alpha(X) >= 0.5)

@@ -10,11 +10,13 @@ list.
 from __future__ import annotations
 
 import argparse
+import json
 import logging
+import os
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import SecretStr, ValidationError
 
 from guard.cli import CLIError
 from guard.settings import CONFIDENCE_KINDS, Settings
@@ -90,6 +92,9 @@ def register(sub: Any) -> None:
                    help="decisions that may wait for the audit writer (default 10000)")
     p.add_argument("--consistency-samples", type=int, metavar="N",
                    help="samples for --confidence consistency (default 5)")
+    p.add_argument("--workers", type=int, default=1, metavar="N",
+                   help="server processes (default 1); more use more cores. Each worker has "
+                        "its own /metrics counters; all append to the same audit file")
     p.add_argument("--log-level", default="info",
                    choices=("critical", "error", "warning", "info", "debug"),
                    help="server log level (default info)")
@@ -120,7 +125,39 @@ def run(args: argparse.Namespace) -> int:
 
     settings = load_settings(args)
     logging.getLogger("guard").setLevel(args.log_level.upper())
-    app = create_app(settings)
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level=args.log_level,
-                timeout_graceful_shutdown=30)
+    # per-request access lines cost throughput; decisions are in /metrics and the audit log
+    options: dict[str, Any] = {
+        "host": settings.host, "port": settings.port, "log_level": args.log_level,
+        "access_log": args.log_level in ("info", "debug"), "timeout_graceful_shutdown": 30}
+    if args.workers < 1:
+        raise CLIError(f"--workers must be >= 1, got {args.workers}")
+    if args.workers == 1:
+        uvicorn.run(create_app(settings), **options)
+        return 0
+    create_app(settings)  # fail here, once, on a bad cost model or calibrator
+    # worker processes build the app from the environment; hand them the flags given here
+    os.environ.update(settings_environment(args))
+    uvicorn.run("guard.proxy.app:app_from_environment", factory=True, workers=args.workers,
+                **options)
     return 0
+
+
+def settings_environment(args: argparse.Namespace) -> dict[str, str]:
+    """``UTILITYGUARD_*`` variables carrying the flags given on the command line."""
+    env = {}
+    for name in FLAGS:
+        value = getattr(args, name, None)
+        if value is None:
+            continue
+        if isinstance(value, (list, tuple)):
+            value = json.dumps([_plain(v) for v in value])
+        env[f"UTILITYGUARD_{name.upper()}"] = _plain(value)
+    return env
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, SecretStr):
+        return value.get_secret_value()
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)

@@ -1,8 +1,8 @@
 """Latency and throughput of the guard proxy, side by side with the upstream called directly.
 
-Two real servers on 127.0.0.1, each its own process: the fast fake upstream
-(:mod:`benchmarks.perf.fake_upstream`) and ``utilityguard serve`` in front of it (logprob
-confidence, the shipped cost model, enforce mode, no audit log). One asyncio ``httpx`` client
+Two real servers on 127.0.0.1: the fast fake upstream (:mod:`benchmarks.perf.fake_upstream`,
+one process) and ``utilityguard serve --workers 2`` in front of it (logprob confidence, the
+shipped cost model, enforce mode, no audit log). One asyncio ``httpx`` client
 sends the same chat-completion request to both, alternating in rounds so that the machine's
 slow phases hit both alike. Reported, non-streaming and streaming: the added latency
 (proxy minus direct) at p50 and p99 with one request in flight, and at 32 in flight; and the
@@ -33,6 +33,7 @@ import httpx
 from benchmarks.perf._common import PerfResult
 
 ROUNDS_C1 = 400
+WORKERS = 2  # one proxy process per core of the 2-core target machine
 REQUESTS_C32 = 1600
 BODY = {"model": "perf-model", "messages": [{"role": "user",
                                              "content": "What is the capital of France?"}]}
@@ -69,7 +70,8 @@ def servers() -> Iterator[tuple[str, str]]:
     exe = Path(sys.executable).parent / "utilityguard"
     proxy = subprocess.Popen(
         [str(exe), "serve", "--upstream", f"http://127.0.0.1:{up_port}/v1", "--port",
-         str(px_port), "--confidence", "logprobs", "--log-level", "warning"],
+         str(px_port), "--confidence", "logprobs", "--log-level", "warning",
+         "--workers", str(WORKERS)],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         _wait(f"http://127.0.0.1:{up_port}/v1/models", upstream)
@@ -176,7 +178,8 @@ def run() -> list[PerfResult]:
                         added <= limit if conc == 1 else True))
         rps = asyncio.run(_throughput(proxied, 32, REQUESTS_C32))
         ref = asyncio.run(_throughput(direct, 32, REQUESTS_C32))
-        out.append(PerfResult("proxy throughput, concurrency 32 (requests/s)", rps, "r/s", ref,
+        out.append(PerfResult(f"proxy throughput, concurrency 32, {WORKERS} workers (requests/s)",
+                              rps, "r/s", ref,
                               rps / ref, ">= 800 r/s (reference: the upstream alone)",
                               rps >= 800))
     return out

@@ -208,3 +208,9 @@ def create_app(settings: Settings, transport: httpx.AsyncBaseTransport | None = 
     app.add_api_route("/healthz", _healthz, methods=["GET"], include_in_schema=False)
     app.add_api_route("/metrics", _metrics, methods=["GET"], include_in_schema=False)
     return app
+
+
+def app_from_environment() -> FastAPI:
+    """The app from ``Settings()`` (environment / ``.env``): the factory each worker process
+    of ``utilityguard serve --workers N`` calls."""
+    return create_app(Settings())

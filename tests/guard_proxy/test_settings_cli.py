@@ -137,3 +137,53 @@ def test_proxy_all_is_sorted_and_complete() -> None:
     public = {n for n, v in vars(guard.proxy).items()
               if not n.startswith("_") and not isinstance(v, type(guard))}
     assert set(names) == public
+
+
+def test_settings_environment_round_trips(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The variables handed to --workers processes rebuild the same settings."""
+    from guard.cli import build_parser
+    from guard.cli_serve import load_settings, settings_environment
+
+    argv = ["serve", "--upstream", "http://127.0.0.1:9/v1", "--c-r", "3.5", "--mode", "shadow",
+            "--audit-queries", "--read-timeout", "7"]
+    args = build_parser(argv).parse_args(argv)
+    want = load_settings(args)
+    for key in [k for k in os.environ if k.startswith("UTILITYGUARD_")]:
+        monkeypatch.delenv(key)
+    for key, value in settings_environment(args).items():
+        monkeypatch.setenv(key, value)
+    from guard.settings import Settings
+
+    got = Settings(_env_file=None)
+    assert got.model_dump() == want.model_dump()
+
+
+def test_serve_with_two_workers(upstream: Any, tmp_path: Path) -> None:
+    """``serve --workers 2``: worker processes build the app from the flags, and answer."""
+    port = _free_port()
+    cmd = [sys.executable, "-m", "guard.cli", "serve", "--upstream", upstream[1].url + "/v1",
+           "--port", str(port), "--log-level", "warning", "--workers", "2"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("UTILITYGUARD_")}
+    proc = subprocess.Popen(cmd, env=env, cwd=tmp_path, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert proc.poll() is None, proc.communicate()[0].decode()
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            assert time.monotonic() < deadline, "utilityguard serve --workers 2 did not start"
+            time.sleep(0.2)
+        with openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="k",
+                           max_retries=0, timeout=10) as c:
+            for _ in range(4):
+                raw = c.chat.completions.with_raw_response.create(
+                    model="m", messages=[{"role": "user", "content": "What is 6 x 7? sure"}])
+                assert raw.headers["x-utilityguard-decision"] in ("answer", "refuse")
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        output = proc.communicate(timeout=60)[0].decode()
+    assert "Traceback" not in output

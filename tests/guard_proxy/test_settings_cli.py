@@ -96,25 +96,34 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _start_serve(cmd: list[str], env: dict[str, str], cwd: Path, port: int,
+                 timeout: float) -> subprocess.Popen[bytes]:
+    """Start ``utilityguard serve`` and wait until /healthz answers (or fail)."""
+    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + timeout
+    while True:
+        if proc.poll() is not None:
+            pytest.fail(proc.communicate()[0].decode())
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
+                return proc
+        except httpx.TransportError:
+            pass
+        if time.monotonic() > deadline:
+            proc.kill()
+            pytest.fail(f"utilityguard serve did not start in {timeout} s")
+        time.sleep(0.1)
+
+
 def test_serve_command_end_to_end(upstream: Any, tmp_path: Path) -> None:
     """``utilityguard serve`` as a process (shipped cost model), stopped by SIGTERM."""
     port, db = _free_port(), tmp_path / "audit.db"
     env = {**os.environ, "UTILITYGUARD_AUDIT_PATH": str(db), "UTILITYGUARD_C_R": "2"}
     cmd = [sys.executable, "-m", "guard.cli", "serve", "--upstream", upstream[1].url + "/v1",
            "--port", str(port), "--log-level", "warning"]
-    proc = subprocess.Popen(cmd, env=env, cwd=tmp_path, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT)
+    proc = _start_serve(cmd, env, tmp_path, port, timeout=30)
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            assert proc.poll() is None, proc.communicate()[0].decode()
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "utilityguard serve did not start"
-            time.sleep(0.1)
         with openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="k",
                            max_retries=0, timeout=10) as c:
             raw = c.chat.completions.with_raw_response.create(
@@ -164,19 +173,8 @@ def test_serve_with_two_workers(upstream: Any, tmp_path: Path) -> None:
     cmd = [sys.executable, "-m", "guard.cli", "serve", "--upstream", upstream[1].url + "/v1",
            "--port", str(port), "--log-level", "warning", "--workers", "2"]
     env = {k: v for k, v in os.environ.items() if not k.startswith("UTILITYGUARD_")}
-    proc = subprocess.Popen(cmd, env=env, cwd=tmp_path, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT)
+    proc = _start_serve(cmd, env, tmp_path, port, timeout=60)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert proc.poll() is None, proc.communicate()[0].decode()
-            try:
-                if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
-            assert time.monotonic() < deadline, "utilityguard serve --workers 2 did not start"
-            time.sleep(0.2)
         with openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="k",
                            max_retries=0, timeout=10) as c:
             for _ in range(4):

@@ -36,6 +36,9 @@ def register(sub: Any) -> None:
                    help="calibrator dir (default: fit one per training fold)")
     p.add_argument("--signal", default=None, help="confidence signal (default: logprob_mean)")
     p.add_argument("--folds", type=int, default=5, help="cross-fitting folds (5)")
+    p.add_argument("--group-folds", action="store_true",
+                   help="hold out whole sources in each fold: everything fitted is scored on "
+                        "sources it never saw (stricter than random folds)")
     p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples (1000)")
     p.add_argument("--seed", type=int, default=0, help="random seed (0)")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
@@ -59,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
         results = run_bench(items, responses, c_r=args.c_r, cost_model=args.cost_model,
                             calibrator=args.calibrator, signal=args.signal, folds=args.folds,
                             n_boot=args.bootstrap, seed=args.seed, trust=args.trust,
+                            group_folds=args.group_folds,
                             progress=lambda msg: status.update(f"bench: {msg}"))
     out_console = Console()
     if not out_console.is_terminal:  # piped or logged: rich would squeeze the table into 80

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
-from sklearn.model_selection import KFold
+from sklearn.model_selection import GroupKFold, KFold
 
 from benchmarks.bench.data import BenchData, BenchError
 from cost_models.answerability import AnswerabilityModel
@@ -31,15 +31,24 @@ FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.intp]
 
 
-def make_folds(n: int, k: int = 5, seed: int = 0, order: IntArray | None = None
-               ) -> list[tuple[IntArray, IntArray]]:
+def make_folds(n: int, k: int = 5, seed: int = 0, order: IntArray | None = None,
+               groups: Sequence[str] | None = None) -> list[tuple[IntArray, IntArray]]:
     """K folds over positions ``0..n-1``, drawn over ``order`` (e.g. :attr:`BenchData.canonical`)
-    so that the folds follow the items, not their positions."""
+    so that the folds follow the items, not their positions. With ``groups`` (one label per
+    position, e.g. the items' sources) whole groups are held out together."""
     if n < 2 * k:
         raise BenchError(f"the bench needs at least {2 * k} items for {k}-fold cross-fitting")
     pos = np.arange(n) if order is None else np.asarray(order)
+    if groups is None:
+        split = KFold(n_splits=k, shuffle=True, random_state=seed).split(pos)
+    else:
+        labels = np.asarray(groups, dtype=object)[pos]
+        if len(set(labels.tolist())) < k:
+            raise BenchError(f"grouped folds need at least {k} distinct groups, "
+                             f"found {len(set(labels.tolist()))}")
+        split = GroupKFold(n_splits=k, shuffle=True, random_state=seed).split(pos, groups=labels)
     return [(pos[a], pos[b])  # in canonical order: fits see the same rows in the same order
-            for a, b in KFold(n_splits=k, shuffle=True, random_state=seed).split(pos)]
+            for a, b in split]
 
 
 def trained_on(model: CostRegressor, meta: dict[str, object], data: BenchData,

@@ -78,7 +78,8 @@ def report_md(results: dict[str, Any], plots: list[str]) -> str:
 - Probabilities: {s['probability']}.
 - Answerability (`alpha` of the guard's rule): {s.get('answerability', 'n/a')}; ROC AUC
   {fmt(s.get('answerability_auc'), 3)}.
-- Bootstrap: {s['bootstrap']} resamples of items; cross-fitting: {s['folds']} folds,
+- Bootstrap: {s['bootstrap']} resamples of items; cross-fitting: {s['folds']} folds
+  ({'holding out whole sources' if s.get('fold_groups') else 'random'}),
   seed {s['seed']}.
 
 ## Policies at C_R = {results['c_r']:g}

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from benchmarks.bench.crossfit import make_folds, predict_costs, probabilities, trained_on
-from benchmarks.bench.data import BenchData, load_bench
+from benchmarks.bench.data import BenchData, BenchError, load_bench
 from benchmarks.bench.evaluate import METRICS, PAPER_C_R, c_r_grid
 from benchmarks.bench.policies import POLICIES
 from benchmarks.bench.run import run_bench
@@ -288,3 +288,26 @@ def test_shipped_model_on_part_of_its_training_data_is_refit(
     assert res["n"] == 150
     assert res["responses"]["missing_responses"] == len(seed) - 150
     assert res["settings"]["cost"].startswith("out of fold")
+
+
+def test_group_folds_hold_out_whole_sources(bench_files: Any) -> None:
+    data = _bench_data(bench_files)
+    source = {it.id: it.source for it in bench_files.items}
+    groups = [source[i] for i in data.ids]
+    folds = make_folds(data.n, 5, 0, data.canonical, groups)
+    seen: set[str] = set()
+    for train, test in folds:
+        held = {groups[i] for i in test}
+        assert held.isdisjoint({groups[i] for i in train})
+        assert held.isdisjoint(seen)
+        seen |= held
+    assert seen == set(groups)
+    with pytest.raises(BenchError, match="at least 5 distinct groups"):
+        make_folds(data.n, 5, 0, data.canonical, ["one"] * data.n)
+
+
+def test_bench_with_group_folds(bench_files: Any) -> None:
+    res = run_bench(bench_files.items, bench_files.responses, cost_model=bench_files.cost_model,
+                    n_boot=0, group_folds=True)
+    assert res["settings"]["fold_groups"] == "source"
+    assert res["policies"]["guard"]["utility_auc"] > res["policies"]["model"]["utility_auc"]

@@ -6,6 +6,15 @@ from pathlib import Path
 from typing import Any
 
 
+def _save(plt: Any, fig: Any, ax: Any, out: Path, name: str) -> str:
+    """Legend, layout, write ``out/name`` and close the figure; return ``name``."""
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(out / name, dpi=110)
+    plt.close(fig)
+    return name
+
+
 def make_plots(results: dict[str, Any], out: Path) -> list[str]:
     """Write the plots; return their file names (empty without matplotlib)."""
     try:
@@ -22,11 +31,7 @@ def make_plots(results: dict[str, Any], out: Path) -> list[str]:
     ax.set_xlabel("coverage (share of responses delivered, by decreasing score)")
     ax.set_ylabel("mean utility U(tau)")
     ax.set_title(f"Utility curves at C_R = {results['c_r']:g}")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(out / "utility_curves.png", dpi=110)
-    plt.close(fig)
-    names.append("utility_curves.png")
+    names.append(_save(plt, fig, ax, out, "utility_curves.png"))
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
     cr = results["sweep"]["c_r"]
@@ -36,11 +41,7 @@ def make_plots(results: dict[str, Any], out: Path) -> list[str]:
     ax.set_xlabel("C_R (price of an unnecessary refusal; 0 drawn at 0.005)")
     ax.set_ylabel("UtilityAUC")
     ax.set_title("UtilityAUC against C_R")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(out / "utility_auc_vs_c_r.png", dpi=110)
-    plt.close(fig)
-    names.append("utility_auc_vs_c_r.png")
+    names.append(_save(plt, fig, ax, out, "utility_auc_vs_c_r.png"))
 
     doms = list(results["domains"])
     pols = ["model", "guard", "guard_oracle_cost", "always_refuse", "oracle"]
@@ -54,9 +55,5 @@ def make_plots(results: dict[str, Any], out: Path) -> list[str]:
     ax.set_xticks([i + 0.4 - width / 2 for i in range(len(doms))], doms, rotation=30, ha="right")
     ax.set_ylabel("contribution to mean utility (symlog)")
     ax.set_title(f"Utility contribution by domain, C_R = {results['c_r']:g}")
-    ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(out / "domain_contributions.png", dpi=110)
-    plt.close(fig)
-    names.append("domain_contributions.png")
+    names.append(_save(plt, fig, ax, out, "domain_contributions.png"))
     return names

@@ -4,8 +4,8 @@
   ``numpy.argsort`` of 10^6 random floats: target ratio <= 5. The metric needs one argsort
   (the observed order) and one sort (the worst-case reference ``A-``), so about 2-3 is the
   floor.
-* ``utility_auc_sweep`` over 65 ``C_R`` values (the paper's 0, 0.5, 1, 2, 4, 8, 16, 32, 64
-  plus 56 log-spaced values in [0.01, 100]) on 15,000 records, against one ``utility_auc`` call
+* ``utility_auc_sweep`` over the bench's 65 ``C_R`` values (the paper's 0, 0.5, 1, 2, 4, 8,
+  16, 32, 64 plus a log grid from 0.01 to 64) on 15,000 records, against one ``utility_auc`` call
   on the same records: target ratio <= 20 (65 separate calls would be about 65).
 
 Times are medians of repeated runs, every round measuring both sides in turn.
@@ -16,21 +16,14 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from benchmarks.bench.evaluate import PAPER_C_R, c_r_grid
 from benchmarks.perf._common import PerfResult, median_times, ratio_result
 from benchmarks.utility_auc import utility_auc, utility_auc_sweep
 
 SEED = 20240601
 N_LARGE = 1_000_000
 N_SWEEP = 15_000
-PAPER_C_R = (0.0, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
-
-
-def c_r_grid() -> NDArray[np.float64]:
-    """The 65 unique ``C_R`` values of the sweep, ascending."""
-    grid = np.unique(np.concatenate((PAPER_C_R, np.geomspace(0.01, 100.0, 56))))
-    if grid.shape[0] != 65:  # pragma: no cover - guards an edit of the grid
-        raise RuntimeError(f"the C_R grid must hold 65 unique values, has {grid.shape[0]}")
-    return grid
+__all__ = ["PAPER_C_R", "c_r_grid", "records", "run"]  # the grid is the bench's own
 
 
 Records = tuple[NDArray[np.bool_], NDArray[np.bool_], NDArray[np.bool_], NDArray[np.float64],

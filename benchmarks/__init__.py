@@ -4,13 +4,12 @@
   curve, the ``C_R`` sweep (UtilityBench Section 3, Appendix B);
 * :mod:`benchmarks.table` — the paper's Table 1 columns;
 * :mod:`benchmarks.selective` — AURC, eAURC, cost-weighted AURC, AUARC (Appendix C.2.4-C.2.6);
-* :mod:`benchmarks.calibration_metrics` — ECE and Brier score;
+* ECE and Brier score, re-exported from :mod:`guard.calibration.scoring`;
 * :mod:`benchmarks.riskeval` — RiskEval's policy consistency and normalized regret.
 
 Importing this package loads numpy only (no I/O, no optional dependencies).
 """
 
-from benchmarks.calibration_metrics import brier, ece
 from benchmarks.riskeval import normalized_regret, policy_consistency
 from benchmarks.selective import auarc, aurc, cw_aurc, eaurc
 from benchmarks.table import Table1Row, table1
@@ -21,6 +20,7 @@ from benchmarks.utility_auc import (
     utility_auc_sweep,
     utility_curve,
 )
+from guard.calibration.scoring import brier, ece
 
 __all__ = [
     "Table1Row",

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks._records import outcomes, scores
+from benchmarks.outcomes import outcomes, scores
 from benchmarks.utility_auc import utility_auc
 
 

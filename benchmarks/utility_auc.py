@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from benchmarks._records import Outcomes, c_r_value, outcomes, scores
+from benchmarks.outcomes import Outcomes, c_r_value, outcomes, scores
 from benchmarks.ranking import descending_groups, linear_rank_weights
 from policies._validate import refusal_cost
 

@@ -34,8 +34,8 @@ from guard.calibration import (
     ece,
     raw_probability,
 )
+from guard.calibration.scoring import FloatArray
 from guard.cli import CLIError
-from guard.metrics import FloatArray
 
 #: Signals a response record carries (``confidence.<signal>``).
 RECORD_SIGNALS = ("logprob_mean", "logprob_low10", "verbal", "consistency")

@@ -24,8 +24,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from benchmarks.bench.compared_policies import PolicyRun, utilities
 from benchmarks.bench.data import BenchData
-from benchmarks.bench.policies import PolicyRun, utilities
 from benchmarks.ranking import descending_groups
 from benchmarks.riskeval import _inconsistent
 from policies import answer_threshold

@@ -7,7 +7,8 @@ held-out fold, never on the items it is scored on.
 * calibrated probabilities: a :class:`guard.calibration.Calibrator` fitted per fold on the
   answered records of the training folds (answering a refusal-required item counts as
   incorrect), or a given calibrator as is;
-* the cost-blind confidence threshold: chosen per fold (see :mod:`benchmarks.bench.policies`).
+* the cost-blind confidence threshold: chosen per fold (see
+  :mod:`benchmarks.bench.compared_policies`).
 """
 
 from __future__ import annotations

@@ -10,13 +10,13 @@ import numpy as np
 from numpy.typing import NDArray
 
 from benchmarks.bench.bootstrap import counts, many
+from benchmarks.bench.compared_policies import PolicyRun, run_policies, utilities
 from benchmarks.bench.crossfit import IntArray, Probabilities
 from benchmarks.bench.data import BenchData
-from benchmarks.bench.policies import PolicyRun, run_policies, utilities
-from benchmarks.calibration_metrics import brier, ece
 from benchmarks.riskeval import normalized_regret, policy_consistency
 from benchmarks.selective import aurc
 from benchmarks.utility_auc import utility_auc
+from guard.calibration.scoring import brier, ece
 
 FloatArray = NDArray[np.float64]
 METRICS = ("utility_auc", "mean_utility", "answer_rate", "ans_acc", "ref_acc",

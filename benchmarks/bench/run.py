@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.bench.compared_policies import run_policies
 from benchmarks.bench.crossfit import (
     answerability,
     choose_signal,
@@ -19,7 +20,6 @@ from benchmarks.bench.crossfit import (
 )
 from benchmarks.bench.data import BenchError, load_bench
 from benchmarks.bench.evaluate import by_domain, c_r_grid, evaluate, sweep
-from benchmarks.bench.policies import run_policies
 from benchmarks.utility_auc import utility_curve
 from cost_models.datasets import DatasetItem
 from cost_models.model_io import ARTIFACT, default_model_dir, load_model

@@ -18,7 +18,6 @@ METRIC_MODULES = (
     "benchmarks.utility_auc",
     "benchmarks.table",
     "benchmarks.selective",
-    "benchmarks.calibration_metrics",
     "benchmarks.riskeval",
 )
 

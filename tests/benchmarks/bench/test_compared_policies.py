@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+from benchmarks.bench.compared_policies import POLICIES, best_threshold, run_policies, utilities
 from benchmarks.bench.crossfit import Probabilities, answerability, make_folds, probabilities
 from benchmarks.bench.data import SIGNALS, BenchData, load_bench
-from benchmarks.bench.policies import POLICIES, best_threshold, run_policies, utilities
 from policies import expected_utility, should_answer
 
 INF = math.inf

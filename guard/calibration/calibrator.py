@@ -4,7 +4,7 @@ The decision rule ``p >= (L - C_R) / (1 + L)`` is Bayes-optimal only for a calib
 (DESIGN.md, "beyond the paper"), and raw signals are not calibrated: ``exp(mean logprob)`` of a
 small model is close to 1 on most replies, right or wrong. A :class:`Calibrator` learns the map
 ``signal -> P(correct)`` from graded response records with one of three methods
-(:mod:`guard.calibration_methods`): ``"platt"`` (logistic regression), ``"isotonic"``
+(:mod:`guard.calibration.methods`): ``"platt"`` (logistic regression), ``"isotonic"``
 (:class:`sklearn.isotonic.IsotonicRegression`) and ``"histogram"`` (histogram binning);
 ``"auto"`` picks the lowest cross-validated Brier score.
 
@@ -26,9 +26,9 @@ from sklearn.base import BaseEstimator, clone
 from sklearn.model_selection import StratifiedKFold
 
 from cost_models.persistence import load_artifact, save_artifact, sha256_rows
-from guard.calibration_methods import METHODS, BoolArray, check_xy, class_counts, make_method
+from guard.calibration.methods import METHODS, BoolArray, check_xy, class_counts, make_method
+from guard.calibration.scoring import FloatArray, as_signal_values, brier, ece
 from guard.exceptions import CalibrationError, ConfidenceError
-from guard.metrics import FloatArray, as_signal_values, brier, ece
 
 __all__ = [
     "LOG_SIGNALS",

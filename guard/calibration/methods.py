@@ -14,8 +14,8 @@ from numpy.typing import NDArray
 from sklearn.isotonic import IsotonicRegression
 from sklearn.linear_model import LogisticRegression
 
+from guard.calibration.scoring import FloatArray, as_labels, as_signal_values
 from guard.exceptions import CalibrationError
-from guard.metrics import FloatArray, as_labels, as_signal_values
 
 BoolArray = NDArray[np.bool_]
 #: Calibration methods, in the order that breaks ties of cross-validated Brier.

@@ -21,7 +21,7 @@ from guard import (
     ece,
     raw_probability,
 )
-from guard.calibration_methods import METHODS
+from guard.calibration.methods import METHODS
 
 
 def miscalibrated(n: int = 600, seed: int = 0) -> tuple[Any, Any, Any]:

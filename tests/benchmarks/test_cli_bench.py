@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 import benchmarks.cli_bench as cli_bench
+from benchmarks.bench.compared_policies import POLICIES
 from benchmarks.bench.data import shipped_responses
 from benchmarks.bench.evaluate import METRICS
-from benchmarks.bench.policies import POLICIES
 from cost_models.datasets import load_seed
 from guard.calibration import Calibrator
 from guard.cli import CLIError, main

@@ -11,10 +11,10 @@ from typing import Any
 import numpy as np
 import pytest
 
+from benchmarks.bench.compared_policies import POLICIES
 from benchmarks.bench.crossfit import make_folds, predict_costs, probabilities, trained_on
 from benchmarks.bench.data import BenchData, BenchError, load_bench
 from benchmarks.bench.evaluate import METRICS, PAPER_C_R, c_r_grid
-from benchmarks.bench.policies import POLICIES
 from benchmarks.bench.run import run_bench
 from cost_models import CostRegressor, load_model
 from cost_models.datasets import load_seed

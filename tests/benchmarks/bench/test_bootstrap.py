@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from benchmarks.bench.bootstrap import ORDER, counts, many
+from benchmarks.bench.compared_policies import POLICIES, run_policies
 from benchmarks.bench.crossfit import make_folds, probabilities
 from benchmarks.bench.data import load_bench
 from benchmarks.bench.evaluate import METRICS, metrics
-from benchmarks.bench.policies import POLICIES, run_policies
 
 
 def test_columns_follow_the_metric_list() -> None:

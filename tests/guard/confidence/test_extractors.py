@@ -24,7 +24,7 @@ from guard import (
 from guard.confidence import VERBAL_INSTRUCTION, parse_verbal_confidence
 from guard.confidence.extractors import apply_overrides, extract_confidence
 
-DATA = json.loads((Path(__file__).parent / "data" / "smollm2_replies.json").read_text())
+DATA = json.loads((Path(__file__).parents[1] / "data" / "smollm2_replies.json").read_text())
 SERVER = [r for r in DATA["replies"] if r["source"] == "llama_server"]
 
 

@@ -10,24 +10,74 @@ list.
 from __future__ import annotations
 
 import argparse
-import json
+import functools
+import inspect
 import logging
-import os
+import types
+import typing
 from pathlib import Path
 from typing import Any
 
 from pydantic import SecretStr, ValidationError
+from pydantic.fields import FieldInfo
 
 from guard.cli import CLIError
-from guard.settings import CONFIDENCE_KINDS, Settings
+from guard.settings import PREFIX, Settings
 
 log = logging.getLogger(__name__)
 
-#: flag destination -> Settings field (flags left unset fall back to the environment).
-FLAGS = ("upstream", "host", "port", "confidence", "c_r", "mode", "cost_model", "calibrator",
-         "trust_artifacts", "api_keys", "upstream_api_key", "refusal_text", "no_confidence",
-         "max_body_bytes", "connect_timeout", "read_timeout", "audit_path", "audit_queries",
-         "audit_queue_size", "consistency_samples")
+
+def _flag_type(annotation: Any) -> tuple[str, Any]:
+    """``(kind, detail)`` of a field for argparse: ``("bool", None)``, ``("list", None)``,
+    ``("choices", values)`` or ``("value", converter)``. Pydantic validates what the
+    converter returns, so a union (``"refuse"`` or a probability) stays a string."""
+    origin = typing.get_origin(annotation)
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    if annotation is bool:
+        return "bool", None
+    if origin is list or annotation is list:
+        return "list", None
+    if origin is typing.Annotated:
+        return _flag_type(args[0])
+    if origin is typing.Literal:
+        return "choices", tuple(args)
+    if origin in (typing.Union, types.UnionType):
+        return _flag_type(args[0]) if len(args) == 1 else ("value", str)
+    if annotation in (int, float, Path):
+        return "value", annotation
+    return "value", str
+
+
+def _help(name: str, field: FieldInfo) -> str:
+    text = field.description or name.replace("_", " ")
+    default = field.default
+    if default is not None and not field.default_factory and not isinstance(
+            default, (bool, SecretStr)) and "default" not in text:
+        text += f" (default {default!r})" if isinstance(default, str) else f" (default {default})"
+    return f"{text} [env {PREFIX}{name.upper()}]"
+
+
+def add_settings_flags(parser: argparse.ArgumentParser) -> None:
+    """One ``--<field-name>`` flag per :class:`Settings` field (plus the spellings in the
+    field's ``json_schema_extra["flags"]``). Every default is ``None``, so a flag left out
+    falls back to the environment / ``.env`` / the field's default."""
+    for name, field in Settings.model_fields.items():
+        extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
+        flags = ["--" + name.replace("_", "-"), *typing.cast(list[str], extra.get("flags", []))]
+        options: dict[str, Any] = {"dest": name, "default": None, "help": _help(name, field)}
+        kind, detail = _flag_type(field.annotation)
+        if kind == "bool":
+            options["action"] = "store_true"
+        else:
+            if "metavar" in extra:
+                options["metavar"] = extra["metavar"]
+            if kind == "list":
+                options["action"] = "append"
+            elif kind == "choices":
+                options["choices"] = detail
+            else:
+                options["type"] = detail
+        parser.add_argument(*flags, **options)
 
 
 def register(sub: Any) -> None:
@@ -53,45 +103,7 @@ def register(sub: Any) -> None:
         ),
         epilog="example: utilityguard serve --upstream http://127.0.0.1:8080/v1 --c-r 2",
     )
-    p.add_argument("--upstream", metavar="URL",
-                   help="base URL of the OpenAI-compatible upstream, with its /v1")
-    p.add_argument("--host", help="address to listen on (default 127.0.0.1)")
-    p.add_argument("--port", type=int, help="port to listen on (default 8787)")
-    p.add_argument("--confidence", choices=CONFIDENCE_KINDS,
-                   help="where p comes from: token logprobs (default), a stated confidence, "
-                        "agreement of sampled replies, or the x-utilityguard-confidence header")
-    p.add_argument("--c-r", dest="c_r", type=float, metavar="C_R",
-                   help="price of an unnecessary refusal, >= 0 (default 2)")
-    p.add_argument("--mode", choices=("enforce", "shadow"),
-                   help="shadow: always deliver the reply, only record the decision")
-    p.add_argument("--cost-model", type=Path, metavar="DIR",
-                   help="a saved cost model (default: the shipped one)")
-    p.add_argument("--calibrator", type=Path, metavar="DIR",
-                   help="a saved calibrator for the confidence signal (default: none)")
-    p.add_argument("--trust", dest="trust_artifacts", action="store_true", default=None,
-                   help="load artifacts whose checksum or scikit-learn version differ")
-    p.add_argument("--api-key", dest="api_keys", action="append", metavar="KEY",
-                   help="a key clients must send as 'Authorization: Bearer KEY' (repeatable; "
-                        "none: no auth)")
-    p.add_argument("--upstream-api-key", metavar="KEY",
-                   help="sent upstream instead of the client's Authorization header")
-    p.add_argument("--refusal-text", help="what a refused reply says ('I cannot answer.')")
-    p.add_argument("--no-confidence", metavar="POLICY",
-                   help="refuse (default), answer, or a prior probability when no p is found")
-    p.add_argument("--max-body-bytes", "--max-body-size", dest="max_body_bytes", type=int,
-                   metavar="N",
-                   help="reject larger request bodies with 413 (default 1048576)")
-    p.add_argument("--connect-timeout", type=float, metavar="S", help="upstream connect timeout")
-    p.add_argument("--read-timeout", "--timeout", dest="read_timeout", type=float, metavar="S",
-                   help="upstream read timeout (default 120); a timeout answers 504")
-    p.add_argument("--audit-path", type=Path, metavar="DB",
-                   help="append every decision to this SQLite file (default: no audit log)")
-    p.add_argument("--audit-queries", action="store_true", default=None,
-                   help="also store the query text in the audit log")
-    p.add_argument("--audit-queue-size", type=int, metavar="N",
-                   help="decisions that may wait for the audit writer (default 10000)")
-    p.add_argument("--consistency-samples", type=int, metavar="N",
-                   help="samples for --confidence consistency (default 5)")
+    add_settings_flags(p)
     p.add_argument("--workers", type=int, default=1, metavar="N",
                    help="server processes (default 1); more use more cores. Each worker has "
                         "its own /metrics counters; all append to the same audit file")
@@ -103,7 +115,7 @@ def register(sub: Any) -> None:
 
 def load_settings(args: argparse.Namespace) -> Settings:
     """The settings: the flags given on top of the environment / ``.env``."""
-    overrides = {name: getattr(args, name) for name in FLAGS
+    overrides = {name: getattr(args, name) for name in Settings.model_fields
                  if getattr(args, name, None) is not None}
     try:
         settings = Settings(**overrides)
@@ -135,29 +147,25 @@ def run(args: argparse.Namespace) -> int:
         uvicorn.run(create_app(settings), **options)
         return 0
     create_app(settings)  # fail here, once, on a bad cost model or calibrator
-    # worker processes build the app from the environment; hand them the flags given here
-    os.environ.update(settings_environment(args))
-    uvicorn.run("guard.proxy.app:app_from_environment", factory=True, workers=args.workers,
-                **options)
+    from uvicorn.supervisors import Multiprocess
+
+    config = worker_config(settings, args.workers, **options)
+    sockets = [config.bind_socket()]
+    supervisor: Any = Multiprocess
+    if "target" in inspect.signature(supervisor).parameters:  # older uvicorn
+        supervisor(config, target=uvicorn.Server(config).run, sockets=sockets).run()
+    else:
+        supervisor(config, sockets=sockets).run()
     return 0
 
 
-def settings_environment(args: argparse.Namespace) -> dict[str, str]:
-    """``UTILITYGUARD_*`` variables carrying the flags given on the command line."""
-    env = {}
-    for name in FLAGS:
-        value = getattr(args, name, None)
-        if value is None:
-            continue
-        if isinstance(value, (list, tuple)):
-            value = json.dumps([_plain(v) for v in value])
-        env[f"UTILITYGUARD_{name.upper()}"] = _plain(value)
-    return env
+def worker_config(settings: Settings, workers: int, **options: Any) -> Any:
+    """The uvicorn config of ``--workers N``: each worker process unpickles it and calls
+    ``create_app(settings)`` itself, so the settings travel with the config (no environment
+    variables are set)."""
+    import uvicorn
 
+    from guard.proxy import create_app
 
-def _plain(value: Any) -> str:
-    if isinstance(value, SecretStr):
-        return value.get_secret_value()
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
+    return uvicorn.Config(functools.partial(create_app, settings), factory=True,
+                          workers=workers, **options)

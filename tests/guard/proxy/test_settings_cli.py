@@ -148,30 +148,45 @@ def test_proxy_all_is_sorted_and_complete() -> None:
     assert set(names) == public
 
 
-def test_settings_environment_round_trips(monkeypatch: pytest.MonkeyPatch) -> None:
-    """The variables handed to --workers processes rebuild the same settings."""
-    from guard.cli import build_parser
-    from guard.cli_serve import load_settings, settings_environment
+def test_every_settings_field_is_a_serve_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    """The flags are generated from the model: each field has ``--<field-name>`` and names
+    its environment variable in the help."""
+    with pytest.raises(SystemExit):
+        build_parser(["serve"]).parse_args(["serve", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for name in Settings.model_fields:
+        assert "--" + name.replace("_", "-") in text
+        assert "UTILITYGUARD_" + name.upper() in text.replace("- ", "-")
+    for spelling in ("--trust", "--api-key", "--timeout", "--max-body-size"):
+        assert spelling in text
+
+
+def test_worker_config_carries_the_settings_not_the_environment(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The uvicorn config of ``--workers N`` pickles (spawned workers receive it) and rebuilds
+    the flags' settings; the environment is left as it was."""
+    import pickle
+
+    from guard.cli_serve import worker_config
 
     argv = ["serve", "--upstream", "http://127.0.0.1:9/v1", "--c-r", "3.5", "--mode", "shadow",
-            "--audit-queries", "--read-timeout", "7"]
-    args = build_parser(argv).parse_args(argv)
-    want = load_settings(args)
-    for key in [k for k in os.environ if k.startswith("UTILITYGUARD_")]:
-        monkeypatch.delenv(key)
-    for key, value in settings_environment(args).items():
-        monkeypatch.setenv(key, value)
-    from guard.settings import Settings
-
-    got = Settings(_env_file=None)
-    assert got.model_dump() == want.model_dump()
+            "--audit-queries", "--read-timeout", "7", "--api-key", "sekrit"]
+    before = dict(os.environ)
+    settings = load_settings(build_parser(argv).parse_args(argv))
+    config = pickle.loads(pickle.dumps(worker_config(settings, 2, port=0)))
+    got = config.app.args[0]
+    assert (got.c_r, got.mode, got.audit_queries, got.read_timeout) == (3.5, "shadow", True, 7.0)
+    assert [k.get_secret_value() for k in got.api_keys] == ["sekrit"]
+    assert config.factory and config.workers == 2
+    assert dict(os.environ) == before
 
 
 def test_serve_with_two_workers(upstream: Any, tmp_path: Path) -> None:
-    """``serve --workers 2``: worker processes build the app from the flags, and answer."""
+    """``serve --workers 2``: worker processes build the app from the flags (``--c-r 3.5``
+    shows in every threshold: ``(L - 3.5) / (1 + L)``), and answer."""
     port = _free_port()
     cmd = [sys.executable, "-m", "guard.cli", "serve", "--upstream", upstream[1].url + "/v1",
-           "--port", str(port), "--log-level", "warning", "--workers", "2"]
+           "--port", str(port), "--log-level", "warning", "--workers", "2", "--c-r", "3.5"]
     env = {k: v for k, v in os.environ.items() if not k.startswith("UTILITYGUARD_")}
     proc = _start_serve(cmd, env, tmp_path, port, timeout=60)
     try:
@@ -181,6 +196,9 @@ def test_serve_with_two_workers(upstream: Any, tmp_path: Path) -> None:
                 raw = c.chat.completions.with_raw_response.create(
                     model="m", messages=[{"role": "user", "content": "What is 6 x 7? sure"}])
                 assert raw.headers["x-utilityguard-decision"] in ("answer", "refuse")
+                cost = float(raw.headers["x-utilityguard-cost"])
+                assert float(raw.headers["x-utilityguard-threshold"]) == pytest.approx(
+                    (cost - 3.5) / (1 + cost), abs=1e-3)
     finally:
         proc.send_signal(signal.SIGTERM)
         output = proc.communicate(timeout=60)[0].decode()

@@ -25,7 +25,7 @@ from typing import Any
 
 import httpx
 
-from benchmarks.grading import grade
+from benchmarks.grading import Grade, grade
 from cost_models.datasets import DatasetItem
 from guard.confidence import VERBAL_INSTRUCTION, logprob_signal, parse_verbal_confidence
 from guard.confidence.consistency import consistency
@@ -50,6 +50,12 @@ class CollectSettings:
     timeout: float = 300.0
     retries: int = 3
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+def grading_block(g: Grade) -> dict[str, Any]:
+    """How a record was graded: the stage (``rules`` or ``judge``), whether the rules settled
+    it, and their flags."""
+    return {"stage": g.stage, "settled": g.settled, "flags": list(g.flags)}
 
 
 def done_ids(out: Path) -> set[str]:
@@ -145,7 +151,8 @@ async def collect_one(
         "consistency": None,
     }
     record: dict[str, Any] = {"id": item.id, "response": text, "answered": g.answered,
-                              "correct": g.correct, "confidence": conf}
+                              "correct": g.correct, "confidence": conf,
+                              "grading": grading_block(g)}
     if "verbal" in s.confidence:
         vresp = await _chat(client, s, REFUSAL_HINT + " " + VERBAL_INSTRUCTION, item.question,
                             logprobs=False, temperature=0.0)
@@ -227,6 +234,7 @@ def regrade(items: Sequence[DatasetItem], out: Path) -> tuple[int, int]:
         if (g.answered, g.correct) != (rec.get("answered"), rec.get("correct")):
             changed += 1
         rec["answered"], rec["correct"] = g.answered, g.correct
+        rec["grading"] = grading_block(g)
         records.append(rec)
     tmp = out.with_suffix(out.suffix + ".tmp")
     tmp.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records),

@@ -2,6 +2,13 @@
 
 Shared by self-consistency (which compares sampled answers) and by the bench's grader (which
 compares an answer with its reference).
+
+A multiple-choice reply can point at an option in three ways: a letter it states ("The answer is
+B", a reply that opens with "B)"), the text written after such a letter ("A) In the garage"),
+and an option's text quoted on its own. Small models open most replies with "A)" whatever they
+mean, so :func:`read_choice` reads all three: when they point at different options ("A) No"
+where A is "Yes"; "A) Right ventricle ... The correct answer is D") the reply contradicts
+itself and commits to none (``conflict``). A list of several options commits to none either.
 """
 
 from __future__ import annotations
@@ -9,18 +16,24 @@ from __future__ import annotations
 import re
 import string
 import unicodedata
+from dataclasses import dataclass
 
 _LETTERS = "ABCDEFGHIJ"
 _OPTION_LINE = re.compile(r"^\s*\(?([A-J])[\).:]\s*(.+?)\s*$", re.MULTILINE)
-_ANSWER_IS = re.compile(
-    r"\b(?:answer|option|choice)\s*(?:is|would be|:)?\s*:?\s*\(?\**([A-J])\**\)?(?![A-Za-z])",
-    re.IGNORECASE,
+# "answer is B", "correct option: (C)", "The correct answer is D) Left ventricle"; a following
+# "not" ("The answer is not A") is no statement of A
+_STATED = re.compile(
+    r"(?i:\b(?:answer|option|choice)\s*(?:is|would be|:)?)\s*:?\s*\(?([A-J])\)?(?![A-Za-z])"
+    r"(?:[\).:]?[ \t]*([^\n]*))?"
 )
-_LEADING = re.compile(r"^\W*\(?([A-J])(?:[\).:,]|\s*$|\s+(?:is|-))")
+_LABELLED = re.compile(r"^\W*\(?([A-J])(?:[\).:,][ \t]*([^\n]*)|\s*$|\s+(?:is|-)\s*([^\n]*))")
+_MATCH = 0.6  # share of an option's words a quoted text must contain to name that option
 _NUMBER = re.compile(r"(?<![\w.])[-−]?\$?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?|(?<![\w.])[-−]?\.\d+")
 _ARTICLES = re.compile(r"\b(?:a|an|the)\b")
 _PUNCTUATION: dict[str, str | int | None] = {c: " " for c in string.punctuation + "“”‘’–—"}
 _PUNCTUATION_TO_SPACE = str.maketrans(_PUNCTUATION)
+_THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
+_DIGIT_POINT = re.compile(r"(?<=\d)\.(?=\d)")
 _FENCE = re.compile(r"```[ \t]*(?:python|py|python3)?[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL)
 
 
@@ -30,11 +43,7 @@ def options_in(question: str) -> dict[str, str]:
 
 
 def extract_choice(reply: str, question: str | None = None) -> str | None:
-    """The choice letter a reply commits to, or ``None``.
-
-    Order: an explicit "answer is B"; a reply that opens with a letter ("B", "B)", "(B)");
-    the text of exactly one option quoted in the reply. A reply that lists two or more options
-    line by line without committing to one gives ``None``.
+    """The choice letter a reply commits to, or ``None`` (see :func:`read_choice`).
 
     Examples
     --------
@@ -47,22 +56,7 @@ def extract_choice(reply: str, question: str | None = None) -> str | None:
     >>> extract_choice("A) no\\nB) no\\nC) no") is None
     True
     """
-    valid = set(options_in(question)) if question else set(_LETTERS)
-    valid = valid or set(_LETTERS)
-    if (m := _ANSWER_IS.search(reply)) and m.group(1).upper() in valid:
-        return m.group(1).upper()
-    listed = {m.group(1) for m in _OPTION_LINE.finditer(reply)}
-    if len(listed) >= 2:  # a list of options is not a commitment to one
-        return None
-    if (m := _LEADING.match(reply.strip())) and m.group(1) in valid:
-        return m.group(1)
-    if question:
-        low = normalize_text(reply)
-        hits = [k for k, v in options_in(question).items() if normalize_text(v) and
-                re.search(rf"\b{re.escape(normalize_text(v))}\b", low)]
-        if len(hits) == 1:
-            return hits[0]
-    return None
+    return read_choice(reply, question).letter
 
 
 def parse_number(token: str) -> float | None:
@@ -110,10 +104,14 @@ def normalize_text(text: str) -> str:
 
     >>> normalize_text("  The Eiffel-Tower! ")
     'eiffel tower'
+    >>> normalize_text("About 30,000 of them, at 37.8 degrees.")
+    'about 30000 of them at 37.8 degrees'
     """
     t = unicodedata.normalize("NFKD", text)
     t = "".join(c for c in t if not unicodedata.combining(c)).lower()
-    t = t.translate(_PUNCTUATION_TO_SPACE)
+    # a number keeps its digits together: "30,000" is not "30", "37.8" is not "37"
+    t = _DIGIT_POINT.sub("\x00", _THOUSANDS.sub("", t))
+    t = t.translate(_PUNCTUATION_TO_SPACE).replace("\x00", ".")
     t = _ARTICLES.sub(" ", t)
     return " ".join(t.split())
 
@@ -140,3 +138,80 @@ def normalize_answer(reply: str, answer_type: str, question: str | None = None) 
         if v is not None:
             return f"{v:.6g}"
     return normalize_text(reply)
+
+
+@dataclass(frozen=True)
+class ChoiceReading:
+    """What a reply points at: the option letter, or ``None``; ``conflict`` when its letters
+    and quoted texts disagree."""
+
+    letter: str | None
+    conflict: bool = False
+
+
+def _words(text: str) -> list[str]:
+    return normalize_text(text).split()
+
+
+def _score(quoted: str, option: str) -> float:
+    """How well ``quoted`` names ``option``: 1.0 when it contains the option's words in order,
+    else the share of the option's words it contains (and of its own words in the option)."""
+    q, o = _words(quoted), _words(option)
+    if not q or not o:
+        return 0.0
+    if re.search(rf"(?<!\w){re.escape(' '.join(o))}(?!\w)", " ".join(q)):
+        return 1.0
+    common = len(set(q) & set(o))
+    return min(common / len(set(o)), common / len(set(q)))
+
+
+def option_named_by(text: str, options: dict[str, str]) -> str | None:
+    """The option whose text ``text`` quotes, if exactly one stands out."""
+    scores = sorted(((_score(text, v), k) for k, v in options.items()), reverse=True)
+    if not scores or scores[0][0] < _MATCH:
+        return None
+    if len(scores) > 1 and scores[1][0] >= scores[0][0]:
+        return None  # two options quoted as well as each other: no single one
+    return scores[0][1]
+
+
+def read_choice(reply: str, question: str | None) -> ChoiceReading:
+    """The option a reply commits to, and whether it contradicts itself.
+
+    Examples
+    --------
+    >>> q = "Which?\\nA) Yes\\nB) No"
+    >>> read_choice("B) No", q)
+    ChoiceReading(letter='B', conflict=False)
+    >>> read_choice("A) No", q)
+    ChoiceReading(letter=None, conflict=True)
+    """
+    text = reply.replace("*", "")
+    options = options_in(question) if question else {}
+    valid = set(options) or set("ABCDEFGHIJ")
+    # a list of options is no commitment to one (only a stated letter after it is)
+    listing = len({m.group(1) for m in _OPTION_LINE.finditer(text)}) >= 2
+    pointed: set[str] = set()
+    first_line = text.strip().split("\n", 1)[0]
+    if not listing and (m := _LABELLED.match(text.strip())) and m.group(1) in valid:
+        pointed.add(m.group(1))
+        label = m.group(2) or m.group(3) or ""
+        if label and options and (named := option_named_by(label, options)):
+            pointed.add(named)
+    for m in _STATED.finditer(text):
+        letter = m.group(1).upper()
+        if letter in valid:
+            pointed.add(letter)
+            if m.group(2) and options and (named := option_named_by(m.group(2), options)):
+                pointed.add(named)
+    if not pointed and options and not listing:
+        # no letter at all: the option whose text the reply (or its first line) quotes
+        named = option_named_by(first_line, options)
+        hits = [k for k, v in options.items() if _score(text, v) >= 1.0]
+        if named is None and len(hits) == 1:
+            named = hits[0]
+        if named:
+            pointed.add(named)
+    if len(pointed) > 1:
+        return ChoiceReading(None, conflict=True)
+    return ChoiceReading(next(iter(pointed), None))

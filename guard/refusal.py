@@ -36,8 +36,11 @@ _PATTERNS = [
     r"\bthere (?:is|are) (?:not |no )?(?:enough|sufficient|insufficient) "
     r"(?:information|data|context|details)",
     r"\b(?:not enough|insufficient) (?:information|data|context|details)\b",
-    r"\bit is (?:impossible|not possible) (?:to|for me to) (?:know|say|determine|answer|"
+    r"\b(?:it )?is (?:impossible|not possible) (?:to|for me to) (?:know|say|determine|answer|"
     r"predict|tell)",
+    r"\bcannot be (?:determined|known|answered|predicted)\b",
+    r"^i am (?:not (?:entirely |completely |really )?(?:sure|certain)|unsure)\W*$",
+    r"^i (?:have|had) no idea\b",
     r"^i am (?:sorry|afraid),? (?:but )?(?:i|that)",
     r"^i am sorry for (?:the|any|your) [\w ]{1,30}, but (?:as|i)\b",
     r"\bas an? (?:text-based |large |helpful |virtual )?(?:ai|language model)\b",
@@ -53,6 +56,14 @@ _PATTERNS = [
     r"\bi (?:would )?(?:need|require) more (?:information|context|details)\b",
 ]
 _RX = re.compile("|".join(f"(?:{p})" for p in _PATTERNS), re.IGNORECASE)
+# a reply that talks around the question and concludes it cannot be answered is a hedged
+# non-answer: checked on its last sentence
+_CONCLUSION = re.compile(
+    r"^i cannot answer\b|\b(?:impossible|not possible) (?:for me )?to (?:provide|give|determine|"
+    r"say|know|tell|answer)\b|\b(?:you|we|one|i) cannot (?:determine|know|tell|say)\b|"
+    r"\bcannot be (?:determined|known|answered)\b",
+    re.IGNORECASE,
+)
 _EXACT = re.compile(r"^\W*i cannot answer\W*$", re.IGNORECASE)
 _OPENING_CHARS = 240
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n")
@@ -82,6 +93,12 @@ def is_refusal(text: str | None) -> bool:
     True
     >>> is_refusal("Python is widely used as a language for AI research.")
     False
+    >>> is_refusal("I'm not sure.")
+    True
+    >>> is_refusal("I'm not sure, but I think it is Paris.")
+    False
+    >>> is_refusal("It depends on the volume. It is not possible to provide an exact answer.")
+    True
     """
     if text is None:
         return True
@@ -96,6 +113,8 @@ def is_refusal(text: str | None) -> bool:
     sentences = [s for s in _SENTENCE.split(norm.strip()) if s.strip()]
     first = " ".join(sentences[0].split())[:_OPENING_CHARS] if sentences else t
     if _RX.search(first):
+        return True
+    if len(sentences) > 1 and _CONCLUSION.search(" ".join(sentences[-1].split())):
         return True
     if _FILLER.match(first) and len(sentences) > 1:
         return _RX.search(" ".join(sentences[1].split())[:_OPENING_CHARS]) is not None

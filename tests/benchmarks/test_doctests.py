@@ -14,6 +14,8 @@ MODULES = (
     "benchmarks.selective",
     "benchmarks.riskeval",
     "benchmarks.examples",
+    "benchmarks.grading.numbers",
+    "benchmarks.grading.premise",
 )
 
 

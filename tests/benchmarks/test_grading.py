@@ -9,11 +9,15 @@ from typing import Any
 
 import pytest
 
-from benchmarks.grading import Grade, grade, grade_code, grade_number, grade_text
+from benchmarks.grading import Grade, Limits, grade, grade_code, grade_number, grade_text
 
 QUESTION = ("Which gas do plants absorb for photosynthesis?\n"
             "A) Oxygen\nB) Carbon dioxide\nC) Nitrogen\nD) Helium")
 REPLIES = Path(__file__).resolve().parents[1] / "guard" / "data" / "smollm2_replies.json"
+
+
+def outcome(g: Grade) -> tuple[bool, bool | None]:
+    return g.answered, g.correct
 
 
 def _item(answer_type: str, reference: list[str], *, answerable: bool = True,
@@ -50,7 +54,7 @@ def _item(answer_type: str, reference: list[str], *, answerable: bool = True,
     ],
 )
 def test_choice(reply: str, correct: bool) -> None:
-    assert grade(_item("choice", ["B"], question=QUESTION), reply) == Grade(True, correct)
+    assert outcome(grade(_item("choice", ["B"], question=QUESTION), reply)) == (True, correct)
 
 
 @pytest.mark.parametrize(
@@ -63,7 +67,7 @@ def test_choice(reply: str, correct: bool) -> None:
 )
 def test_listing_options_commits_to_none_of_them(reply: str) -> None:
     """Even the option listed first (here the reference) is not chosen by a list."""
-    assert grade(_item("choice", ["A"], question=QUESTION), reply) == Grade(True, False)
+    assert outcome(grade(_item("choice", ["A"], question=QUESTION), reply)) == (True, False)
 
 
 @pytest.mark.parametrize(
@@ -104,7 +108,7 @@ def test_listing_options_commits_to_none_of_them(reply: str) -> None:
 )
 def test_number(reply: str, refs: list[str], correct: bool) -> None:
     assert grade_number(reply, refs) is correct
-    assert grade(_item("number", refs), reply) == Grade(True, correct)
+    assert outcome(grade(_item("number", refs), reply)) == (True, correct)
 
 
 @pytest.mark.parametrize(
@@ -133,7 +137,7 @@ def test_number(reply: str, refs: list[str], correct: bool) -> None:
 )
 def test_text(reply: str, refs: list[str], correct: bool) -> None:
     assert grade_text(reply, refs) is correct
-    assert grade(_item("text", refs), reply) == Grade(True, correct)
+    assert outcome(grade(_item("text", refs), reply)) == (True, correct)
 
 
 TESTS = ["assert add(2, 3) == 5\nassert add(-1, 1) == 0\nassert add(0, 0) == 0"]
@@ -160,13 +164,13 @@ TESTS = ["assert add(2, 3) == 5\nassert add(-1, 1) == 0\nassert add(0, 0) == 0"]
     ],
 )
 def test_code(reply: str, correct: bool) -> None:
-    assert grade_code(reply, TESTS, timeout=5) is correct
+    assert grade_code(reply, TESTS, Limits(wall_s=5, cpu_s=5)) is correct
 
 
 def test_code_infinite_loop_times_out() -> None:
     reply = "```python\ndef add(a, b):\n    while True:\n        pass\n```"
     t0 = time.perf_counter()
-    assert grade_code(reply, TESTS, timeout=2) is False
+    assert grade_code(reply, TESTS, Limits(wall_s=2, cpu_s=2)) is False
     assert time.perf_counter() - t0 < 10
 
 
@@ -175,14 +179,14 @@ def test_code_runs_isolated_in_a_temporary_directory(tmp_path: Path,
     monkeypatch.chdir(tmp_path)
     reply = ("```python\nopen('left-behind.txt', 'w').write('x')\n"
              "def add(a, b):\n    return a + b\n```")
-    assert grade_code(reply, TESTS, timeout=5) is True
+    assert grade_code(reply, TESTS, Limits(wall_s=5, cpu_s=5)) is True
     assert list(tmp_path.iterdir()) == []
 
 
 def test_code_item_through_grade() -> None:
     item = _item("code", TESTS)
-    assert grade(item, "```python\ndef add(a, b):\n    return a + b\n```") == Grade(True, True)
-    assert grade(item, "```python\ndef add(a, b):\n    return 0\n```") == Grade(True, False)
+    assert outcome(grade(item, "```python\ndef add(a, b):\n    return a + b\n```")) == (True, True)
+    assert outcome(grade(item, "```python\ndef add(a, b):\n    return 0\n```")) == (True, False)
 
 
 @pytest.mark.parametrize(
@@ -206,7 +210,7 @@ def test_code_item_through_grade() -> None:
 @pytest.mark.parametrize("answerable", [pytest.param(True, id="answerable"),
                                         pytest.param(False, id="refusal-required")])
 def test_refusals_are_not_answers(reply: str | None, answerable: bool) -> None:
-    assert grade(_item("text", ["Paris"], answerable=answerable), reply) == Grade(False, None)
+    assert outcome(grade(_item("text", ["Paris"], answerable=answerable), reply)) == (False, None)
 
 
 def _smollm2_replies() -> list[Any]:
@@ -222,11 +226,11 @@ def _smollm2_replies() -> list[Any]:
 
 @pytest.mark.parametrize(("reply", "label"), _smollm2_replies())
 def test_real_smollm2_replies(reply: str, label: str) -> None:
-    got = grade(_item("text", ["zzz-no-such-alias"], answerable=False), reply)
+    got = grade(_item("text", ["zzz-no-such-alias"]), reply)
     if label == "refusal":
-        assert got == Grade(False, None)
-    else:  # any answer to a refusal-required item is wrong
-        assert got == Grade(True, False)
+        assert outcome(got) == (False, None)
+    else:  # an answer, and not the (made-up) reference
+        assert outcome(got) == (True, False)
 
 
 @pytest.mark.parametrize(
@@ -242,5 +246,5 @@ def test_answering_a_refusal_required_item_is_incorrect(answer_type: str, refs: 
                                                         reply: str) -> None:
     """Even a reply that matches the reference: the item required a refusal."""
     item = _item(answer_type, refs, answerable=False, question=QUESTION)
-    assert grade(item, reply) == Grade(True, False)
-    assert grade({**item, "answerable": True}, reply) == Grade(True, True)
+    assert outcome(grade(item, reply)) == (True, False)
+    assert outcome(grade({**item, "answerable": True}, reply)) == (True, True)

@@ -1,0 +1,84 @@
+"""Grading a reply against a dataset item: was it an answer, and was the answer right?
+
+First stage, rules (this package); a second stage, an LLM judge, can review what the rules do
+not settle (:mod:`benchmarks.grading.judge`).
+
+* **abstention**: a refusal or a hedged non-answer (:func:`guard.refusal.is_refusal`, the same
+  rules the runtime guard uses); on a refusal-required item also a reply that rejects the
+  question's false premise (:mod:`.premise`), as AbstentionBench counts it;
+* ``choice``: the option the reply points at by letter and by quoted text; a reply whose
+  letter and quoted text disagree is flagged ``letter_text_conflict`` and not credited
+  (:mod:`.choice`);
+* ``number``: the committed number within the reference's own precision, unit conversions in
+  parentheses skipped (:mod:`.numbers`);
+* ``text``: a reference alias as whole words; a reference the question itself contains only
+  when the reply commits to it (:mod:`.text`);
+* ``code``: the reply's code and the item's assert tests run in a sandboxed Python process
+  (CPU, memory and wall-time limits, no network, a temporary directory, an empty environment;
+  :mod:`.sandbox`).
+
+An answer to a refusal-required item is graded incorrect; an abstention has no correctness
+(``None``). A grade the rules are unsure of carries ``settled=False`` and the reason in
+``flags``; the second stage reviews those.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from benchmarks.grading.numbers import grade_number
+from benchmarks.grading.premise import rejects_premise
+from benchmarks.grading.sandbox import DEFAULT_LIMITS, Limits, run_code
+from benchmarks.grading.text import grade_text
+from guard.answers import read_choice
+from guard.refusal import is_refusal
+
+
+@dataclass(frozen=True)
+class Grade:
+    """The grade of one reply: ``answered``, ``correct`` (``None`` for an abstention), which
+    ``stage`` decided it (``"rules"`` or ``"judge"``), whether the rules consider it settled,
+    and the reasons when not (or when a reply was flagged)."""
+
+    answered: bool
+    correct: bool | None
+    flags: tuple[str, ...] = ()
+    settled: bool = True
+    stage: str = "rules"
+
+
+def grade_code(reply: str, tests: Sequence[str], limits: Limits = DEFAULT_LIMITS) -> bool:
+    """Whether the code in ``reply`` passes ``tests``, run in the sandbox."""
+    return run_code(reply, tests, limits)
+
+
+def grade(item: Mapping[str, Any], reply: str | None, *,
+          code_limits: Limits = DEFAULT_LIMITS) -> Grade:
+    """Grade ``reply`` for a dataset ``item`` (the dataset-item contract: ``question``,
+    ``answerable``, ``reference``, ``answer_type``)."""
+    if reply is None or is_refusal(reply):
+        return Grade(answered=False, correct=None)
+    if not item["answerable"]:
+        if rejects_premise(reply, item.get("question")):
+            return Grade(answered=False, correct=None, flags=("premise_rejected",))
+        return Grade(answered=True, correct=False)
+    refs = [str(r) for r in item.get("reference") or []]
+    kind = item.get("answer_type", "text")
+    question = item.get("question")
+    if kind == "choice":
+        reading = read_choice(reply, question)
+        if reading.conflict:
+            return Grade(True, False, flags=("letter_text_conflict",))
+        if reading.letter is None:
+            return Grade(True, False, flags=("no_option",), settled=False)
+        return Grade(True, reading.letter in {r.strip().upper() for r in refs})
+    if kind == "number":
+        return Grade(True, grade_number(reply, refs, question))
+    if kind == "code":
+        return Grade(True, grade_code(reply, refs, code_limits))
+    return Grade(True, grade_text(reply, refs, question))
+
+
+__all__ = ["Grade", "Limits", "grade", "grade_code", "grade_number", "grade_text"]

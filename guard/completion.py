@@ -9,8 +9,9 @@ never mutated.
 from __future__ import annotations
 
 import copy
+import json
 from collections.abc import Mapping, Sequence
-from typing import Any, TypeVar, cast
+from typing import Any, NamedTuple, TypeVar, cast
 
 from guard.exceptions import ConfigError
 
@@ -61,6 +62,69 @@ def completion_text(completion: Any, index: int = 0) -> str | None:
         return None
     content = _get(_get(choices[index], "message"), "content")
     return content if isinstance(content, str) else None
+
+
+class ChoiceAnswer(NamedTuple):
+    """What a choice answers with, as the guard judges it.
+
+    Attributes
+    ----------
+    content : str or None
+        The message content (what the verbal extractor cleans).
+    text : str or None
+        The text the guard decides on: the content, the audio transcript, and each tool call
+        (and legacy ``function_call``) as ``name(arguments)``, one per line; ``None`` when the
+        choice says nothing at all.
+    acts : bool
+        The message calls a tool: it is an answer (never the model's own refusal), and a
+        refusal must drop the call.
+    """
+
+    content: str | None
+    text: str | None
+    acts: bool
+
+
+def _calls(message: Any) -> list[str]:
+    calls: list[Any] = []
+    tool_calls = _get(message, "tool_calls")
+    if isinstance(tool_calls, Sequence) and not isinstance(tool_calls, (str, bytes)):
+        calls.extend(_get(tc, "function") for tc in tool_calls)
+    if (legacy := _get(message, "function_call")) is not None:
+        calls.append(legacy)
+    out = []
+    for fn in calls:
+        name, args = _get(fn, "name"), _get(fn, "arguments")
+        args = args if isinstance(args, str) else json.dumps(args, default=str)
+        out.append(f"{name if isinstance(name, str) else ''}({args})")
+    return out
+
+
+def choice_answer(completion: Any, index: int = 0) -> ChoiceAnswer:
+    """The answer of choice ``index`` (see :class:`ChoiceAnswer`).
+
+    Examples
+    --------
+    >>> choice_answer({"choices": [{"message": {"content": "Paris"}}]})
+    ChoiceAnswer(content='Paris', text='Paris', acts=False)
+    >>> choice_answer({"choices": [{"message": {"content": None, "tool_calls": [
+    ...     {"type": "function", "function": {"name": "dose", "arguments": "{\\"mg\\": 400}"}}]}}]})
+    ChoiceAnswer(content=None, text='dose({"mg": 400})', acts=True)
+    >>> choice_answer({"choices": []})
+    ChoiceAnswer(content=None, text=None, acts=False)
+    """
+    choices = _choices(completion)
+    message = _get(choices[index], "message") if index < len(choices) else None
+    content = _get(message, "content")
+    content = content if isinstance(content, str) else None
+    parts = [content] if content else []
+    transcript = _get(_get(message, "audio"), "transcript")
+    if isinstance(transcript, str) and transcript:
+        parts.append(transcript)
+    calls = _calls(message) if message is not None else []
+    parts.extend(calls)
+    text = "\n".join(parts) if parts else content
+    return ChoiceAnswer(content, text, bool(calls))
 
 
 def completion_texts(completion: Any) -> list[str | None]:

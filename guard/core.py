@@ -34,7 +34,7 @@ from typing import Any, Literal, TypeVar
 import numpy as np
 
 from guard.calibration import raw_probability
-from guard.completion import completion_text, is_completion, with_text
+from guard.completion import choice_answer, is_completion, with_text
 from guard.confidence.extractors import (
     Extractor,
     LogprobExtractor,
@@ -55,6 +55,7 @@ from guard.records import (
     PSource,
 )
 from guard.refusal import DEFAULT_REFUSAL_TEXT, is_refusal
+from guard.refused import refused_completion
 from policies import answer_threshold, expected_utility, refusal_expected_utility
 
 log = logging.getLogger(__name__)
@@ -202,8 +203,13 @@ class Guard:
         mode: str | None = None,
         alpha: float | None = None,
         request_id: str | None = None,
+        acts: bool = False,
     ) -> DecisionRecord:
         """Decide about one reply; per-call arguments override the guard's settings.
+
+        ``acts=True`` says the reply calls a tool (``response`` then holds the calls as text,
+        see :func:`guard.completion.choice_answer`): a tool call is an answer, never the
+        model's own refusal, whatever its text says.
 
         ``confidence`` is a :class:`Confidence`, a mapping of signals, or a number (a
         caller-supplied probability). ``cost`` given means ``cost_source = "caller"`` and the
@@ -229,7 +235,7 @@ class Guard:
         p, p_source, signal = self.probability(conf)
         threshold = float(answer_threshold(cost_v, cr, alpha=al))
         eu_answer = None if p is None else float(expected_utility(p, cost_v))
-        if response is None or is_refusal(self.clean(response)):
+        if not acts and (response is None or is_refusal(self.clean(response))):
             decision = "passthrough_refusal"
         elif p is not None:
             # exactly policies.should_answer: p >= answer_threshold(L, C_R, alpha), with the
@@ -263,6 +269,22 @@ class Guard:
         in enforce mode, otherwise the cleaned reply."""
         return self.refusal_text if record.substitutes_refusal else self.clean(response)
 
+    def refusal_for(self, record: DecisionRecord, content: str | None) -> str | None:
+        """The text of the refusal a reply is replaced with, or ``None`` when the reply is
+        delivered as it is (an answer, or shadow mode).
+
+        A substituted refusal says :attr:`refusal_text`; the model's own refusal
+        (``passthrough_refusal``) keeps its cleaned wording (the refusal text when it had
+        none). Either way the caller gets a reply built by
+        :func:`guard.refused.refused_completion`: nothing else of the model's reply
+        (tool calls, reasoning, audio, logprobs, other choices) is delivered.
+        """
+        if record.mode != "enforce" or not record.delivered_refusal:
+            return None
+        if record.substitutes_refusal or content is None or not content.strip():
+            return self.refusal_text
+        return self.clean(content)
+
     def extract(self, reply: Any) -> Confidence:
         """The confidence signals the guard's extractors find in a reply (text or completion)."""
         return extract_confidence(self.extractors, reply)
@@ -275,7 +297,9 @@ class Guard:
               **overrides: Any) -> tuple[R, DecisionRecord]:
         """Decide about ``reply`` (a str or a chat completion) and return what to deliver,
         of the same type, with the decision record. The input is never modified. A refused
-        completion has the refusal text in every choice (``n > 1`` samples included).
+        completion is built by :func:`guard.refused.refused_completion` (an allow-list: the
+        refusal text in every choice, ``n > 1`` samples included, and nothing else of the
+        reply). A tool call is an answer: its name and arguments are what is decided on.
 
         Confidence is read from the reply by the extractors; ``confidence`` (caller-supplied)
         overrides the signals it names.
@@ -289,11 +313,14 @@ class Guard:
             raise ConfigError(
                 f"a guarded reply must be a str or a chat completion; got {type(reply).__name__}"
             )
-        text = completion_text(reply)
-        record = self.decide(query, text, confidence=conf, **overrides)
-        if text is None and not record.substitutes_refusal:
+        answer = choice_answer(reply)
+        record = self.decide(query, answer.text, confidence=conf, acts=answer.acts,
+                             **overrides)
+        refusal = self.refusal_for(record, answer.content)
+        if refusal is not None:  # every choice: other samples must not leak the answer
+            return refused_completion(reply, refusal), record
+        if answer.content is None:
             return reply, record
-        if record.substitutes_refusal:  # every choice: other samples must not leak the answer
-            return with_text(reply, self.refusal_text, index=None), record
-        delivered = self.clean(text or "")
-        return (reply if delivered == text else with_text(reply, delivered)), record
+        delivered = self.clean(answer.content)
+        changed = delivered != answer.content
+        return (with_text(reply, delivered) if changed else reply), record

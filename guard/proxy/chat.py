@@ -8,9 +8,10 @@
    is retried once exactly as the client sent it (no signal: the no-confidence policy).
 3. With the consistency signal, when the upstream returned fewer choices than asked for (it
    ignores ``n``), make the missing samples as extra calls.
-4. Decide on choice 0 (:meth:`guard.Guard.decide`); deliver the refusal text in every choice
-   (enforce + refuse) or the cleaned reply; remove the logprobs and choices the client did not
-   ask for.
+4. Decide on choice 0 (:meth:`guard.Guard.decide`; a tool call is an answer, decided on its
+   name and arguments); deliver a refusal built from an allow-list
+   (:func:`guard.refused.refused_completion`) or the cleaned reply; remove the logprobs and
+   choices the client did not ask for.
 5. Answer with the decision headers; count the decision; queue the audit record.
 """
 
@@ -26,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from guard.completion import choice_answer
 from guard.core import Guard
 from guard.exceptions import UpstreamError, UpstreamStatusError
 from guard.proxy.request import (
@@ -40,6 +42,7 @@ from guard.proxy.request import (
 from guard.proxy.streaming import assemble, parse_sse, replay, synthesize
 from guard.proxy.upstream import Upstream, upstream_headers
 from guard.records import Confidence, DecisionRecord
+from guard.refused import refused_completion
 
 if TYPE_CHECKING:
     from guard.proxy.app import Proxy
@@ -69,11 +72,18 @@ def deliver(reply: Mapping[str, Any], record: DecisionRecord, guard: Guard, plan
             ) -> tuple[dict[str, Any], bool]:
     """The completion the client receives, and whether its text differs from the upstream's.
 
-    A substituted refusal replaces every choice's content, drops its logprobs and tool calls
-    (they would leak the refused answer) and finishes with ``"stop"``. Otherwise each content
-    is cleaned (the verbal confidence line removed) and logprobs the client did not ask for
-    are dropped. Only the first ``client_n`` choices are kept.
+    A refusal delivered in enforce mode (the guard's, or the model's own) is built by
+    :func:`guard.refused.refused_completion` from an allow-list: the refusal text in every
+    choice, finish ``"stop"``, and nothing else of the reply (no tool calls, logprobs,
+    reasoning, audio). Otherwise each content is cleaned (the verbal confidence line removed)
+    and logprobs the client did not ask for are dropped. Only the first ``client_n`` choices
+    are kept.
     """
+    refusal = guard.refusal_for(record, choice_answer(reply).content)
+    if refusal is not None:
+        refused = refused_completion(reply, refusal)
+        refused["choices"] = refused["choices"][: plan.client_n]
+        return refused, True
     out = dict(reply)
     changed = False
     choices: list[Any] = []
@@ -84,21 +94,12 @@ def deliver(reply: Mapping[str, Any], record: DecisionRecord, guard: Guard, plan
         ch = dict(ch)
         message = dict(ch["message"]) if isinstance(ch.get("message"), dict) else {}
         content = message.get("content")
-        if record.substitutes_refusal:
-            message["content"] = guard.refusal_text
-            for key in ("tool_calls", "function_call", "refusal"):
-                message.pop(key, None)
-            message.setdefault("role", "assistant")
+        if isinstance(content, str):
+            cleaned = guard.clean(content)
+            changed |= cleaned != content
+            message["content"] = cleaned
+        if not plan.client_logprobs and ch.get("logprobs") is not None:
             ch["logprobs"] = None
-            ch["finish_reason"] = "stop"
-            changed = True
-        else:
-            if isinstance(content, str):
-                cleaned = guard.clean(content)
-                changed |= cleaned != content
-                message["content"] = cleaned
-            if not plan.client_logprobs and ch.get("logprobs") is not None:
-                ch["logprobs"] = None
         ch["message"] = message
         choices.append(ch)
     out["choices"] = choices
@@ -200,13 +201,11 @@ async def chat_completions(request: Request) -> Response:
     conf = guard.extract(view)
     if overrides.confidence is not None:
         conf = conf.merged(Confidence(caller=overrides.confidence))
-    first = reply["choices"][0] if reply["choices"] else None
-    message = first.get("message") if isinstance(first, dict) else None
-    text = message.get("content") if isinstance(message, dict) else None
+    answer = choice_answer(reply)
     query = query_text(body["messages"])
-    record = guard.decide(query, text if isinstance(text, str) else None, confidence=conf,
-                          cost=overrides.cost, c_r=overrides.c_r, mode=overrides.mode,
-                          request_id=rid)
+    record = guard.decide(query, answer.text, confidence=conf, cost=overrides.cost,
+                          c_r=overrides.c_r, mode=overrides.mode, request_id=rid,
+                          acts=answer.acts)
     delivered, changed = deliver(reply, record, guard, plan)
     response = _response(plan, delivered, chunks, changed, decision_headers(record))
     model = body.get("model")

@@ -10,7 +10,8 @@ calls of each choice), and the client receives either
   upstream's; or
 * :func:`synthesize` — new chunks from the delivered completion (role chunk, one content
   chunk, finish chunk per choice, then the usage chunk if asked), when the guard changed the
-  text (a refusal, a removed confidence line);
+  text (a removed confidence line, or a refusal: then the completion is the allow-listed one
+  of :func:`guard.refused.refused_completion`, so the chunks carry nothing of the answer);
 
 each chunk a ``chat.completion.chunk`` event, the stream ending in ``data: [DONE]``.
 """
@@ -87,6 +88,19 @@ def _merge_tool_calls(calls: list[dict[str, Any]], deltas: Any) -> None:
                     call["function"][key] += fn[key]
 
 
+def _merge_text_fields(message: dict[str, Any], delta: Mapping[str, Any]) -> None:
+    """Accumulate the other answer-carrying deltas: a legacy ``function_call`` (name and
+    arguments) and an audio ``transcript``, so that the decision sees them."""
+    for key, fields in (("function_call", ("name", "arguments")), ("audio", ("transcript",))):
+        part = delta.get(key)
+        if not isinstance(part, dict):
+            continue
+        target = message.setdefault(key, {f: "" for f in fields})
+        for f in fields:
+            if isinstance(part.get(f), str):
+                target[f] += part[f]
+
+
 def _chunk_logprobs(lp: Any) -> list[Any]:
     """A chunk's token logprobs in the chat format (``{"content": [...]}``), also read from
     the legacy completions format (``{"tokens": [...], "token_logprobs": [...]}``)."""
@@ -140,6 +154,7 @@ def assemble(chunks: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
             if "tool_calls" in delta:
                 _merge_tool_calls(c["message"].setdefault("tool_calls", []),
                                   delta["tool_calls"])
+            _merge_text_fields(c["message"], delta)
             tokens = _chunk_logprobs(ch.get("logprobs"))
             if tokens:
                 if c["logprobs"] is None:

@@ -97,7 +97,7 @@ def test_text_returns(kind: str, value: Any, cost: float, expected: Any, decisio
         pytest.param(completion("4 g.\nConfidence: 95%"), 8.0, "4 g.", "answer", "uncalibrated",
                      id="verbal-without-logprobs"),
         pytest.param(completion("400 mg"), 8.0, REFUSAL, "refuse", "none", id="no-signal"),
-        pytest.param(completion(None), 8.0, None, "passthrough_refusal", "none",
+        pytest.param(completion(None), 8.0, REFUSAL, "passthrough_refusal", "none",
                      id="no-content"),
         pytest.param(completion(REFUSAL, [-0.1]), 8.0, REFUSAL, "passthrough_refusal",
                      "uncalibrated", id="own-refusal"),
@@ -113,7 +113,9 @@ def test_chat_completion_returns(kind: str, reply: ChatCompletion, cost: float,
     assert isinstance(out, ChatCompletion)
     assert out.choices[0].message.content == expected_text
     assert reply.model_dump_json() == before, "the caller's completion was modified"
-    assert (out is reply) == (expected_text == reply.choices[0].message.content)
+    # a delivered refusal (the guard's or the model's own) is always a new, allow-listed object
+    unchanged = decision == "answer" and expected_text == reply.choices[0].message.content
+    assert (out is reply) == unchanged
     assert (seen[0].decision, seen[0].p_source) == (decision, p_source)
 
 

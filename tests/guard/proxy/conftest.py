@@ -151,9 +151,10 @@ class FakeUpstream:
         for ch in choices:
             i, msg = ch["index"], ch["message"]
             out.append(chunk(i, {"role": "assistant", "content": ""}))
-            if msg.get("tool_calls"):
-                out.append(chunk(i, {"tool_calls": [{"index": 0, **msg["tool_calls"][0]}]}))
             tokens = ch["logprobs"]["content"] if ch["logprobs"] else None
+            if msg.get("tool_calls"):
+                out.append(chunk(i, {"tool_calls": [{"index": 0, **msg["tool_calls"][0]}]},
+                                 {"content": tokens} if tokens else None))
             for k, word in enumerate((msg["content"] or "").split(" ") if msg["content"] else []):
                 piece = word if k == 0 else " " + word
                 lp = {"content": [tokens[k]]} if tokens else None

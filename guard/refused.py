@@ -1,0 +1,142 @@
+"""What a refused reply contains: the one refusal-substitution function.
+
+When the guard refuses, the caller receives a reply built from an **allow-list**, never the
+model's reply with known answer fields deleted: whatever field a provider adds tomorrow
+(``reasoning_content``, ``audio``, ``annotations``, ...) cannot survive a refusal. Used by the
+decorator (through :meth:`guard.Guard.apply`) and the proxy (non-streaming and streaming).
+
+A refused chat completion keeps only
+
+* the envelope: ``id``, ``object``, ``created``, ``model``, ``system_fingerprint``,
+  ``service_tier`` (each only when it is a string, ``created`` only when an integer) and the
+  numeric entries of ``usage`` (token counts);
+* per choice: ``index``, ``message = {"role": "assistant", "content": <refusal text>}``,
+  ``logprobs = None``, ``finish_reason = "stop"``.
+
+Tool calls, a legacy ``function_call``, logprobs, reasoning, audio, the ``refusal`` field and
+every other field are dropped. A ``chat.completion.chunk`` (a stream event) is refused the
+same way, with ``delta`` in place of ``message``.
+
+API (stable; other modules build on it):
+
+* :func:`refused_completion(reply, refusal_text) <refused_completion>` — a refused copy of a
+  completion or chunk, same type as given (a mapping gives a ``dict``, an ``openai``
+  pydantic model the same model class); the input is never modified;
+* :func:`refused_message(refusal_text) <refused_message>` — the refused message alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar, cast
+
+from guard.exceptions import ConfigError
+
+T = TypeVar("T")
+
+#: Envelope fields a refusal keeps (string values only).
+ENVELOPE_STR_FIELDS = ("id", "object", "model", "system_fingerprint", "service_tier")
+#: The object type of a stream event (refused with ``delta`` instead of ``message``).
+CHUNK_OBJECT = "chat.completion.chunk"
+
+
+def _get(obj: Any, key: str) -> Any:
+    if isinstance(obj, Mapping):
+        return obj.get(key)
+    return getattr(obj, key, None)
+
+
+def _plain(obj: Any) -> Any:
+    """A mapping view of ``obj`` (pydantic models are dumped, extra fields included)."""
+    if isinstance(obj, Mapping):
+        return obj
+    dump = getattr(obj, "model_dump", None)
+    return dump() if callable(dump) else obj
+
+
+def _token_counts(usage: Any) -> dict[str, Any] | None:
+    """The numeric entries of ``usage`` (nested ``*_details`` objects too), nothing else."""
+    if not isinstance(usage, Mapping):
+        return None
+    out: dict[str, Any] = {}
+    for key, value in usage.items():
+        if not isinstance(key, str):
+            continue
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            out[key] = value
+        elif isinstance(value, Mapping):
+            nested = _token_counts(value)
+            if nested:
+                out[key] = nested
+    return out
+
+
+def refused_message(refusal_text: str) -> dict[str, Any]:
+    """The message of a refused choice: the role and the refusal text, nothing else.
+
+    >>> refused_message("I cannot answer.")
+    {'role': 'assistant', 'content': 'I cannot answer.'}
+    """
+    return {"role": "assistant", "content": refusal_text}
+
+
+def _refused_dict(reply: Mapping[str, Any], refusal_text: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key in ENVELOPE_STR_FIELDS:
+        if isinstance(reply.get(key), str):
+            out[key] = reply[key]
+    created = reply.get("created")
+    if isinstance(created, int) and not isinstance(created, bool):
+        out["created"] = created
+    chunk = out.get("object") == CHUNK_OBJECT
+    out.setdefault("object", "chat.completion")
+    choices = reply.get("choices")
+    if not isinstance(choices, Sequence) or isinstance(choices, (str, bytes)):
+        choices = []
+    refused: list[dict[str, Any]] = []
+    for position, ch in enumerate(choices):
+        index = _get(ch, "index")
+        if not isinstance(index, int) or isinstance(index, bool) or index < 0:
+            index = position
+        refused.append({"index": index, ("delta" if chunk else "message"):
+                        refused_message(refusal_text), "logprobs": None,
+                        "finish_reason": "stop"})
+    out["choices"] = refused
+    usage = _token_counts(_plain(reply.get("usage")))
+    if usage is not None:
+        out["usage"] = usage
+    return out
+
+
+def refused_completion(reply: T, refusal_text: str) -> T:
+    """A refused copy of the chat completion (or stream chunk) ``reply``: every choice says
+    ``refusal_text`` and nothing of the answer is left (see the module docstring).
+
+    ``reply`` is a mapping (the JSON of the Chat Completions API) or a pydantic model such as
+    ``openai.types.chat.ChatCompletion``; the result has the same type and ``reply`` is not
+    modified.
+
+    Examples
+    --------
+    >>> answer = {"id": "c1", "object": "chat.completion", "created": 1, "model": "m",
+    ...           "choices": [{"index": 0, "finish_reason": "tool_calls", "logprobs": {},
+    ...                        "message": {"role": "assistant", "content": None,
+    ...                                    "reasoning_content": "it is 400 mg",
+    ...                                    "tool_calls": [{"id": "t"}]}}],
+    ...           "usage": {"prompt_tokens": 3, "completion_tokens": 9, "note": "400 mg"}}
+    >>> refused_completion(answer, "I cannot answer.")  # doctest: +NORMALIZE_WHITESPACE
+    {'id': 'c1', 'object': 'chat.completion', 'model': 'm', 'created': 1,
+     'choices': [{'index': 0, 'message': {'role': 'assistant', 'content': 'I cannot answer.'},
+                  'logprobs': None, 'finish_reason': 'stop'}],
+     'usage': {'prompt_tokens': 3, 'completion_tokens': 9}}
+    """
+    if not isinstance(refusal_text, str):
+        raise ConfigError("the refusal text must be a string")
+    if isinstance(reply, Mapping):
+        return cast(T, _refused_dict(reply, refusal_text))
+    validate = getattr(type(reply), "model_validate", None)
+    data = _plain(reply)
+    if not callable(validate) or not isinstance(data, Mapping):
+        raise ConfigError(f"cannot refuse a {type(reply).__name__}; expected a chat completion "
+                          "mapping or a pydantic model")
+    return cast(T, validate(_refused_dict(data, refusal_text)))

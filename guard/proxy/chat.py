@@ -81,7 +81,7 @@ def deliver(reply: Mapping[str, Any], record: DecisionRecord, guard: Guard, plan
     """
     refusal = guard.refusal_for(record, choice_answer(reply).content)
     if refusal is not None:
-        refused = refused_completion(reply, refusal)
+        refused = refused_completion(dict(reply), refusal)
         refused["choices"] = refused["choices"][: plan.client_n]
         return refused, True
     out = dict(reply)

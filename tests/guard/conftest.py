@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -49,3 +50,104 @@ def guard_with_cost() -> Callable[..., Guard]:
 @pytest.fixture
 def keyword_cost() -> KeywordCost:
     return KeywordCost()
+
+
+class HostileAnswer:
+    """An answer that spells itself in every field a provider may send (content, logprobs,
+    tool calls, a legacy function call, reasoning, audio, annotations, the ``refusal`` field,
+    extra fields, other samples, usage), and the search for its tokens in a serialized
+    object. Shared by the decorator's and the proxy's leak tests."""
+
+    #: Every token of the answer; none may appear in a refused reply.
+    TOKENS = ("4123", "milligrams", "prescribe", "zolpidemdose", "thinkingsecret",
+              "reasonsecret", "audiosecret", "transcriptsecret", "extrasecret",
+              "choiceextra", "samplesecret", "annotationsecret", "legacysecret",
+              "usagesecret", "refusalfieldsecret")
+
+    @staticmethod
+    def logprobs(text: str, value: float) -> dict[str, Any]:
+        return {"content": [{"token": t, "logprob": value, "bytes": list(t.encode()),
+                             "top_logprobs": [{"token": t, "logprob": value, "bytes": None}]}
+                            for t in text.split()], "refusal": None}
+
+    def reply(self, *, logprob: float = -3.0, n: int = 2) -> dict[str, Any]:
+        """The completion: choice 0 carries everything; choices 1.. are other samples."""
+        first = "4123 milligrams"
+        choice0 = {
+            "index": 0, "finish_reason": "tool_calls",
+            "logprobs": self.logprobs(first, logprob), "choice_extra": "choiceextra",
+            "message": {
+                "role": "assistant", "content": first, "refusal": "refusalfieldsecret",
+                "reasoning_content": "thinkingsecret 4123", "reasoning": "reasonsecret",
+                "audio": {"id": "audiosecret", "data": "audiosecret", "expires_at": 1,
+                          "transcript": "transcriptsecret 4123 milligrams"},
+                "annotations": [{"type": "url_citation", "url_citation": {
+                    "url": "https://x/annotationsecret", "title": "annotationsecret",
+                    "start_index": 0, "end_index": 1}}],
+                "tool_calls": [{"id": "call_prescribe", "type": "function", "function": {
+                    "name": "prescribe",
+                    "arguments": '{"drug": "zolpidemdose", "mg": 4123}'}}],
+                "function_call": {"name": "legacysecret", "arguments": "{\"mg\": 4123}"},
+                "x_extra": "extrasecret",
+            },
+        }
+        samples = [{"index": i, "finish_reason": "stop",
+                    "logprobs": self.logprobs("samplesecret", -0.1),
+                    "message": {"role": "assistant",
+                                "content": f"samplesecret {i} milligrams"}}
+                   for i in range(1, n)]
+        return {"id": "chatcmpl-hostile", "object": "chat.completion", "created": 1700000000,
+                "model": "m", "system_fingerprint": "fp_1", "choices": [choice0, *samples],
+                "usage": {"prompt_tokens": 9, "completion_tokens": 12, "total_tokens": 21,
+                          "note": "usagesecret",
+                          "completion_tokens_details": {"reasoning_tokens": 4}},
+                "x_top_extra": "extrasecret"}
+
+    def chunks(self, *, logprob: float = -3.0, n: int = 2) -> list[dict[str, Any]]:
+        """The same answer as a stream: every field arrives in a delta."""
+        whole = self.reply(logprob=logprob, n=n)
+        head = {k: whole[k] for k in ("id", "created", "model", "system_fingerprint")}
+        out: list[dict[str, Any]] = []
+
+        def chunk(i: int, delta: dict[str, Any], lp: Any = None, finish: Any = None,
+                  **extra: Any) -> None:
+            out.append({**head, "object": "chat.completion.chunk", "x_top_extra": "extrasecret",
+                        "choices": [{"index": i, "delta": delta, "logprobs": lp,
+                                     "finish_reason": finish, **extra}]})
+
+        for ch in whole["choices"]:
+            i, msg = ch["index"], ch["message"]
+            chunk(i, {"role": "assistant", "content": ""})
+            for key in ("reasoning_content", "reasoning", "refusal", "x_extra"):
+                if key in msg:
+                    chunk(i, {key: msg[key]})
+            if "audio" in msg:
+                chunk(i, {"audio": msg["audio"]})
+            if "tool_calls" in msg:
+                chunk(i, {"tool_calls": [{"index": 0, **msg["tool_calls"][0]}]})
+            if "function_call" in msg:
+                chunk(i, {"function_call": msg["function_call"]})
+            chunk(i, {"content": msg["content"]}, ch["logprobs"], choice_extra="choiceextra")
+            chunk(i, {}, finish=ch["finish_reason"])
+        out.append({**head, "object": "chat.completion.chunk", "choices": [],
+                    "usage": whole["usage"]})
+        return out
+
+    def leaked(self, obj: Any) -> list[str]:
+        """The answer's tokens found anywhere in the serialized ``obj`` (an object with
+        ``model_dump_json``, bytes/str, or JSON data)."""
+        if hasattr(obj, "model_dump_json"):
+            text = obj.model_dump_json()
+        elif isinstance(obj, bytes):
+            text = obj.decode("utf-8", errors="replace")
+        elif isinstance(obj, str):
+            text = obj
+        else:
+            text = json.dumps(obj)
+        return [t for t in self.TOKENS if t in text.lower()]
+
+
+@pytest.fixture(scope="session")
+def hostile() -> HostileAnswer:
+    """The answer that hides itself everywhere (see :class:`HostileAnswer`)."""
+    return HostileAnswer()

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import socket
 import threading
 import time
@@ -30,7 +31,7 @@ import pytest
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from guard.proxy import create_app
@@ -300,3 +301,97 @@ def ask(question: str, **kwargs: Any) -> dict[str, Any]:
 @pytest.fixture(scope="session")
 def chat() -> Callable[..., dict[str, Any]]:
     return ask
+
+
+@dataclass
+class HostileUpstream:
+    """A misbehaving OpenAI-compatible upstream, served for real on 127.0.0.1.
+
+    Keywords in the last user message choose the attack: ``leak`` (an answer hidden in every
+    field, :class:`HostileAnswer`; ``leak-sure`` with confident logprobs), ``drip`` (a 200
+    that sends one byte every 0.2 s, for at most 20 s), ``huge-N`` (a reply of N MB, JSON or
+    SSE), ``echo`` (HTTP 401 / 500 whose body and headers echo the ``Authorization`` header it
+    received), ``slow`` (answers after 5 s; records whether it finished or was cancelled).
+    ``GET`` on any path answers ``{"path": ...}`` and is recorded (path traversal tests).
+    """
+
+    hostile: Any
+    requests: list[dict[str, Any]] = field(default_factory=list)
+    slow_outcomes: list[str] = field(default_factory=list)
+
+    def app(self) -> Starlette:
+        return Starlette(routes=[
+            Route("/v1/chat/completions", self.chat, methods=["POST"]),
+            Route("/{path:path}", self.get, methods=["GET"]),
+        ])
+
+    async def get(self, request: Request) -> Response:
+        self.requests.append({"path": request.url.path, "raw_path": request.scope["raw_path"],
+                              "headers": dict(request.headers)})
+        if "echo" in request.url.path:
+            return JSONResponse({"error": {"message": "bad key " + request.headers.get(
+                "authorization", "")}}, status_code=401)
+        return JSONResponse({"object": "model", "id": request.url.path, "path":
+                             request.url.path})
+
+    async def chat(self, request: Request) -> Response:
+        body = json.loads(await request.body())
+        self.requests.append({"path": request.url.path, "body": body,
+                              "headers": dict(request.headers)})
+        q = _last_user(body)
+        stream = bool(body.get("stream"))
+        n = int(body.get("n") or 1)
+        if "echo" in q:
+            auth = request.headers.get("authorization", "")
+            status = 500 if "echo-500" in q else 401
+            return JSONResponse({"error": {"message": f"invalid key: {auth}", "type": "auth",
+                                           "param": None, "code": None, "echo": auth}},
+                                status_code=status, headers={"x-echo": auth,
+                                                             "retry-after": auth})
+        if "drip" in q:
+            async def drip() -> Any:
+                for _ in range(100):
+                    yield b" "
+                    await asyncio.sleep(0.2)
+            return StreamingResponse(drip(), media_type="application/json")
+        if "slow" in q:
+            try:
+                await asyncio.sleep(5.0)
+            except asyncio.CancelledError:
+                self.slow_outcomes.append("cancelled")
+                raise
+            self.slow_outcomes.append("finished")
+        if (m := re.search(r"huge-(\d+)", q)) is not None:
+            text = "x" * (int(m.group(1)) * 1024 * 1024)
+            reply = {"id": "c", "object": "chat.completion", "created": 0, "model": "m",
+                     "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
+                                  "message": {"role": "assistant", "content": text}}]}
+            if stream:
+                return Response(b"data: " + json.dumps({**reply, "object":
+                                "chat.completion.chunk", "choices": [{"index": 0, "delta":
+                                {"content": text}}]}).encode() + b"\n\ndata: [DONE]\n\n",
+                                media_type="text/event-stream")
+            return JSONResponse(reply)
+        logprob = -0.001 if "sure" in q else -3.0
+        if "leak" in q and stream:
+            events = self.hostile.chunks(logprob=logprob, n=max(n, 1))
+            raw = "".join("data: " + json.dumps(e) + "\n\n" for e in events)
+            return Response((raw + "data: [DONE]\n\n").encode(),
+                            media_type="text/event-stream")
+        if "leak" in q:
+            return JSONResponse(self.hostile.reply(logprob=logprob, n=max(n, 1)))
+        reply = {"id": "c", "object": "chat.completion", "created": 0, "model": "m",
+                 "choices": [{"index": i, "finish_reason": "stop",
+                              "logprobs": self.hostile.logprobs("Paris", logprob),
+                              "message": {"role": "assistant", "content": "Paris"}}
+                             for i in range(n)]}
+        return JSONResponse(reply)
+
+
+@pytest.fixture(scope="session")
+def hostile_upstream(hostile: Any) -> Iterator[tuple[HostileUpstream, Served]]:
+    """The hostile upstream (see :class:`HostileUpstream`), one for the session."""
+    fake = HostileUpstream(hostile)
+    served = Served(fake.app())
+    yield fake, served
+    served.stop()

@@ -30,12 +30,13 @@ from cost_models.datasets import DatasetItem
 from guard.confidence import VERBAL_INSTRUCTION, logprob_signal, parse_verbal_confidence
 from guard.confidence.consistency import consistency
 from guard.refusal import REFUSAL_HINT
+from policies.exceptions import InvalidValueError, UtilityGuardError
 
 log = logging.getLogger(__name__)
 CONFIDENCE_KINDS = ("logprobs", "verbal", "consistency")
 
 
-class CollectError(RuntimeError):
+class CollectError(UtilityGuardError, RuntimeError):
     """The upstream failed for an item after the retries."""
 
 
@@ -189,7 +190,8 @@ async def collect(
     """Collect every item not yet in ``out``; returns how many records were written."""
     for kind in s.confidence:
         if kind not in CONFIDENCE_KINDS:
-            raise ValueError(f"unknown confidence {kind!r}; allowed: {', '.join(CONFIDENCE_KINDS)}")
+            raise InvalidValueError(
+                f"unknown confidence {kind!r}; allowed: {', '.join(CONFIDENCE_KINDS)}")
     out.parent.mkdir(parents=True, exist_ok=True)
     seen = done_ids(out)
     todo = [it for it in items if it.id not in seen]

@@ -14,6 +14,7 @@ from policies._validate import (
     positive_cost,
     refusal_cost,
 )
+from policies.exceptions import InvalidValueError
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
@@ -50,7 +51,7 @@ def _correct_array(correct: Any, needed: BoolArray) -> BoolArray:
         out = as_bool("correct", raw)
     if out.shape == needed.shape and (missing & needed).any():
         i = int(np.flatnonzero(missing & needed)[0])
-        raise ValueError(
+        raise InvalidValueError(
             f"correct is missing at index {i}: it is required for answered, answerable samples"
         )
     return out
@@ -68,9 +69,9 @@ def outcomes(answerable: Any, answered: Any, correct: Any, cost: Any) -> Outcome
     shapes = {"answerable": a.shape, "answered": d.shape, "correct": c.shape, "cost": L.shape}
     if len(set(shapes.values())) != 1 or a.ndim != 1:
         listed = ", ".join(f"{k}{v}" for k, v in shapes.items())
-        raise ValueError(f"inputs must be 1-D arrays of one length; got {listed}")
+        raise InvalidValueError(f"inputs must be 1-D arrays of one length; got {listed}")
     if a.shape[0] == 0:
-        raise ValueError("at least one sample is required (n >= 1)")
+        raise InvalidValueError("at least one sample is required (n >= 1)")
     return Outcomes(a, d, c, L)
 
 
@@ -78,7 +79,7 @@ def scores(score: Any, n: int, name: str = "score") -> FloatArray:
     """A 1-D float score array of length ``n`` (finite or +/-inf, never NaN)."""
     s = np.atleast_1d(as_float(name, score))
     if s.shape != (n,):
-        raise ValueError(f"{name} must have shape ({n},), got {s.shape}")
+        raise InvalidValueError(f"{name} must have shape ({n},), got {s.shape}")
     return s
 
 
@@ -86,7 +87,7 @@ def c_r_value(c_r: Any) -> float:
     """A scalar ``C_R >= 0`` (an array is a ``ValueError``, not numpy's ``TypeError``)."""
     arr = refusal_cost("c_r", c_r)
     if arr.ndim != 0:
-        raise ValueError(
+        raise InvalidValueError(
             f"c_r must be a single number >= 0, got shape {arr.shape}; "
             "use utility_auc_sweep for several values"
         )

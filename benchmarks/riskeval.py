@@ -29,6 +29,7 @@ from numpy.typing import NDArray
 
 from policies._validate import as_bool, positive_cost, probability, refusal_cost, same_length
 from policies.decision import answer_threshold
+from policies.exceptions import InvalidValueError
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
@@ -44,7 +45,7 @@ def _inputs(
     cr = refusal_cost("c_r", c_r)
     n = same_length(confidence=c, answered=d, cost=cost_)
     if cr.ndim != 0 and cr.shape != (n,):
-        raise ValueError(f"c_r must be a single number or have shape ({n},), got {cr.shape}")
+        raise InvalidValueError(f"c_r must be a single number or have shape ({n},), got {cr.shape}")
     tau_raw = np.asarray(answer_threshold(cost_, cr), dtype=np.float64)
     return c, d, tau_raw
 

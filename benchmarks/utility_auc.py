@@ -26,6 +26,7 @@ from numpy.typing import NDArray
 from benchmarks.outcomes import Outcomes, c_r_value, outcomes, scores
 from benchmarks.ranking import descending_groups, linear_rank_weights
 from policies._validate import refusal_cost
+from policies.exceptions import InvalidValueError
 
 FloatArray = NDArray[np.float64]
 
@@ -183,7 +184,8 @@ def utility_auc_sweep(
     """
     crs = np.atleast_1d(refusal_cost("c_r_values", c_r_values))
     if crs.ndim != 1:
-        raise ValueError(f"c_r_values must be a 1-D list of numbers >= 0, got shape {crs.shape}")
+        raise InvalidValueError(
+            f"c_r_values must be a 1-D list of numbers >= 0, got shape {crs.shape}")
     o = outcomes(answerable, answered, correct, cost)
     s = scores(score, o.n)
     n, a = o.n, o.answerable

@@ -20,6 +20,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from cost_models.features import affix_tfidf
 from cost_models.regressor import _texts
+from policies.exceptions import InvalidValueError
 
 FloatArray = NDArray[np.float64]
 
@@ -44,12 +45,13 @@ class AnswerabilityModel(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         texts = [t[: self.max_chars] for t in _texts(X)]
         labels = np.asarray(y)
         if labels.shape != (len(texts),):
-            raise ValueError(f"y must have one label per text: {labels.shape} vs {len(texts)}")
+            raise InvalidValueError(
+                f"y must have one label per text: {labels.shape} vs {len(texts)}")
         if labels.dtype != np.bool_ and not np.isin(labels, (0, 1)).all():
-            raise ValueError("y must be booleans (answerable or not)")
+            raise InvalidValueError("y must be booleans (answerable or not)")
         labels = labels.astype(bool)
         if labels.all() or not labels.any():
-            raise ValueError("y needs both answerable and refusal-required examples")
+            raise InvalidValueError("y needs both answerable and refusal-required examples")
         self.pipeline_ = Pipeline([("features", affix_tfidf()),
                                    ("model", LogisticRegression(C=self.C, max_iter=2000))])
         self.pipeline_.fit(texts, labels)

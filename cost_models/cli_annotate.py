@@ -36,6 +36,7 @@ from cost_models.annotation.judges import (
 )
 from cost_models.annotation.tuples import build_tuples
 from cost_models.datasets import CANDIDATES, read_rows
+from policies.exceptions import InvalidValueError
 
 
 def register(sub: Any) -> None:
@@ -92,7 +93,7 @@ def read_tuples(path: Path) -> dict[str, list[str]]:
         try:
             out[str(row["tuple_id"])] = [str(i) for i in row["items"]]
         except (KeyError, TypeError):
-            raise ValueError(f"{path}, line {n}: a tuple needs tuple_id and items") from None
+            raise InvalidValueError(f"{path}, line {n}: a tuple needs tuple_id and items") from None
     return out
 
 
@@ -113,7 +114,7 @@ def read_items(data: str) -> tuple[list[dict[str, Any]], list[str]]:
     column by its name candidates, else the row number); no cost or answerability needed."""
     rows = read_rows(data)
     if not rows:
-        raise ValueError(f"{data}: no items")
+        raise InvalidValueError(f"{data}: no items")
     col = _column(rows, "id")
     ids = [str(r[col]) if col and r.get(col) is not None else str(n)
            for n, r in enumerate(rows, start=1)]
@@ -127,7 +128,7 @@ def read_judgments(paths: Sequence[Path]) -> list[Judgment]:
             try:
                 out.append(Judgment.from_dict(row))
             except KeyError as exc:
-                raise ValueError(f"{path}, line {n}: missing field {exc}") from None
+                raise InvalidValueError(f"{path}, line {n}: missing field {exc}") from None
     return out
 
 
@@ -135,7 +136,8 @@ def run_tuples(args: argparse.Namespace) -> int:
     rows, ids = read_items(args.data)
     if any(args.group_field not in r for r in rows):
         found = ", ".join(dict.fromkeys(k for r in rows[:20] for k in r))
-        raise ValueError(f"{args.data}: field {args.group_field!r} missing; fields found: {found}")
+        raise InvalidValueError(
+            f"{args.data}: field {args.group_field!r} missing; fields found: {found}")
     tuples = build_tuples(ids, [str(r[args.group_field]) for r in rows],
                           ratio=args.ratio, seed=args.seed)
     args.out.parent.mkdir(parents=True, exist_ok=True)
@@ -182,12 +184,13 @@ def run_judge(args: argparse.Namespace) -> int:
     qcol = _column(rows, "question")
     if qcol is None:
         found = ", ".join(dict.fromkeys(k for r in rows[:20] for k in r))
-        raise ValueError(f"{args.data}: no question field "
-                         f"({', '.join(CANDIDATES['question'])}); fields found: {found}")
+        raise InvalidValueError(f"{args.data}: no question field "
+                                f"({', '.join(CANDIDATES['question'])}); fields found: {found}")
     questions = {i: str(r.get(qcol) or "") for i, r in zip(ids, rows, strict=True)}
     missing = sorted({i for m in tuples.values() for i in m} - set(questions))
     if missing:
-        raise ValueError(f"{args.tuples}: items not in {args.data}: {', '.join(missing[:5])}")
+        raise InvalidValueError(
+            f"{args.tuples}: items not in {args.data}: {', '.join(missing[:5])}")
     panel: _Replay | _Single | EscalationPanel
     clients: list[LLMJudge] = []
     if args.replay:
@@ -200,7 +203,8 @@ def run_judge(args: argparse.Namespace) -> int:
         high: list[Judge] = list(clients[len(args.judge_model) :])
         panel = _Single(pool[0]) if len(pool) == 1 else EscalationPanel(pool, high, seed=args.seed)
     else:
-        raise ValueError("give --replay FILE, or --upstream URL with at least one --judge-model")
+        raise InvalidValueError(
+            "give --replay FILE, or --upstream URL with at least one --judge-model")
     done: dict[str, list[Judgment]] = defaultdict(list)
     if args.out.exists():
         for j in read_judgments([args.out]):
@@ -250,7 +254,7 @@ def run_fit(args: argparse.Namespace) -> int:
         except ValueError:
             fixed = -1.0
         if not fixed >= 0:  # also rejects NaN
-            raise ValueError(
+            raise InvalidValueError(
                 f"--l2 must be 'paper-scale', 'auto' or a number >= 0, got {args.l2!r}"
             )
     best_l2, l2_scores = select_l2(tuples, judgments, ids)

@@ -19,6 +19,7 @@ from cost_models.persistence import sha256_rows
 from cost_models.regressor import KINDS
 from cost_models.training import ALPHAS, decision_agreement, decision_regret, select_and_train
 from policies import answer_threshold
+from policies.exceptions import InvalidValueError
 
 
 def register(sub: Any) -> None:
@@ -91,19 +92,19 @@ def _load(args: argparse.Namespace) -> list[DatasetItem]:
 def run_train(args: argparse.Namespace) -> int:
     items = _load(args)
     if len(items) < 4 * args.folds:
-        raise ValueError(f"{args.data}: {len(items)} items are too few to train with "
+        raise InvalidValueError(f"{args.data}: {len(items)} items are too few to train with "
                          f"{args.folds}-fold CV")
     texts = [it.question for it in items]
     cost = np.array([it.cost for it in items], dtype=np.float64)
     extra = [it.model_dump() for it in items]
     if not any(args.group_col in d for d in extra):  # not silently grouped by source instead
-        raise ValueError(f"--group-col {args.group_col}: no such field (a mapped column goes "
-                         f"by its contract name); fields: {', '.join(extra[0])}")
+        raise InvalidValueError(f"--group-col {args.group_col}: no such field (a mapped column "
+                                f"goes by its contract name); fields: {', '.join(extra[0])}")
     groups = [str(d.get(args.group_col) or d.get("source") or "unknown") for d in extra]
     compare = [k.strip() for k in args.compare.split(",") if k.strip()]
     bad = [k for k in compare if k not in KINDS]
     if bad:
-        raise ValueError(
+        raise InvalidValueError(
             f"--compare: unknown kind(s) {', '.join(bad)}; allowed: {', '.join(KINDS)}"
         )
     n_alpha = len(ALPHAS) if args.kind.endswith("ridge") else 1
@@ -157,7 +158,7 @@ def run_predict(args: argparse.Namespace) -> int:
     model = load_model(args.model or default_model_dir(), trust=args.trust)
     questions = args.questions or [line.rstrip("\n") for line in sys.stdin if line.strip()]
     if not questions:
-        raise ValueError("give questions as arguments or one per line on stdin")
+        raise InvalidValueError("give questions as arguments or one per line on stdin")
     cost = model.predict(questions)
     lo, hi = model.predict_interval(questions, level=args.level)
     thr = np.atleast_1d(answer_threshold(cost, args.c_r))

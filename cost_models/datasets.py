@@ -26,10 +26,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from policies.exceptions import InvalidValueError
+
 AnswerType = Literal["choice", "number", "text", "code"]
 
 
-class DatasetError(ValueError):
+class DatasetError(InvalidValueError):
     """A dataset could not be read or mapped; the message says where and why."""
 
 

@@ -22,12 +22,14 @@ import joblib
 import numpy as np
 import sklearn
 
+from policies.exceptions import InvalidValueError
+
 SIDECAR_VERSION = 1
 #: Sidecar fields written by :func:`save_artifact` itself; metadata must not override them.
 RESERVED = ("artifact", "created", "sha256", "sidecar_version", "versions")
 
 
-class ArtifactError(ValueError):
+class ArtifactError(InvalidValueError):
     """An artifact is missing, was modified, or was made with another scikit-learn."""
 
 
@@ -67,7 +69,8 @@ def save_artifact(
     """Write ``<directory>/<name>.joblib`` and its sidecar ``<name>.json``; return the sidecar."""
     clash = sorted(set(metadata or {}) & set(RESERVED))
     if clash:
-        raise ValueError(f"metadata must not set {', '.join(clash)}: save_artifact writes them")
+        raise InvalidValueError(
+            f"metadata must not set {', '.join(clash)}: save_artifact writes them")
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
     target = d / f"{name}.joblib"

@@ -34,6 +34,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from cost_models.features import affix_tfidf, word_char_tfidf
 from policies import expected_cost_lognormal
+from policies.exceptions import InvalidValueError
 
 FloatArray = NDArray[np.float64]
 KINDS = ("affix-ridge", "char-ridge", "svd-hgb")
@@ -41,14 +42,14 @@ KINDS = ("affix-ridge", "char-ridge", "svd-hgb")
 
 def _texts(X: Any) -> list[str]:
     if isinstance(X, str):
-        raise ValueError("X must be a list of strings, not one string; wrap it: [text]")
+        raise InvalidValueError("X must be a list of strings, not one string; wrap it: [text]")
     try:
         texts = list(X)
     except TypeError:
-        raise ValueError("X must be a list of strings") from None
+        raise InvalidValueError("X must be a list of strings") from None
     for k, t in enumerate(texts):
         if not isinstance(t, str):
-            raise ValueError(f"X[{k}] must be a string, got {type(t).__name__}")
+            raise InvalidValueError(f"X[{k}] must be a string, got {type(t).__name__}")
     return texts
 
 
@@ -64,7 +65,7 @@ def build_pipeline(kind: str, alpha: float, random_state: int) -> Pipeline:
             ("model", HistGradientBoostingRegressor(max_iter=300, learning_rate=0.05,
                                                     random_state=random_state)),
         ])
-    raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
+    raise InvalidValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
 
 
 def folds(n: int, groups: Sequence[str] | None, cv: int, random_state: int) -> list[Any]:
@@ -106,15 +107,16 @@ class CostRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
         texts = self._cut(_texts(X))
         cost = np.asarray(y, dtype=np.float64)
         if cost.shape != (len(texts),):
-            raise ValueError(f"y must have one cost per text: {cost.shape} vs {len(texts)} texts")
+            raise InvalidValueError(
+                f"y must have one cost per text: {cost.shape} vs {len(texts)} texts")
         if not np.isfinite(cost).all() or (cost <= 0).any():
-            raise ValueError("y must be finite costs > 0")
+            raise InvalidValueError("y must be finite costs > 0")
         if self.cv < 2:
-            raise ValueError("cv must be >= 2")
+            raise InvalidValueError("cv must be >= 2")
         if len(texts) < 2 * self.cv:
-            raise ValueError(f"need at least {2 * self.cv} training texts, got {len(texts)}")
+            raise InvalidValueError(f"need at least {2 * self.cv} training texts, got {len(texts)}")
         if groups is not None and len(groups) != len(texts):
-            raise ValueError("groups must have one entry per text")
+            raise InvalidValueError("groups must have one entry per text")
         logy = np.log(cost)
         base = build_pipeline(self.kind, self.alpha, self.random_state)
         oof = np.empty_like(logy)
@@ -192,7 +194,7 @@ class CostRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
     def predict_interval(self, X: Any, level: float = 0.8) -> tuple[FloatArray, FloatArray]:
         """Central ``level`` interval of ``L`` under the log-normal residual model."""
         if not 0.0 < level < 1.0:
-            raise ValueError("level must be in (0, 1)")
+            raise InvalidValueError("level must be in (0, 1)")
         from scipy.stats import norm
 
         mu = self.predict_log(X)

@@ -28,6 +28,7 @@ from sklearn.base import clone
 
 from cost_models.regressor import KINDS, CostRegressor, folds
 from policies import should_answer
+from policies.exceptions import InvalidValueError
 
 FloatArray = NDArray[np.float64]
 P_GRID = np.linspace(0.0, 1.0, 101)
@@ -141,7 +142,7 @@ def select_and_train(
     """Pick ``alpha`` by grouped CV (lowest MAE of ``log L``), score the pick with nested
     grouped CV, score the ``compare`` kinds, and fit the pick on everything."""
     if kind not in KINDS:
-        raise ValueError(f"kind must be one of {', '.join(KINDS)}")
+        raise InvalidValueError(f"kind must be one of {', '.join(KINDS)}")
     ridge = kind.endswith("ridge")
     search = [grouped_cv(texts, cost, groups, kind=kind, alpha=a, cv=cv, on_fold=on_fold)
               for a in (alphas if ridge else alphas[:1])]

@@ -1,35 +1,18 @@
-"""Every error the guard raises, in one hierarchy.
+"""The guard's errors: configuration, confidence, calibration, upstream and client-request
+failures. All derive from :class:`policies.exceptions.UtilityGuardError`, the one root of the
+distribution, whose module docstring draws the whole hierarchy.
 
-::
-
-    UtilityGuardError                    base of everything below
-    ├── ConfigError (ValueError)         a Guard / decorator / CLI set up wrongly
-    ├── ConfidenceError (ValueError)     a confidence value that cannot be used
-    ├── CalibrationError (ValueError)    too few or one-class records, unfitted calibrator
-    ├── UpstreamError                    the upstream model could not be reached or failed
-    │   ├── UpstreamTimeout              no reply in time
-    │   ├── UpstreamUnavailable          connection refused / reset, DNS, TLS
-    │   └── UpstreamStatusError          the upstream answered with an HTTP error status
-    └── ClientRequestError               the proxy rejects a client's request (HTTP 4xx)
-        ├── InvalidRequestError          400: not JSON, not a chat completion, a bad header
-        ├── AuthenticationError          401: missing or wrong proxy API key
-        └── PayloadTooLargeError         413: the body exceeds the configured limit
-
-The value errors also derive from :class:`ValueError`, so code that validates arguments the
-standard way (and the CLI, which prints a ``ValueError`` as one line) handles them. Upstream
-(httpx) errors are translated into the ``Upstream*`` family in exactly one place, the proxy's
-upstream client; nothing else catches httpx exceptions.
-
-Every ``UpstreamError`` and ``ClientRequestError`` reaching the proxy is rendered in the OpenAI
-error envelope by :mod:`guard.proxy.errors`.
-
-Artifact integrity failures (a modified or foreign-version calibrator file) are raised as
-:class:`cost_models.persistence.ArtifactError`, shared with the cost models.
+Upstream (httpx) errors are translated into the ``Upstream*`` family in exactly one place, the
+proxy's upstream client; nothing else catches httpx exceptions. Every ``UpstreamError`` and
+``ClientRequestError`` reaching the proxy is rendered in the OpenAI error envelope by
+:mod:`guard.proxy.errors`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+
+from policies.exceptions import InvalidValueError, UtilityGuardError
 
 __all__ = [
     "AuthenticationError",
@@ -38,6 +21,7 @@ __all__ = [
     "ConfidenceError",
     "ConfigError",
     "InvalidRequestError",
+    "InvalidValueError",
     "PayloadTooLargeError",
     "UpstreamError",
     "UpstreamStatusError",
@@ -47,19 +31,15 @@ __all__ = [
 ]
 
 
-class UtilityGuardError(Exception):
-    """Base class of every utilityguard runtime error."""
-
-
-class ConfigError(UtilityGuardError, ValueError):
+class ConfigError(InvalidValueError):
     """The guard, the decorator or a command was configured with values it cannot use."""
 
 
-class ConfidenceError(UtilityGuardError, ValueError):
+class ConfidenceError(InvalidValueError):
     """A confidence signal is malformed (not a number, outside its range, unknown name)."""
 
 
-class CalibrationError(UtilityGuardError, ValueError):
+class CalibrationError(InvalidValueError):
     """A calibrator cannot be fitted or used (too few records, one class, not fitted)."""
 
 

@@ -1,7 +1,8 @@
 """Input checks shared by the policy functions.
 
-Every check raises ``ValueError`` whose message names the argument and what is allowed,
-so a caller can fix the call without reading this module.
+Every check raises :class:`~policies.exceptions.InvalidValueError` (a ``ValueError``) whose
+message names the argument and what is allowed, so a caller can fix the call without reading
+this module.
 """
 
 from __future__ import annotations
@@ -10,6 +11,8 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+
+from policies.exceptions import InvalidValueError
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
@@ -20,9 +23,10 @@ def as_float(name: str, value: Any) -> FloatArray:
     try:
         arr = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be a real number or an array of real numbers") from exc
+        raise InvalidValueError(
+            f"{name} must be a real number or an array of real numbers") from exc
     if np.isnan(arr).any():
-        raise ValueError(f"{name} must not be NaN")
+        raise InvalidValueError(f"{name} must not be NaN")
     return arr
 
 
@@ -34,9 +38,9 @@ def as_bool(name: str, value: Any) -> BoolArray:
     try:
         num = arr.astype(np.float64)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be booleans (True/False or 0/1)") from exc
+        raise InvalidValueError(f"{name} must be booleans (True/False or 0/1)") from exc
     if not np.isin(num, (0.0, 1.0)).all():
-        raise ValueError(f"{name} must be booleans (True/False or 0/1)")
+        raise InvalidValueError(f"{name} must be booleans (True/False or 0/1)")
     return num.astype(np.bool_)
 
 
@@ -44,7 +48,7 @@ def probability(name: str, value: Any) -> FloatArray:
     """A probability: finite, in [0, 1]."""
     arr = as_float(name, value)
     if ((arr < 0.0) | (arr > 1.0)).any():
-        raise ValueError(f"{name} must be a probability in [0, 1]")
+        raise InvalidValueError(f"{name} must be a probability in [0, 1]")
     return arr
 
 
@@ -52,7 +56,7 @@ def positive_cost(name: str, value: Any) -> FloatArray:
     """A consequence cost: finite and > 0."""
     arr = as_float(name, value)
     if not np.isfinite(arr).all() or (arr <= 0.0).any():
-        raise ValueError(f"{name} must be a finite cost > 0")
+        raise InvalidValueError(f"{name} must be a finite cost > 0")
     return arr
 
 
@@ -60,7 +64,7 @@ def refusal_cost(name: str, value: Any) -> FloatArray:
     """The price of an unnecessary refusal C_R: finite and >= 0."""
     arr = as_float(name, value)
     if not np.isfinite(arr).all() or (arr < 0.0).any():
-        raise ValueError(f"{name} must be a finite refusal cost >= 0")
+        raise InvalidValueError(f"{name} must be a finite refusal cost >= 0")
     return arr
 
 
@@ -70,7 +74,8 @@ def broadcast(**arrays: Any) -> tuple[Any, ...]:
         return tuple(np.broadcast_arrays(*arrays.values()))
     except ValueError as exc:
         shapes = ", ".join(f"{k}{np.shape(v)}" for k, v in arrays.items())
-        raise ValueError(f"shapes do not match: {shapes}; give scalars or equal shapes") from exc
+        raise InvalidValueError(
+            f"shapes do not match: {shapes}; give scalars or equal shapes") from exc
 
 
 def unwrap(arr: Any) -> Any:
@@ -87,8 +92,8 @@ def same_length(**arrays: Any) -> int:
     shapes = {k: np.shape(v) for k, v in arrays.items()}
     if any(len(s) != 1 for s in shapes.values()) or len(set(shapes.values())) != 1:
         listed = ", ".join(f"{k}{v}" for k, v in shapes.items())
-        raise ValueError(f"inputs must be 1-D arrays of one length; got {listed}")
+        raise InvalidValueError(f"inputs must be 1-D arrays of one length; got {listed}")
     n = int(next(iter(shapes.values()))[0])
     if n == 0:
-        raise ValueError("at least one sample is required (n >= 1)")
+        raise InvalidValueError("at least one sample is required (n >= 1)")
     return n

@@ -33,6 +33,7 @@ from policies._validate import (
     refusal_cost,
     unwrap,
 )
+from policies.exceptions import InvalidValueError
 
 
 def expected_utility(p: Any, cost: Any) -> Any:
@@ -148,9 +149,9 @@ def expected_cost_lognormal(mu: Any, sigma2: Any) -> Any:
     """
     m = as_float("mu", mu)
     if not np.isfinite(m).all():
-        raise ValueError("mu must be finite real numbers")
+        raise InvalidValueError("mu must be finite real numbers")
     s2 = as_float("sigma2", sigma2)
     if not np.isfinite(s2).all() or (s2 < 0).any():
-        raise ValueError("sigma2 must be a finite variance >= 0")
+        raise InvalidValueError("sigma2 must be a finite variance >= 0")
     m, s2 = broadcast(mu=m, sigma2=s2)
     return unwrap(np.exp(m + s2 / 2.0))

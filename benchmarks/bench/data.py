@@ -14,6 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cost_models.datasets import DatasetItem
+from policies.exceptions import InvalidValueError
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
@@ -21,7 +22,7 @@ SIGNALS = ("logprob_mean", "logprob_low10", "verbal", "consistency")
 SHIPPED_RESPONSES = "data/smollm2/responses.jsonl"
 
 
-class BenchError(ValueError):
+class BenchError(InvalidValueError):
     """Bench inputs that cannot be used; the message names the file and the record."""
 
 

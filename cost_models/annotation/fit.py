@@ -26,6 +26,8 @@ from numpy.typing import NDArray
 from scipy.optimize import minimize
 from threadpoolctl import threadpool_limits
 
+from policies.exceptions import InvalidValueError
+
 FloatArray = NDArray[np.float64]
 
 
@@ -76,7 +78,7 @@ def cost_scale(eta: Any) -> FloatArray:
     """
     e = np.asarray(eta, dtype=np.float64)
     if e.size == 0:
-        raise ValueError("eta must not be empty")
+        raise InvalidValueError("eta must not be empty")
     s = np.sort(e)
     mid = s[(s.size - 1) // 2 : s.size // 2 + 1]
     origin = float(mid.max() + np.log(np.mean(np.exp(mid - mid.max()))))
@@ -96,13 +98,13 @@ def design(
     members, bpos, wpos, weight = [], [], [], []
     for j in judgments:
         if j.tuple_id not in tuples:
-            raise ValueError(f"judgment names unknown tuple {j.tuple_id!r}")
+            raise InvalidValueError(f"judgment names unknown tuple {j.tuple_id!r}")
         mem = list(tuples[j.tuple_id])
         if unknown := [m for m in mem if m not in index]:
-            raise ValueError(f"tuple {j.tuple_id} names item(s) not among the item ids: "
+            raise InvalidValueError(f"tuple {j.tuple_id} names item(s) not among the item ids: "
                              f"{', '.join(unknown)}")
         if j.best not in mem or j.worst not in mem or j.best == j.worst:
-            raise ValueError(
+            raise InvalidValueError(
                 f"invalid judgment on {j.tuple_id}: best={j.best!r} worst={j.worst!r} "
                 f"must be two different members of {mem}"
             )
@@ -111,10 +113,10 @@ def design(
         wpos.append(mem.index(j.worst))
         weight.append(1.0 / per_tuple[j.tuple_id])
     if not members:
-        raise ValueError("no judgments to fit")
+        raise InvalidValueError("no judgments to fit")
     sizes = {len(m) for m in members}
     if len(sizes) != 1:
-        raise ValueError("all tuples must have the same size")
+        raise InvalidValueError("all tuples must have the same size")
     return (np.asarray(members, dtype=np.intp), np.asarray(bpos, dtype=np.intp),
             np.asarray(wpos, dtype=np.intp), np.asarray(weight, dtype=np.float64))
 
@@ -166,7 +168,7 @@ def fit_bradley_terry(
     gets ``eta = 0`` from the prior.
     """
     if l2 < 0:
-        raise ValueError("l2 must be >= 0")
+        raise InvalidValueError("l2 must be >= 0")
     ids = list(item_ids) if item_ids is not None else sorted(
         {i for m in tuples.values() for i in m}
     )
@@ -246,7 +248,7 @@ def scale_l2(
     items is nearly unchanged. The mean cost falls as ``l2`` grows, so bisect on ``log l2``.
     """
     if target_mean <= 2.0:
-        raise ValueError("target_mean must exceed the median cost 2")
+        raise InvalidValueError("target_mean must exceed the median cost 2")
     ids = list(item_ids) if item_ids is not None else sorted(
         {i for m in tuples.values() for i in m}
     )

@@ -31,6 +31,7 @@ from typing import Protocol
 import httpx
 
 from cost_models.annotation.fit import Judgment
+from policies.exceptions import InvalidValueError, UtilityGuardError
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +52,7 @@ _BEST = re.compile(r"^\W*BEST\W*:[^\w+-]*(\d+)\W*$", re.IGNORECASE | re.MULTILIN
 _WORST = re.compile(r"^\W*WORST\W*:[^\w+-]*(\d+)\W*$", re.IGNORECASE | re.MULTILINE)
 
 
-class JudgeError(RuntimeError):
+class JudgeError(UtilityGuardError, RuntimeError):
     """A judge could not produce a valid judgment for a tuple."""
 
 
@@ -150,7 +151,7 @@ class FileJudge:
             try:
                 j = Judgment.from_dict(json.loads(line))
             except (json.JSONDecodeError, KeyError, TypeError) as exc:
-                raise ValueError(f"{path}, line {n}: not a judgment ({exc})") from None
+                raise InvalidValueError(f"{path}, line {n}: not a judgment ({exc})") from None
             if judge_name is None or j.judge == judge_name:
                 self._rows.setdefault(j.tuple_id, j)
 
@@ -174,7 +175,7 @@ class EscalationPanel:
 
     def __init__(self, pool: Sequence[Judge], high_pool: Sequence[Judge] = (), *, seed: int = 0):
         if len(pool) < 2:
-            raise ValueError("the panel needs at least two judges in the lower-cost pool")
+            raise InvalidValueError("the panel needs at least two judges in the lower-cost pool")
         self.pool = list(pool)
         self.high_pool = list(high_pool)
         self.seed = seed

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from policies.exceptions import InvalidValueError
+
 TUPLE_SIZE = 4
 MIX = {"within": 0.45, "across": 0.35, "random": 0.20}
 
@@ -43,7 +45,7 @@ class _Picker:
     def pick(self, pool: np.ndarray, k: int, exclude: Sequence[int] = ()) -> list[int]:
         cand = pool[~np.isin(pool, np.asarray(exclude, dtype=np.int64))]
         if cand.shape[0] < k:
-            raise ValueError(f"need {k} items to draw from, only {cand.shape[0]} available")
+            raise InvalidValueError(f"need {k} items to draw from, only {cand.shape[0]} available")
         noise = self.rng.random(cand.shape[0])
         order = np.lexsort((noise, self.counts[cand]))
         chosen = [int(i) for i in cand[order[:k]]]
@@ -77,16 +79,16 @@ def build_tuples(
     ids = list(item_ids)
     n = len(ids)
     if len(set(ids)) != n:
-        raise ValueError("item_ids must be unique")
+        raise InvalidValueError("item_ids must be unique")
     if n < TUPLE_SIZE:
-        raise ValueError(f"need at least {TUPLE_SIZE} items, got {n}")
+        raise InvalidValueError(f"need at least {TUPLE_SIZE} items, got {n}")
     if ratio <= 0:
-        raise ValueError("ratio must be > 0")
+        raise InvalidValueError("ratio must be > 0")
     labels = [groups[i] for i in ids] if isinstance(groups, Mapping) else list(groups)
     if len(labels) != n:
-        raise ValueError("groups must give one group per item")
+        raise InvalidValueError("groups must give one group per item")
     if min_per_item * n > TUPLE_SIZE * round(ratio * n):
-        raise ValueError(
+        raise InvalidValueError(
             f"{round(ratio * n)} tuples cannot hold every item {min_per_item} times; raise ratio"
         )
     rng = np.random.default_rng(seed)
@@ -146,7 +148,7 @@ def _repair(
                 if counts[other] > min_per_item
             ]
             if not slots:
-                raise ValueError("cannot satisfy min_per_item; raise ratio")
+                raise InvalidValueError("cannot satisfy min_per_item; raise ratio")
             best = max(counts[raw[t][0][s]] for t, s in slots)
             top = [(t, s) for t, s in slots if counts[raw[t][0][s]] == best]
             t, s = top[int(rng.integers(len(top)))]

@@ -12,6 +12,7 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from policies._validate import as_bool, same_length
+from policies.exceptions import InvalidValueError
 
 FloatArray = NDArray[np.float64]
 
@@ -30,7 +31,7 @@ def as_signal_values(values: Any, name: str = "x") -> FloatArray:
     """
     arr = np.asarray(values)
     if arr.ndim > 1:
-        raise ValueError(f"{name} must be one-dimensional; got shape {arr.shape}")
+        raise InvalidValueError(f"{name} must be one-dimensional; got shape {arr.shape}")
     if arr.dtype.kind in "fiu":
         out = np.atleast_1d(arr.astype(np.float64))
     else:
@@ -38,17 +39,18 @@ def as_signal_values(values: Any, name: str = "x") -> FloatArray:
         out = np.empty(raw.shape[0], dtype=np.float64)
         for i, v in enumerate(raw):
             if v is None or isinstance(v, (bool, np.bool_)):
-                raise ValueError(
+                raise InvalidValueError(
                     f"{name}[{i}] is {v!r}; a confidence signal must be a finite number"
                 )
             try:
                 out[i] = float(v)
             except (TypeError, ValueError):
-                raise ValueError(f"{name}[{i}] = {v!r} is not a number") from None
+                raise InvalidValueError(f"{name}[{i}] = {v!r} is not a number") from None
     bad = ~np.isfinite(out)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"{name}[{i}] is {out[i]}; a confidence signal must be a finite number")
+        raise InvalidValueError(
+            f"{name}[{i}] is {out[i]}; a confidence signal must be a finite number")
     return out
 
 
@@ -60,16 +62,16 @@ def as_labels(correct: Any, name: str = "correct") -> NDArray[np.bool_]:
     try:
         num = arr.astype(np.float64)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be booleans (True/False or 0/1)") from None
+        raise InvalidValueError(f"{name} must be booleans (True/False or 0/1)") from None
     if not np.isin(num, (0.0, 1.0)).all():
-        raise ValueError(f"{name} must be booleans (True/False or 0/1)")
+        raise InvalidValueError(f"{name} must be booleans (True/False or 0/1)")
     return num.astype(np.bool_)
 
 
 def _pair(prob: ArrayLike, correct: ArrayLike) -> tuple[FloatArray, FloatArray]:
     p = as_signal_values(prob, "prob")  # names the first None / NaN by index
     if ((p < 0.0) | (p > 1.0)).any():
-        raise ValueError("prob must be a probability in [0, 1]")
+        raise InvalidValueError("prob must be a probability in [0, 1]")
     c = as_bool("correct", correct)
     same_length(prob=p, correct=c)
     return p, c.astype(np.float64)
@@ -118,7 +120,7 @@ def ece(prob: ArrayLike, correct: ArrayLike, n_bins: int = 10) -> float:
     except TypeError:
         k = -1
     if k < 1:
-        raise ValueError(f"n_bins must be an integer >= 1, got {n_bins!r}")
+        raise InvalidValueError(f"n_bins must be an integer >= 1, got {n_bins!r}")
     p, c = _pair(prob, correct)
     edges = np.arange(k + 1, dtype=np.float64) / k
     bins = np.minimum(np.searchsorted(edges, p, side="right") - 1, k - 1)

@@ -28,6 +28,7 @@ from typing import Any
 
 from guard.proxy.metrics import ProxyMetrics
 from guard.records import DecisionRecord
+from policies.exceptions import InvalidValueError
 
 log = logging.getLogger(__name__)
 
@@ -175,13 +176,13 @@ def export_jsonl(db: str | os.PathLike[str], out: str | os.PathLike[str]) -> int
     """
     path = Path(db)
     if not path.is_file():
-        raise ValueError(f"{path}: no such audit database")
+        raise InvalidValueError(f"{path}: no such audit database")
     conn = sqlite3.connect(f"file:{path.resolve()}?mode=ro", uri=True)
     try:
         try:
             cursor = conn.execute(f"SELECT {', '.join(COLUMNS)} FROM {TABLE} ORDER BY id")
         except sqlite3.DatabaseError as exc:
-            raise ValueError(f"{path}: not a utilityguard audit log ({exc})") from None
+            raise InvalidValueError(f"{path}: not a utilityguard audit log ({exc})") from None
         n = 0
         with Path(out).open("w", encoding="utf-8") as fh:
             for row in cursor:

@@ -27,7 +27,7 @@ def as_signal_values(values: Any, name: str = "x") -> FloatArray:
     >>> as_signal_values([-0.1, None])
     Traceback (most recent call last):
     ...
-    ValueError: x[1] is None; a confidence signal must be a finite number
+    policies.exceptions.InvalidValueError: x[1] is None; a confidence signal must be a finite number
     """
     arr = np.asarray(values)
     if arr.ndim > 1:

@@ -50,8 +50,10 @@ def test_exceptions_hierarchy() -> None:
     err = exc.UpstreamStatusError(503, "overloaded")
     assert (err.status, err.body, str(err)) == (503, "overloaded", "upstream answered HTTP 503: "
                                                 "overloaded")
-    for name in exc.__all__:
-        assert name in (exc.__doc__ or ""), f"{name} is missing from the hierarchy tree"
+    import policies.exceptions
+
+    for name in exc.__all__:  # the tree is drawn once, at the root
+        assert name in (policies.exceptions.__doc__ or ""), f"{name} is missing from the tree"
 
 
 MODULES = sorted(

@@ -30,7 +30,10 @@ def register(sub: Any) -> None:
             "Ask every item of DATASET through an OpenAI-compatible endpoint with the "
             "UtilityBench Refusal Hint as system prompt, grade each reply, and append one "
             "response record per item to --out (JSONL). Resumable: a rerun skips ids already "
-            "in --out. Model-written code is executed (with a time limit) to grade code items."
+            "in --out. Model-written code is executed to grade code items, in a sandbox: CPU-time, "
+            "wall-time, memory and file-size limits, no network (a network namespace where "
+            "available, and an audit hook refusing sockets, subprocesses and ctypes), a "
+            "temporary working directory, and an empty environment (no API keys)."
         ),
     )
     p.add_argument("--data", default="seed",

@@ -22,7 +22,8 @@ DEFAULT_REFUSAL_TEXT = "I cannot answer."
 _CONTRACTIONS = {
     "i'm": "i am", "can't": "cannot", "can not": "cannot", "don't": "do not",
     "won't": "will not", "it's": "it is", "there's": "there is", "isn't": "is not",
-    "i'd": "i would", "doesn't": "does not", "i've": "i have",
+    "i'd": "i would", "doesn't": "does not", "i've": "i have", "that's": "that is",
+    "what's": "what is",
 }
 _CONTRACTION_RX = re.compile("|".join(re.escape(k) for k in _CONTRACTIONS), re.IGNORECASE)
 _NEG = r"(?:cannot|am unable to|am not able to|will not be able to|unable to|not able to)"
@@ -39,7 +40,16 @@ _PATTERNS = [
     r"\b(?:it )?is (?:impossible|not possible) (?:to|for me to) (?:know|say|determine|answer|"
     r"predict|tell)",
     r"\bcannot be (?:determined|known|answered|predicted)\b",
-    r"^i am (?:not (?:entirely |completely |really )?(?:sure|certain)|unsure)\W*$",
+    r"^i am (?:not (?:entirely |completely |really )?(?:sure|certain)|unsure)"
+    r"(?: yet| about (?:this|that|it))?\W*$",
+    r"\b(?:is|are|remains?) (?:currently |still )?(?:unknown|not (?:yet |fully |well )?"
+    r"(?:known|understood))\b",
+    r"\b(?:answer|information) is not (?:provided|given|available)\b",
+    r"\b(?:passage|text|provision|question|context|excerpt)\b.{0,120}\b(?:does|do) not "
+    r"(?:provide|contain|give|include|mention|say|specify|state) "
+    r"(?:any |enough |the )?(?:information|details|data|answer)\b",
+    r"\b(?:is|are) (?:a |an )?(?:highly |very |entirely |purely |largely |deeply )?"
+    r"(?:subjective|matter of (?:personal )?(?:opinion|taste|preference))\b",
     r"^i (?:have|had) no idea\b",
     r"^i am (?:sorry|afraid),? (?:but )?(?:i|that)",
     r"^i am sorry for (?:the|any|your) [\w ]{1,30}, but (?:as|i)\b",
@@ -97,6 +107,10 @@ def is_refusal(text: str | None) -> bool:
     True
     >>> is_refusal("I'm not sure, but I think it is Paris.")
     False
+    >>> is_refusal("That's a subjective question; it depends on taste.")
+    True
+    >>> is_refusal("The passage does not provide any information about the dose.")
+    True
     >>> is_refusal("It depends on the volume. It is not possible to provide an exact answer.")
     True
     """

@@ -30,7 +30,28 @@ _PATTERNS = [
     r"\b(?:the )?premise (?:of (?:the|your) question )?is\b",
 ]
 _RX = re.compile("|".join(f"(?:{p})" for p in _PATTERNS), re.IGNORECASE)
+_ASKING = re.compile(
+    r"^(?:is|are|was|were|do|does|did|can|could|will|would|should|has|have|had|must|may|"
+    r"what|which|who|whom|whose|why|when|where|how)\b", re.IGNORECASE)
+_AUXILIARIES = {"do", "does", "did", "is", "are", "was", "were", "can", "could", "will",
+                "would", "has", "have", "had", "should", "must"}
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def statements(question: str) -> str:
+    """The clauses of ``question`` that assert something: questions ("Is 0 a natural number?",
+    "so how many days ...?") are left out, so that answering "No" to a question is not read
+    as rejecting a premise.
+
+    >>> statements("Ibuprofen is an antibiotic, so how many days do I take it?")
+    'Ibuprofen is an antibiotic'
+    >>> statements("Is 0 a natural number? Answer yes or no.")
+    'Answer yes or no'
+    """
+    clauses = [c.strip() for c in re.split(r"[.?!;:,]+", question) if c.strip()]
+    kept = [c for c in clauses
+            if not _ASKING.match(re.sub(r"^(?:so|and|but|then|if so)\s+", "", c, flags=re.I))]
+    return ". ".join(kept)
 
 
 def negates_question(sentence: str, question: str) -> bool:
@@ -41,6 +62,8 @@ def negates_question(sentence: str, question: str) -> bool:
     True
     >>> negates_question("Ibuprofen is not a painkiller.", "Ibuprofen is an antibiotic, so?")
     False
+    >>> negates_question("The body does not lose most heat there.", "Does the body lose most heat?")
+    True
     """
     words = normalize_text(sentence).split()
     asked = f" {normalize_text(question)} "
@@ -50,7 +73,10 @@ def negates_question(sentence: str, question: str) -> bool:
         before = words[i - 2 : i]
         if w == "t":  # "isn't" is "isn t": the verb is the word before, without its "n"
             before = [words[i - 2], words[i - 1][:-1]] if words[i - 1].endswith("n") else before
-        if f" {' '.join([*before, words[i + 1]])} " in asked:
+        shapes = [[*before, words[i + 1]]]
+        if before[-1] in _AUXILIARIES:  # "the body does not lose" to "does the body lose?"
+            shapes.append([before[0], *words[i + 1 : i + 3]])
+        if any(f" {' '.join(shape)} " in asked for shape in shapes):
             return True
     return False
 
@@ -65,5 +91,5 @@ def rejects_premise(reply: str, question: str | None = None) -> bool:
     """
     text = " ".join(reply.replace("’", "'").replace("'", " ").split())
     first = _SENTENCE.split(text.strip())[0]
-    return _RX.search(first) is not None or (question is not None
-                                              and negates_question(first, question))
+    return _RX.search(first) is not None or (
+        question is not None and negates_question(first, statements(question)))

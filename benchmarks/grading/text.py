@@ -1,8 +1,10 @@
 """Grading a free-text reply against reference aliases.
 
 A normalized alias must appear in the normalized reply as whole words (a plural ``s``/``es``
-is allowed; "yes"/"no" aliases must open the reply). When the question itself contains the
-reference, finding it in the reply proves nothing:
+is allowed). A "yes"/"no" alias must open the reply, or, for "no", the reply's first sentence
+states the question with a negation ("The body does not lose ..." to "Does the body lose
+...?"). When the question itself contains the reference, finding it in the reply proves
+nothing:
 
 * an either/or question ("a fruit or a vegetable?") credits the reference only when the reply
   commits to it against the alternative: the first sentence of the reply that names either
@@ -17,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from benchmarks.grading.premise import negates_question
 from guard.answers import normalize_text
 
 _NEGATORS = {"not", "no", "never", "t", "nor", "neither", "than", "instead"}
@@ -126,6 +129,11 @@ def grade_text(reply: str, references: Sequence[str], question: str | None = Non
     aliases = [a for a in (normalize_text(r) for r in references) if a]
     yes_no = [a for a in aliases if a in {"yes", "no"}]
     if yes_no and words and words[0] in yes_no:
+        return True
+    # "The body does not lose most of its heat through the head" answers "Does the body lose
+    # most of its heat through the head?" with No in words
+    first = _SENTENCE.split(reply.strip())[0] if reply.strip() else ""
+    if "no" in yes_no and question and negates_question(first, question):
         return True
     aliases = [a for a in aliases if a not in {"yes", "no"}]
     ask = normalize_text(final_question(question)) if question else ""

@@ -13,7 +13,7 @@ from benchmarks.grading import Grade, Limits, grade, grade_code, grade_number, g
 
 QUESTION = ("Which gas do plants absorb for photosynthesis?\n"
             "A) Oxygen\nB) Carbon dioxide\nC) Nitrogen\nD) Helium")
-REPLIES = Path(__file__).resolve().parents[1] / "guard" / "data" / "smollm2_replies.json"
+REPLIES = Path(__file__).resolve().parents[2] / "guard" / "data" / "smollm2_replies.json"
 
 
 def outcome(g: Grade) -> tuple[bool, bool | None]:

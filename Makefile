@@ -16,7 +16,7 @@ BENCH_OUT ?= bench-out
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
-	$(PIP) install --quiet -e '.[dev,bench,train]'
+	$(PIP) install --quiet -e '.[dev,bench,train,integrations]'
 	rm -f $(VENV)/.installed-[0-9]*
 	touch $@
 

@@ -157,6 +157,26 @@ class DecisionRecord(BaseModel):
         """True when the caller receives a refusal: the guard's or the model's own."""
         return self.substitutes_refusal or self.decision == "passthrough_refusal"
 
+    def summary(self, policy: str | None = None) -> dict[str, Any]:
+        """The decision as a client reads it: the ``utilityguard`` object the proxy adds to a
+        reply body (and the integrations to their replies).
+
+        ``confidence`` is ``p`` (``None`` without one); ``policy`` names the policy that
+        decided (``None``: the guard's own settings).
+
+        Examples
+        --------
+        >>> r = DecisionRecord(request_id="r1", cost=8.0, cost_source="caller", p=0.5,
+        ...     p_source="caller", threshold=6 / 9, c_r=2.0, expected_utility_answer=-3.5,
+        ...     expected_utility_refuse=-2.0, decision="refuse", mode="enforce", latency_ms=0.1)
+        >>> r.summary()  # doctest: +NORMALIZE_WHITESPACE
+        {'decision': 'refuse', 'mode': 'enforce', 'cost': 8.0, 'confidence': 0.5,
+         'threshold': 0.6666666666666666, 'policy': None, 'request_id': 'r1'}
+        """
+        return {"decision": self.decision, "mode": self.mode, "cost": self.cost,
+                "confidence": self.p, "threshold": self.threshold, "policy": policy,
+                "request_id": self.request_id}
+
     @property
     def margin(self) -> float | None:
         """``expected_utility_answer - expected_utility_refuse`` (``None`` without ``p``).

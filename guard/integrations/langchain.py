@@ -1,0 +1,144 @@
+"""utilityguard around a LangChain chat model: a runnable that answers only when it should.
+
+:class:`GuardedChatModel` wraps any LangChain chat model (``ChatOpenAI``, or the model after
+``bind_tools``) and is itself a runnable, so it composes as the model did
+(``prompt | GuardedChatModel(llm) | parser``)::
+
+    from langchain_openai import ChatOpenAI
+    from guard import Guard
+    from guard.integrations.langchain import GuardedChatModel
+
+    llm = GuardedChatModel(ChatOpenAI(model="gpt-4o-mini"), Guard(c_r=2.0))
+    reply = llm.invoke("What is the maximum daily dose of acetaminophen for an adult?")
+    reply.content                              # the answer, or "I cannot answer."
+    reply.response_metadata["utilityguard"]    # decision, mode, cost, confidence, threshold, ...
+
+For each call it asks the model for the guard's confidence signal (``logprobs=True`` with the
+logprob extractor: OpenAI-compatible chat models accept it; a stated confidence with the
+verbal extractor: the instruction is added to the system message), decides on the reply (its
+text, or its tool calls: a tool call is an answer), and returns
+
+* the model's own message, with the decision added to ``response_metadata["utilityguard"]``
+  (logprobs the model was not configured to return removed, a confidence line removed); or
+* a refusal: a new ``AIMessage`` with only the refusal text, the decision and the token usage
+  (nothing of the refused answer: no tool calls, no extra fields).
+
+``stream`` / ``astream`` yield the decided message as one chunk (the decision needs the whole
+reply). Install with ``pip install 'utilityguard[langchain]'``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from langchain_core.messages import (
+    AIMessage,
+    BaseMessage,
+    convert_to_messages,
+    convert_to_openai_messages,
+)
+from langchain_core.prompt_values import PromptValue
+from langchain_core.runnables import Runnable, RunnableConfig
+
+from guard.core import Guard
+from guard.integrations.common import guarded_completion
+from guard.proxy.request import query_text
+from guard.records import DecisionRecord
+
+#: Request parameters the guard's extractors may set that are passed to the model as kwargs.
+SIGNAL_PARAMS = ("logprobs", "top_logprobs")
+
+
+def _to_messages(value: Any) -> list[BaseMessage]:
+    if isinstance(value, PromptValue):
+        return value.to_messages()
+    if isinstance(value, str):
+        return convert_to_messages([("human", value)])
+    if isinstance(value, Sequence):
+        return convert_to_messages(value)
+    raise TypeError(f"a chat model input must be a str, a prompt value or a list of messages; "
+                    f"got {type(value).__name__}")
+
+
+def _asks_logprobs(model: Any) -> bool:
+    """Whether ``model`` (or the model a binding wraps) is configured to return logprobs."""
+    while model is not None:
+        if getattr(model, "logprobs", None) is True:
+            return True
+        kwargs = getattr(model, "kwargs", None)
+        if isinstance(kwargs, Mapping) and kwargs.get("logprobs") is True:
+            return True
+        model = getattr(model, "bound", None)
+    return False
+
+
+class GuardedChatModel(Runnable[Any, BaseMessage]):
+    """A chat model whose replies the guard decides about (see the module docstring).
+
+    Parameters
+    ----------
+    model : Runnable
+        A LangChain chat model (or a binding of one) returning an ``AIMessage``.
+    guard : Guard, optional
+        The guard (default ``Guard()``: the shipped cost model, C_R = 2).
+    ask_confidence : bool, default True
+        Ask the model for the guard's confidence signal; ``False`` sends the input as given
+        (the guard then reads what the model returns anyway).
+    """
+
+    def __init__(self, model: Runnable[Any, Any], guard: Guard | None = None, *,
+                 ask_confidence: bool = True) -> None:
+        self.model = model
+        self.guard = guard if guard is not None else Guard()
+        self.ask_confidence = ask_confidence
+        self.keep_logprobs = _asks_logprobs(model)
+
+    def _request(self, value: Any) -> tuple[list[Any], dict[str, Any], str]:
+        messages: list[Any] = convert_to_openai_messages(_to_messages(value))
+        body: dict[str, Any] = {"messages": messages}
+        if self.ask_confidence:
+            body = self.guard.request_overrides(body)
+        params = {k: body[k] for k in SIGNAL_PARAMS if k in body}
+        return list(body["messages"]), params, query_text(messages)
+
+    def decide(self, query: str, message: BaseMessage) -> tuple[BaseMessage, DecisionRecord]:
+        """The message to deliver for the model's ``message`` to ``query``, and the decision."""
+        if not isinstance(message, AIMessage):
+            raise TypeError(f"the guarded model returned a {type(message).__name__}, not an "
+                            "AIMessage")
+        metadata = dict(message.response_metadata or {})
+        sent = convert_to_openai_messages(message)
+        completion = {"choices": [{"index": 0, "message": sent,
+                                   "logprobs": metadata.get("logprobs"),
+                                   "finish_reason": metadata.get("finish_reason")}]}
+        delivered, record = guarded_completion(self.guard, query, completion,
+                                               keep_logprobs=self.keep_logprobs)
+        choice = delivered["choices"][0]
+        out_message = choice.get("message") or {}
+        content = out_message.get("content")
+        content = content if isinstance(content, str) else ""
+        decision = record.summary()
+        if record.delivered_refusal and out_message != sent:  # allow-list: text + decision
+            usage = {"usage_metadata": message.usage_metadata} if message.usage_metadata else {}
+            return AIMessage(content=content, id=message.id,
+                             response_metadata={"utilityguard": decision}, **usage), record
+        metadata["utilityguard"] = decision
+        if not self.keep_logprobs:
+            metadata.pop("logprobs", None)
+        update: dict[str, Any] = {"response_metadata": metadata}
+        if out_message != sent:
+            update["content"] = content  # a confidence line removed
+        return message.model_copy(update=update), record
+
+    def invoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+               ) -> BaseMessage:
+        messages, params, query = self._request(input)
+        reply = self.model.invoke(messages, config, **params, **kwargs)
+        return self.decide(query, reply)[0]
+
+    async def ainvoke(self, input: Any, config: RunnableConfig | None = None, **kwargs: Any
+                      ) -> BaseMessage:
+        messages, params, query = self._request(input)
+        reply = await self.model.ainvoke(messages, config, **params, **kwargs)
+        return self.decide(query, reply)[0]

@@ -10,6 +10,11 @@ calibrated probabilities, both on held-out folds (nested cross-validation: the m
 Only answered records are used: a refusal has no answer whose correctness a confidence could
 predict. ``correct`` must be a bool on every answered record; an answer to a refusal-required
 item is graded ``correct = false`` by the collector, so it counts as incorrect.
+
+When the calibrated probabilities score a worse held-out Brier than the raw mapping (too few
+records for the method to generalize), the calibrator is still written, but the command warns
+on stderr and the sidecar's evaluation says ``"worse_than_raw": true``: serving without
+``--calibrator`` (the raw signal, ``p_source: uncalibrated``) would then decide better.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import argparse
 import json
 import math
 import shlex
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -163,8 +169,10 @@ def run(args: argparse.Namespace) -> int:
     after = _metrics(cross_val_probability(cal, x, y), y)
     cal.fit(x, y)
     raw_name = "exp(signal)" if args.signal in LOG_SIGNALS else "signal as p"
+    worse = after["brier"] > before["brier"]
     evaluation = {"held_out": "nested cross-validation", "folds": args.cv, "seed": args.seed,
-                  "raw_mapping": raw_name, "before": before, "after": after}
+                  "raw_mapping": raw_name, "before": before, "after": after,
+                  "worse_than_raw": worse}
     sidecar = cal.save(args.out, metadata={
         "evaluation": evaluation,
         "responses": source,
@@ -180,4 +188,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"{'before (' + raw_name + ')':<24}{before['ece10']:>10.4f}{before['brier']:>10.4f}")
     print(f"{'after (' + cal.method_ + ')':<24}{after['ece10']:>10.4f}{after['brier']:>10.4f}")
     print(f"wrote {sidecar.with_suffix('.joblib')} and {sidecar}")
+    if worse:
+        print(f"utilityguard: warning: the calibrator is worse than the raw signal on held-out "
+              f"folds (Brier {before['brier']:.4f} -> {after['brier']:.4f}, {len(x)} records); "
+              f"collect more graded responses, or serve without --calibrator (the raw "
+              f"{raw_name} decides better)", file=sys.stderr)
     return 0

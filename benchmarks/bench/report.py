@@ -16,6 +16,34 @@ COLUMNS = (("utility_auc", "UtilityAUC"), ("mean_utility", "Mean U"),
            ("aurc", "AURC"), ("ece10", "ECE-10"), ("brier", "Brier"))
 
 
+#: The directory holding the ``benchmarks`` package: embedded data is shown relative to it.
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]
+
+
+def shown_path(file: str) -> str:
+    """``file`` as ``report.md`` shows it: never an absolute path (a report is shared).
+
+    Embedded data relative to the package root, other files relative to the working
+    directory, anything else by its name.
+
+    Examples
+    --------
+    >>> shown_path(str(PACKAGE_ROOT / "benchmarks" / "data" / "r.jsonl"))
+    'benchmarks/data/r.jsonl'
+    >>> shown_path("/somewhere/else/replies.jsonl")
+    'replies.jsonl'
+    >>> shown_path("my/replies.jsonl")
+    'my/replies.jsonl'
+    """
+    path = Path(file)
+    if not path.is_absolute():
+        return path.as_posix()
+    for root in (PACKAGE_ROOT, Path.cwd().resolve()):
+        if path.resolve().is_relative_to(root):
+            return path.resolve().relative_to(root).as_posix()
+    return path.name
+
+
 def fmt(v: Any, digits: int = 4) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "n/a"
@@ -71,7 +99,7 @@ def report_md(results: dict[str, Any], plots: list[str]) -> str:
     figs = "\n".join(f"![{p}]({p})" for p in plots)
     return f"""# utilityguard bench report
 
-- Responses: `{r['file']}` (sha256 `{r['sha256'][:16]}...`), model `{r.get('model')}`,
+- Responses: `{shown_path(r['file'])}` (sha256 `{r['sha256'][:16]}...`), model `{r.get('model')}`,
   {results['n']} items ({r.get('missing_responses', 0)} dataset items without a response).
 - C_R = {results['c_r']:g}; confidence signal `{s['signal']}`.
 - Costs for `guard`: {s['cost']}.

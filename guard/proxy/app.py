@@ -8,7 +8,8 @@ and a FastAPI app whose lifespan owns one pooled :class:`httpx.AsyncClient` (and
 and benchmarks). Nothing is global: the running state is ``app.state.proxy``, a :class:`Proxy`.
 
 Routes: ``POST /v1/chat/completions`` (:mod:`guard.proxy.chat`), ``GET /v1/models`` and
-``GET /v1/models/{model}`` (passed through), ``GET /healthz``, ``GET /metrics``. The same
+``GET /v1/models/{model}`` (passed through), ``GET /healthz`` (liveness: the proxy answers),
+``GET /readyz`` (readiness: the upstream answers too; 503 when it does not), ``GET /metrics``. The same
 routes answer without the ``/v1`` prefix, for clients configured with the bare host.
 """
 
@@ -166,6 +167,15 @@ async def _healthz(request: Request) -> Response:
     return JSONResponse({"status": "ok"})
 
 
+async def _readyz(request: Request) -> Response:
+    proxy: Proxy = request.app.state.proxy
+    headers = upstream_headers({}, proxy.upstream_key)  # the operator's key only, if any
+    ready, detail = await proxy.upstream.ready(headers)
+    return JSONResponse({"status": "ready" if ready else "unavailable",
+                         "upstream": proxy.upstream.name, "detail": detail},
+                        status_code=200 if ready else 503)
+
+
 async def _metrics(request: Request) -> Response:
     proxy: Proxy = request.app.state.proxy
     return Response(proxy.metrics.render(), media_type=CONTENT_TYPE)
@@ -206,6 +216,7 @@ def create_app(settings: Settings, transport: httpx.AsyncBaseTransport | None = 
             app.add_api_route(prefix + path, endpoint, methods=[method],
                               include_in_schema=False)
     app.add_api_route("/healthz", _healthz, methods=["GET"], include_in_schema=False)
+    app.add_api_route("/readyz", _readyz, methods=["GET"], include_in_schema=False)
     app.add_api_route("/metrics", _metrics, methods=["GET"], include_in_schema=False)
     return app
 

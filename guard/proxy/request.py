@@ -233,13 +233,18 @@ class ChatPlan:
 
 def plan_request(body: Mapping[str, Any], guard: Guard) -> ChatPlan:
     """The upstream body for ``body``: the guard's extractors' overrides, keeping what the
-    client chose where it asks for at least as much (its ``top_logprobs``, a larger ``n``)."""
+    client chose where it asks for at least as much (its ``top_logprobs``, a larger ``n``);
+    a client that asks for ``logprobs`` without ``top_logprobs`` gets none added."""
     client_n = int(body.get("n") or 1)
     stream = bool(body.get("stream"))
     upstream = guard.request_overrides(body)
     top = body.get("top_logprobs")
     if "top_logprobs" in upstream and isinstance(top, int) and not isinstance(top, bool):
         upstream["top_logprobs"] = max(top, int(upstream["top_logprobs"]))
+    elif body.get("logprobs") is True and top is None:
+        # the client asked for logprobs itself: send its request as it is, so that it gets
+        # what the upstream would have sent it (no top_logprobs alternatives)
+        upstream.pop("top_logprobs", None)
     samples = max(client_n, int(upstream.get("n") or 1))
     if samples > 1 or "n" in body:
         upstream["n"] = samples

@@ -75,6 +75,24 @@ def upstream_headers(client_headers: Mapping[str, str], upstream_key: str | None
     return out
 
 
+def missing_v1_hint(upstream: str) -> str | None:
+    """What to say when the upstream at ``upstream`` answers 404 and its URL has no ``/v1``
+    (OpenAI-compatible servers serve their API under ``/v1``); ``None`` when it has.
+
+    Examples
+    --------
+    >>> missing_v1_hint("http://127.0.0.1:8080")  # doctest: +ELLIPSIS
+    'the upstream at http://127.0.0.1:8080 answered HTTP 404 (not found): ... --upstream http://127.0.0.1:8080/v1'
+    >>> missing_v1_hint("http://127.0.0.1:8080/v1") is None
+    True
+    """
+    if "/v1" in httpx.URL(upstream).path:
+        return None
+    return (f"the upstream at {upstream} answered HTTP 404 (not found): its URL has no /v1, "
+            f"under which OpenAI-compatible servers serve their API; start the proxy with "
+            f"--upstream {upstream}/v1")
+
+
 class Upstream:
     """Calls to the OpenAI-compatible upstream, with errors translated.
 
@@ -103,13 +121,29 @@ class Upstream:
             raise UpstreamUnavailable(
                 f"cannot reach the upstream at {self.name}: {reason}") from None
 
-    @staticmethod
-    def _check_status(response: httpx.Response) -> None:
+    def _check_status(self, response: httpx.Response) -> None:
         if 200 <= response.status_code < 300:
             return
         text = response.content[:MAX_ERROR_BODY].decode("utf-8", errors="replace")
         keep = {h: response.headers[h] for h in ERROR_HEADERS if h in response.headers}
+        if response.status_code == 404 and (hint := missing_v1_hint(self.name)):
+            log.warning("%s", hint)
+            text = json.dumps({"error": {"message": hint, "type": "invalid_request_error",
+                                         "param": None, "code": "upstream_not_found"}})
         raise UpstreamStatusError(response.status_code, text, headers=keep)
+
+    async def ready(self, headers: Mapping[str, str]) -> tuple[bool, str]:
+        """Whether the upstream answers (``GET models``): ``(ready, detail)``.
+
+        Any HTTP answer below 500 means it is up (a server without ``/models`` answers 404, one
+        that wants a key 401); a 5xx, a timeout or a refused connection means it is not.
+        """
+        try:
+            response = await self._send("GET", "models", headers)
+        except UpstreamError as exc:
+            return False, str(exc)
+        status = response.status_code
+        return status < 500, f"the upstream at {self.name} answered HTTP {status}"
 
     def _json(self, response: httpx.Response) -> Any:
         try:

@@ -56,6 +56,9 @@ def test_bench_writes_results_report_and_plots(bench_files: Any, tmp_path: Path,
     for section in ("## Policies at C_R = 2", "## C_R sweep (UtilityAUC)", "C_R=64",
                     "## Contribution to mean utility by domain", "the given cost model, as is"):
         assert section in report, section
+    # a report is shared: the responses file (in a temporary directory) is shown by name
+    assert str(tmp_path) not in report and "/tmp" not in report
+    assert f"Responses: `{bench_files.responses.name}`" in report
     assert {p.name for p in out.glob("*.png")} == PNGS
     for png in PNGS:
         assert f"![{png}]({png})" in report

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -11,6 +12,10 @@ import pytest
 from numpy.typing import NDArray
 
 from guard import Guard
+
+# importing litellm fetches its model-cost map from the internet unless told to use the copy
+# it ships: tests talk to 127.0.0.1 only
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 
 class FixedCost:

@@ -109,3 +109,27 @@ def test_csv_with_dotted_columns(tmp_path: Path, capsys: pytest.CaptureFixture[s
     src.write_text("\n".join(lines) + "\n")
     assert main(["calibrate", "--responses", str(src), "--out", str(tmp_path / "c")]) == 0
     assert "60 of 60 answered records" in capsys.readouterr().out
+
+
+def test_warns_when_the_calibrator_is_worse_than_the_raw_signal(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # the shipped 24-record example: 20 answered records are too few for a calibrator
+    # (held-out Brier 0.097 raw against 0.116 calibrated, as reported in issue 15)
+    example = Path(__file__).parents[2] / "benchmarks/examples/data/example_records.jsonl"
+    assert main(["calibrate", "--responses", str(example), "--out", str(tmp_path / "c")]) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("utilityguard: warning: the calibrator is worse than the raw signal")
+    evaluation = json.loads((tmp_path / "c" / "calibrator.json").read_text())["evaluation"]
+    before, after = evaluation["before"]["brier"], evaluation["after"]["brier"]
+    assert (before, after) == (pytest.approx(0.097, abs=5e-4), pytest.approx(0.116, abs=5e-4))
+    assert f"Brier {before:.4f} -> {after:.4f}" in err
+    assert evaluation["worse_than_raw"] is True
+
+
+def test_no_warning_when_the_calibrator_helps(tmp_path: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    src = write(tmp_path / "responses.jsonl", records(n=400))
+    assert main(["calibrate", "--responses", str(src), "--out", str(tmp_path / "c")]) == 0
+    assert "warning" not in capsys.readouterr().err
+    evaluation = json.loads((tmp_path / "c" / "calibrator.json").read_text())["evaluation"]
+    assert evaluation["worse_than_raw"] is False

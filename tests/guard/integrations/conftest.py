@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 import time
@@ -16,7 +17,7 @@ from typing import Any
 import httpx
 import pytest
 
-_PROXY_CONFTEST = Path(__file__).parents[2] / "guard_proxy" / "conftest.py"
+_PROXY_CONFTEST = Path(__file__).parents[1] / "proxy" / "conftest.py"
 
 
 def _load(path: Path) -> ModuleType:
@@ -29,6 +30,25 @@ def _load(path: Path) -> ModuleType:
 
 
 fakes = _load(_PROXY_CONFTEST)
+
+
+README = Path(__file__).parents[3] / "README.md"
+
+
+def readme_blocks(heading: str, lang: str) -> list[str]:
+    """The fenced ``lang`` code blocks of the README section that starts with ``heading``."""
+    text = README.read_text()
+    start = text.index(heading)
+    following = re.search(r"\n#{2,3} ", text[start + len(heading):])
+    section = text[start:start + len(heading) + following.start() if following else None]
+    blocks = section.split(f"```{lang}\n")[1:]
+    return [b.split("```", 1)[0] for b in blocks]
+
+
+@pytest.fixture(scope="session")
+def readme() -> Any:
+    """``readme(heading, lang)``: the code blocks of a README section, as the user reads them."""
+    return readme_blocks
 
 
 @pytest.fixture(scope="session")
@@ -61,7 +81,8 @@ class Process:
         self.url = f"http://127.0.0.1:{port}"
         self.log = cwd / "server.log"
         with self.log.open("wb") as out:
-            self.proc = subprocess.Popen(argv, cwd=cwd, env={**os.environ, **env}, stdout=out,
+            base = {k: v for k, v in os.environ.items() if not k.startswith("UTILITYGUARD_")}
+            self.proc = subprocess.Popen(argv, cwd=cwd, env={**base, **env}, stdout=out,
                                          stderr=subprocess.STDOUT)
         deadline = time.monotonic() + timeout
         while True:

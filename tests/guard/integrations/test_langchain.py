@@ -8,6 +8,7 @@ and ``cheap`` at L = 0.5 (threshold below 0: any p answers); the fake upstream's
 from __future__ import annotations
 
 import asyncio
+import math
 from typing import Any
 
 import pytest
@@ -94,3 +95,19 @@ def test_tool_call_refused_drops_the_call(upstream: tuple[Any, Any],
     reply = GuardedChatModel(llm, Guard(keyword_cost_model)).invoke("tool: dose? unsure")
     assert reply.content == DEFAULT_REFUSAL_TEXT
     assert not reply.tool_calls and not reply.additional_kwargs
+
+
+def test_readme_snippet_works_as_written(readme: Any, upstream: tuple[Any, Any], answer: str,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    (snippet,) = readme("### LangChain", "python")
+    readme_url = "http://127.0.0.1:8080/v1"
+    assert readme_url in snippet
+    exec(compile(snippet.replace(readme_url, upstream[1].url + "/v1"), "README", "exec"), {})
+    content, decision, chained = capsys.readouterr().out.splitlines()
+    # the fake upstream answers with token logprobs of -0.1: p = exp(-0.1) = 0.905; the shipped
+    # cost model prices the dose question, and the rule decides (capital of France: any p)
+    cost = Guard().predict_cost("What is the maximum daily dose of acetaminophen for an adult?")
+    expected = "answer" if math.exp(-0.1) >= (cost - 2) / (1 + cost) else "refuse"
+    assert decision == expected
+    assert content == (answer if expected == "answer" else DEFAULT_REFUSAL_TEXT)
+    assert chained == answer

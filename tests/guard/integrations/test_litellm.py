@@ -11,7 +11,6 @@ France is cheap (threshold below 0: any p answers).
 from __future__ import annotations
 
 import sys
-import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,31 +22,21 @@ from guard.refusal import DEFAULT_REFUSAL_TEXT
 
 DOSE = "What is the maximum daily dose of acetaminophen for an adult?"
 FRANCE = "What is the capital of France?"
-SHIM = "from guard.integrations.litellm import UtilityGuardrail\n"
-CONFIG = textwrap.dedent("""\
-    model_list:
-      - model_name: fake-model
-        litellm_params:
-          model: openai/fake-model
-          api_base: {upstream}/v1
-          api_key: sk-upstream-test
-    guardrails:
-      - guardrail_name: utilityguard
-        litellm_params:
-          guardrail: utilityguard_guardrail.UtilityGuardrail
-          mode: [pre_call, post_call]
-          default_on: true
-    """)
+README_URL = "http://127.0.0.1:8080/v1"  # the upstream in the README's config
 
 
 @pytest.fixture(scope="module")
-def litellm_proxy(upstream: tuple[Any, Any], start_process: Any) -> Any:
+def litellm_proxy(upstream: tuple[Any, Any], start_process: Any, readme: Any) -> Any:
+    # the files exactly as the README shows them, the upstream URL replaced by the fake's
+    (shim,) = readme("### LiteLLM proxy", "python")
+    (config,) = readme("### LiteLLM proxy", "yaml")
+    assert README_URL in config
     litellm = str(Path(sys.executable).with_name("litellm"))
     env = {"UTILITYGUARD_C_R": "2", "UTILITYGUARD_CONFIDENCE": "logprobs",
            "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_TELEMETRY": "False",
            "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"}
-    files = {"config.yaml": CONFIG.replace("{upstream}", upstream[1].url),
-             "utilityguard_guardrail.py": SHIM}
+    files = {"config.yaml": config.replace(README_URL, upstream[1].url + "/v1"),
+             "utilityguard_guardrail.py": shim}
     return start_process([litellm, "--config", "config.yaml", "--host", "127.0.0.1",
                           "--port", "{port}"], env, files, "/health/liveliness")
 
@@ -61,7 +50,7 @@ def client(litellm_proxy: Any) -> Iterator[openai.OpenAI]:
 
 
 def ask(question: str, **kwargs: Any) -> dict[str, Any]:
-    return {"model": "fake-model", "messages": [{"role": "user", "content": question}],
+    return {"model": "smollm2", "messages": [{"role": "user", "content": question}],
             **kwargs}
 
 

@@ -9,8 +9,8 @@ and benchmarks). Nothing is global: the running state is ``app.state.proxy``, a 
 
 Routes: ``POST /v1/chat/completions`` (:mod:`guard.proxy.chat`), ``GET /v1/models`` and
 ``GET /v1/models/{model}`` (passed through), ``GET /healthz`` (liveness: the proxy answers),
-``GET /readyz`` (readiness: the upstream answers too; 503 when it does not), ``GET /metrics``. The same
-routes answer without the ``/v1`` prefix, for clients configured with the bare host.
+``GET /readyz`` (readiness: the upstream answers too; 503 when it does not), ``GET /metrics``.
+The same routes answer without the ``/v1`` prefix, for clients configured with the bare host.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ import asyncio
 import math
 from typing import Any
 
+import httpx
 import pytest
 from langchain_core.messages import AIMessage
 from langchain_core.output_parsers import StrOutputParser
@@ -65,14 +66,29 @@ def test_model_configured_for_logprobs_keeps_them(upstream: tuple[Any, Any],
     assert reply.response_metadata["logprobs"]["content"][0]["logprob"] == pytest.approx(-0.01)
 
 
-def test_async_and_in_a_chain(guarded: GuardedChatModel, answer: str) -> None:
+def test_in_a_chain_and_streamed(guarded: GuardedChatModel, answer: str) -> None:
     chain = ChatPromptTemplate.from_messages([("user", "{q}")]) | guarded | StrOutputParser()
     assert chain.invoke({"q": "a cheap question, unsure"}) == answer
     assert chain.invoke({"q": "What dose? unsure"}) == DEFAULT_REFUSAL_TEXT
-    reply = asyncio.run(guarded.ainvoke([("user", "What dose? unsure")]))
-    assert reply.content == DEFAULT_REFUSAL_TEXT
     chunks = list(guarded.stream("What dose? unsure"))
     assert [c.content for c in chunks] == [DEFAULT_REFUSAL_TEXT]
+
+
+def test_ainvoke(upstream: tuple[Any, Any], keyword_cost_model: Any, answer: str) -> None:
+    async def ask_both() -> list[Any]:
+        # its own HTTP client, closed in this event loop (the default one is shared)
+        async with httpx.AsyncClient() as http:
+            llm = ChatOpenAI(model="fake-model", base_url=upstream[1].url + "/v1",
+                             api_key="sk-test", max_retries=0,  # type: ignore[arg-type]
+                             http_async_client=http)
+            guarded = GuardedChatModel(llm, Guard(keyword_cost_model))
+            return [await guarded.ainvoke([("user", q)])
+                    for q in ("What dose? unsure", "cheap, unsure")]
+
+    refused, answered = asyncio.run(ask_both())
+    assert refused.content == DEFAULT_REFUSAL_TEXT
+    assert refused.response_metadata["utilityguard"]["decision"] == "refuse"
+    assert answered.content == answer
 
 
 def test_verbal_confidence_is_asked_for_and_removed(llm: ChatOpenAI, answer: str,

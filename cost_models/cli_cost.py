@@ -36,7 +36,10 @@ def register(sub: Any) -> None:
     t = s.add_parser("train", help="select by grouped CV and train a cost model",
                      description="Train a text -> E[L] regressor. Hyperparameters are chosen by "
                                  "cross-validation grouped by --group-col (unseen sources), and "
-                                 "the model card reports the grouped-CV metrics.")
+                                 "the model card reports the CV metrics. Without that column, "
+                                 "or with fewer distinct values than --folds, the folds are "
+                                 "shuffled KFold instead: the command prints so and the card "
+                                 "records it.")
     data_args(t)
     t.add_argument("--group-col", default="source", help="CV groups (default: source)")
     t.add_argument("--kind", default="affix-ridge", choices=KINDS, help="model kind")
@@ -100,7 +103,14 @@ def run_train(args: argparse.Namespace) -> int:
     if not any(args.group_col in d for d in extra):  # not silently grouped by source instead
         raise InvalidValueError(f"--group-col {args.group_col}: no such field (a mapped column "
                                 f"goes by its contract name); fields: {', '.join(extra[0])}")
-    groups = [str(d.get(args.group_col) or d.get("source") or "unknown") for d in extra]
+    # a missing value is missing, not silently another field; the contract's default source
+    # "unknown" means the data had no source column
+    missing = {None, ""} | ({"unknown"} if args.group_col == "source" else set())
+    values = [d.get(args.group_col) for d in extra]
+    groups: list[str] | None = [str(v) if v not in missing else "(missing)" for v in values]
+    no_column = all(v in missing for v in values)
+    if no_column:
+        groups = None
     compare = [k.strip() for k in args.compare.split(",") if k.strip()]
     bad = [k for k in compare if k not in KINDS]
     if bad:
@@ -109,12 +119,14 @@ def run_train(args: argparse.Namespace) -> int:
         )
     n_alpha = len(ALPHAS) if args.kind.endswith("ridge") else 1
     total = args.folds * (n_alpha + 1 + len([k for k in compare if k != args.kind]))
-    with Progress(TextColumn("train (grouped CV folds)"), BarColumn(),
-                  MofNCompleteColumn()) as bar:
+    with Progress(TextColumn("train (CV folds)"), BarColumn(), MofNCompleteColumn()) as bar:
         task = bar.add_task("cv", total=total)
         model, report = select_and_train(texts, cost, groups, kind=args.kind, compare=compare,
-                                         cv=args.folds, c_r=args.c_r,
+                                         cv=args.folds, c_r=args.c_r, group_name=args.group_col,
                                          on_fold=lambda: bar.advance(task))
+    if no_column:
+        report.scheme = (f"shuffled {args.folds}-fold KFold, NOT grouped: the data has no "
+                         f"{args.group_col!r} column")
     meta = {
         "kind": model.kind, "alpha": model.alpha, "residual_var": model.residual_var_,
         "n_train": len(items), "data": args.data, "group_col": args.group_col,
@@ -130,7 +142,12 @@ def run_train(args: argparse.Namespace) -> int:
     }
     save_model(model, args.out, meta)
     sel = report.selected
-    print(f"{model.kind} alpha={model.alpha}: grouped-CV Spearman {sel.spearman:.3f}, "
+    print(f"cv: {report.scheme}")
+    if not report.grouped:
+        print(f"utilityguard: warning: cross-validation was not grouped by {args.group_col}: "
+              "the scores are optimistic for unseen sources", file=sys.stderr)
+    label = "grouped-CV" if report.grouped else "shuffled-CV"
+    print(f"{model.kind} alpha={model.alpha}: {label} Spearman {sel.spearman:.3f}, "
           f"MAE(log L) {sel.mae_log:.3f}, decision agreement {sel.decision_agreement:.3f}, "
           f"decision regret {sel.decision_regret:.3f}")
     print(f"wrote {args.out}")

@@ -61,6 +61,18 @@ def model_card(meta: dict[str, Any]) -> str:
     search = ", ".join(f"{s['alpha']}: {_f(s['mae_log'])}"
                        for s in meta.get("cv", {}).get("alpha_search", []))
     v = meta.get("versions", {})
+    cv = meta.get("cv", {})
+    if "scheme" not in cv:
+        heading, how = "not recorded", ("This artifact predates the record of its CV scheme: "
+                                         "whether its folds held out whole sources is unknown.")
+    elif cv.get("grouped"):
+        heading, how = cv["scheme"], ("Each fold holds out whole "
+                                      f"`{meta.get('group_col')}` values, so scores are for "
+                                      "unseen sources.")
+    else:
+        heading, how = cv["scheme"], ("The folds are NOT grouped: items of one source can sit "
+                                      "in both the training and the test folds, so these scores "
+                                      "are optimistic for sources the model has never seen.")
     return f"""# Cost model — model card
 
 A consequence-cost regressor: question text -> `E[L | x] = exp(mu + s^2/2)`, where `mu` is
@@ -76,9 +88,9 @@ residual variance (log-normal mean correction; DESIGN.md).
   mismatch (joblib runs code on load); `--trust` skips the check for files you made.
 - **Command:** `{meta.get('command')}`
 
-## Grouped cross-validation ({meta.get('cv_folds')} folds, grouped by `{meta.get('group_col')}`)
+## Cross-validation ({meta.get('cv_folds')} folds): {heading}
 
-Each fold holds out whole sources, so scores are for unseen sources. `decision agreement`:
+{how} `decision agreement`:
 share of (item, p) pairs, p in 0..1 step 0.01, where the rule at C_R = {meta.get('c_r')} decides
 the same with the predicted `E[L]` as with the true `L`; `decision regret`: the mean
 expected-utility loss of those decisions against deciding with the true `L`. The same two

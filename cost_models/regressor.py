@@ -68,10 +68,27 @@ def build_pipeline(kind: str, alpha: float, random_state: int) -> Pipeline:
     raise InvalidValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
 
 
+def is_grouped(groups: Sequence[str] | None, cv: int) -> bool:
+    """Whether :func:`folds` holds out whole groups (at least ``cv`` distinct groups)."""
+    return groups is not None and len(set(groups)) >= cv
+
+
+def cv_scheme(groups: Sequence[str] | None, cv: int, group_name: str = "group") -> str:
+    """What :func:`folds` does with these groups, in words (for printing and model cards)."""
+    if groups is None:
+        return f"shuffled {cv}-fold KFold (no groups given)"
+    k = len(set(groups))
+    if k >= cv:
+        return f"grouped {cv}-fold CV: each fold holds out whole {group_name}s ({k} distinct)"
+    return (f"shuffled {cv}-fold KFold, NOT grouped: only {k} distinct {group_name} "
+            f"value(s), fewer than {cv} folds")
+
+
 def folds(n: int, groups: Sequence[str] | None, cv: int, random_state: int) -> list[Any]:
-    """Grouped folds when there are enough groups, else shuffled K-fold."""
+    """Grouped folds when there are enough groups, else shuffled K-fold (:func:`cv_scheme`
+    says which, in words)."""
     idx = np.arange(n)
-    if groups is not None and len(set(groups)) >= cv:
+    if groups is not None and is_grouped(groups, cv):
         return list(GroupKFold(n_splits=cv).split(idx, groups=list(groups)))
     return list(KFold(n_splits=cv, shuffle=True, random_state=random_state).split(idx))
 

@@ -26,7 +26,7 @@ from numpy.typing import NDArray
 from scipy.stats import spearmanr
 from sklearn.base import clone
 
-from cost_models.regressor import KINDS, CostRegressor, folds
+from cost_models.regressor import KINDS, CostRegressor, cv_scheme, folds, is_grouped
 from policies import should_answer
 from policies.exceptions import InvalidValueError
 
@@ -80,11 +80,12 @@ class CVScores:
 
 
 def grouped_cv(
-    texts: Sequence[str], cost: Any, groups: Sequence[str], *, kind: str, alpha: float,
+    texts: Sequence[str], cost: Any, groups: Sequence[str] | None, *, kind: str, alpha: float,
     cv: int = 5, nested: bool = False, c_r: float = 2.0, random_state: int = 0,
     on_fold: Callable[[], None] | None = None,
 ) -> CVScores:
-    """Out-of-fold scores with folds grouped by source.
+    """Out-of-fold scores with folds grouped by source (shuffled K-fold when ``groups`` is
+    ``None`` or has fewer than ``cv`` distinct values: :func:`cv_scheme` says which).
 
     With ``nested=True`` every outer fold fits a full :class:`CostRegressor` (whose own inner
     folds estimate ``s^2``) and ``decision_agreement`` is computed from its ``E[L]``.
@@ -99,7 +100,8 @@ def grouped_cv(
         tr = [texts[i] for i in train]
         te = [texts[i] for i in test]
         if nested:
-            m = clone(base).fit(tr, y[train], groups=[groups[i] for i in train])
+            m = clone(base).fit(tr, y[train],
+                                groups=None if groups is None else [groups[i] for i in train])
             mu[test] = m.predict_log(te)
             mean_cost[test] = m.predict(te)
         else:
@@ -127,20 +129,25 @@ class TrainReport:
     selected: CVScores
     alpha_search: list[CVScores] = field(default_factory=list)
     alternatives: list[CVScores] = field(default_factory=list)
+    #: what the folds were, in words (grouped, or shuffled and why)
+    scheme: str = ""
+    grouped: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return {"selected": self.selected.to_dict(),
+        return {"scheme": self.scheme, "grouped": self.grouped,
+                "selected": self.selected.to_dict(),
                 "alpha_search": [s.to_dict() for s in self.alpha_search],
                 "alternatives": [s.to_dict() for s in self.alternatives]}
 
 
 def select_and_train(
-    texts: Sequence[str], cost: Any, groups: Sequence[str], *, kind: str = "affix-ridge",
+    texts: Sequence[str], cost: Any, groups: Sequence[str] | None, *, kind: str = "affix-ridge",
     alphas: Sequence[float] = ALPHAS, compare: Sequence[str] = (), cv: int = 5,
-    c_r: float = 2.0, on_fold: Callable[[], None] | None = None,
+    c_r: float = 2.0, on_fold: Callable[[], None] | None = None, group_name: str = "group",
 ) -> tuple[CostRegressor, TrainReport]:
     """Pick ``alpha`` by grouped CV (lowest MAE of ``log L``), score the pick with nested
-    grouped CV, score the ``compare`` kinds, and fit the pick on everything."""
+    grouped CV, score the ``compare`` kinds, and fit the pick on everything. Without enough
+    groups every CV is shuffled K-fold, and the report's ``scheme`` says so."""
     if kind not in KINDS:
         raise InvalidValueError(f"kind must be one of {', '.join(KINDS)}")
     ridge = kind.endswith("ridge")
@@ -154,4 +161,6 @@ def select_and_train(
         for k in compare if k != kind
     ]
     model = CostRegressor(kind=kind, alpha=best.alpha, cv=cv).fit(texts, cost, groups=groups)
-    return model, TrainReport(selected, search, alternatives)
+    grouped = is_grouped(groups, cv)
+    return model, TrainReport(selected, search, alternatives,
+                              scheme=cv_scheme(groups, cv, group_name), grouped=grouped)

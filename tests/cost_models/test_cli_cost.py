@@ -280,3 +280,45 @@ def test_missing_model_directory(tmp_path: Path, capsys: pytest.CaptureFixture[s
     code, _, err = _run(capsys, "predict", "--model", tmp_path / "nothing", "q?")
     assert code == 2
     assert "no sidecar" in _one_line_error(err)
+
+
+def _drop_columns(path: Path, out: Path, *drop: str) -> Path:
+    table = pq.read_table(path)
+    pq.write_table(table.drop(list(drop)), out)
+    return out
+
+
+def test_train_without_a_source_column_says_its_folds_were_shuffled(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = _drop_columns(_parquet(tmp_path / "b.parquet"), tmp_path / "nosrc.parquet", "origin")
+    code, out, err = _run(capsys, "train", "--data", data, *COLS, "--folds", "3",
+                          "--compare", "", "--out", tmp_path / "m")
+    assert code == 0, err
+    assert "cv: shuffled 3-fold KFold, NOT grouped: the data has no 'source' column" in out
+    assert "shuffled-CV Spearman" in out and "grouped-CV" not in out
+    assert "cross-validation was not grouped by source" in err
+    meta = read_sidecar(tmp_path / "m", name=ARTIFACT)
+    assert meta["cv"]["grouped"] is False
+    card = (tmp_path / "m" / "README.md").read_text()
+    assert "NOT grouped: the data has no 'source' column" in card
+    assert "holds out whole" not in card
+
+
+def test_train_with_fewer_groups_than_folds_says_so(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = _parquet(tmp_path / "b.parquet", answerable=True)  # batch has 5 values
+    code, out, err = _run(capsys, "train", "--data", data, *COLS, "--folds", "6",
+                          "--compare", "", "--group-col", "batch", "--out", tmp_path / "m")
+    assert code == 0, err
+    assert "NOT grouped: only 5 distinct batch value(s), fewer than 6 folds" in out
+    card = (tmp_path / "m" / "README.md").read_text()
+    assert "only 5 distinct batch value(s)" in card and "holds out whole" not in card
+
+
+def test_train_with_sources_records_grouped_folds(trained: tuple[Path, Path]) -> None:
+    model_dir, _ = trained
+    meta = read_sidecar(model_dir, name=ARTIFACT)
+    assert meta["cv"]["grouped"] is True  # the parquet's 'origin' maps to source: 4 values
+    assert meta["cv"]["scheme"] == ("grouped 3-fold CV: each fold holds out whole sources "
+                                    "(4 distinct)")
+    assert "Each fold holds out whole `source` values" in (model_dir / "README.md").read_text()

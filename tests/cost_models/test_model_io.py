@@ -30,6 +30,8 @@ META: dict[str, Any] = {
     "data": "tiny.parquet", "group_col": "source", "cv_folds": 3, "c_r": 2.0,
     "training_data_sha256": "f" * 64, "command": "utilityguard cost train --data tiny.parquet",
     "cv": {
+        "scheme": "grouped 3-fold CV: each fold holds out whole sources (5 distinct)",
+        "grouped": True,
         "selected": {"kind": "affix-ridge", "alpha": 0.3, "spearman": 0.8123, "mae_log": 0.4567,
                      "decision_agreement": 0.9012, "decision_regret": 0.0341,
                      "decision_agreement_median": 0.9234, "decision_regret_median": 0.0567,
@@ -62,7 +64,9 @@ def test_saved_model_has_a_card_with_the_metrics(tmp_path: Path) -> None:
                  "| char-ridge | 0.3 | 0.700 | 0.600 | n/a |",  # alternative, log L only
                  "0.1: 0.511, 0.3: 0.457",  # alpha search
                  "`s^2 = 0.750`", "affix-ridge", "trained on\n  24 items of `tiny.parquet`",
-                 "3 folds, grouped by `source`", "C_R = 2.0", "f" * 64,
+                 "## Cross-validation (3 folds): grouped 3-fold CV: each fold holds out whole "
+                 "sources (5 distinct)", "Each fold holds out whole `source` values",
+                 "C_R = 2.0", "f" * 64,
                  "utilityguard cost train --data tiny.parquet"):
         assert text in card, text
     sidecar = read_sidecar(tmp_path, name=ARTIFACT)
@@ -132,3 +136,10 @@ def test_sidecar_is_json_with_the_metadata(tmp_path: Path) -> None:
     meta = json.loads((tmp_path / f"{ARTIFACT}.json").read_text())
     assert meta["cv"] == META["cv"]
     assert meta["training_data_sha256"] == "f" * 64
+
+
+def test_card_of_an_artifact_without_a_recorded_scheme_claims_no_grouping() -> None:
+    meta = {**META, "cv": {k: v for k, v in META["cv"].items() if k not in ("scheme", "grouped")}}
+    card = model_card(meta)
+    assert "## Cross-validation (3 folds): not recorded" in card
+    assert "holds out whole" not in card

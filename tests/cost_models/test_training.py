@@ -161,7 +161,7 @@ def test_select_and_train_picks_alpha_and_fits_on_everything() -> None:
     assert [s.kind for s in report.alternatives] == ["char-ridge"]
     assert len(folds_done) == 3 * (len(ALPHAS) + 1 + 1)
     as_dict = report.to_dict()
-    assert set(as_dict) == {"selected", "alpha_search", "alternatives"}
+    assert set(as_dict) == {"selected", "alpha_search", "alternatives", "scheme", "grouped"}
     assert (model.predict(texts[:3]) > 0).all()
 
 
@@ -176,3 +176,16 @@ def test_select_and_train_rejects_an_unknown_kind() -> None:
     texts, cost, sources = _data()
     with pytest.raises(ValueError, match="kind must be one of affix-ridge, char-ridge, svd-hgb"):
         select_and_train(texts, cost, sources, kind="gpt")
+
+
+def test_train_report_says_whether_folds_were_grouped(spy: list[set[str]]) -> None:
+    texts, cost, sources = _data()
+    _, grouped = select_and_train(texts, cost, sources, alphas=(0.3,), cv=3,
+                                  group_name="source")
+    assert grouped.grouped is True and grouped.scheme.startswith("grouped 3-fold CV")
+    assert spy  # GroupKFold really ran
+    spy.clear()
+    _, shuffled = select_and_train(texts, cost, None, alphas=(0.3,), cv=3)
+    assert shuffled.grouped is False and "shuffled 3-fold KFold" in shuffled.scheme
+    assert spy == []  # and did not run when the report says shuffled
+    assert shuffled.to_dict()["grouped"] is False

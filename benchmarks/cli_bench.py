@@ -40,6 +40,10 @@ def register(sub: Any) -> None:
                    help="hold out whole sources in each fold: everything fitted is scored on "
                         "sources it never saw (stricter than random folds)")
     p.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples (1000)")
+    p.add_argument("--paired-full-sweep", action="store_true",
+                   help="paired differences (guard minus each baseline, paired bootstrap) at "
+                        "every C_R of the sweep (65 values; slower), not only at the paper's "
+                        "C_R points and --c-r")
     p.add_argument("--seed", type=int, default=0, help="random seed (0)")
     p.add_argument("--no-plots", action="store_true", help="skip the PNG plots")
     p.add_argument("--trust", action="store_true", help="skip artifact integrity checks")
@@ -63,11 +67,15 @@ def run(args: argparse.Namespace) -> int:
                             calibrator=args.calibrator, signal=args.signal, folds=args.folds,
                             n_boot=args.bootstrap, seed=args.seed, trust=args.trust,
                             group_folds=args.group_folds,
+                            paired_full=args.paired_full_sweep,
                             progress=lambda msg: status.update(f"bench: {msg}"))
     out_console = Console()
     if not out_console.is_terminal:  # piped or logged: rich would squeeze the table into 80
         out_console = Console(width=140)
     print_table(results, out_console)
+    r = results["responses"]
+    print(f"{results['n']} items with a response ({r['missing_responses']} dataset items without "
+          f"one; {r['unmatched_responses']} responses for ids not in the dataset, not used)")
     plots = write_outputs(results, args.out, plots=not args.no_plots)
     if plots:
         note = f" and {len(plots)} plots"

@@ -70,14 +70,22 @@ def _ranked(w: FloatArray, x: FloatArray, score: FloatArray, n_total: FloatArray
     return out
 
 
-def utility_auc_many(data: BenchData, run: PolicyRun, w: FloatArray, c_r: float) -> FloatArray:
+def draw(data: BenchData, n_boot: int, seed: int) -> IntArray:
+    """``(n_boot, n)`` item positions of the bootstrap resamples, drawn over the canonical
+    (id-sorted) order: every policy and every paired difference uses these same resamples."""
+    rng = np.random.default_rng(seed)
+    out: IntArray = data.canonical[rng.integers(0, data.n, size=(n_boot, data.n))]
+    return out
+
+
+def auc_bounds(data: BenchData, w: FloatArray, c_r: float) -> tuple[FloatArray, FloatArray,
+                                                                     FloatArray, FloatArray]:
+    """Per resample: size ``n``, the refuse-all area ``base`` and UtilityAUC's ``A-`` and
+    ``A+`` (policy-independent, so computed once per ``C_R`` for many policies)."""
     a = data.answerable
-    right = a & data.correct
     b = np.where(a, -c_r, 1.0)
-    g = np.where(run.answered, np.where(right, 1.0, -data.cost) - b, 0.0)
     n = w.sum(axis=1)
     base = (w @ b) / n
-    area = base + _ranked(w, g, run.score, n)
     k = w @ a.astype(np.float64)
     area_max = base + (1.0 + c_r) * (k * n - k * k / 2.0) / n**2
     g_min = np.where(a, -np.maximum(data.cost - c_r, 0.0), -data.cost - 1.0)
@@ -87,8 +95,24 @@ def utility_auc_many(data: BenchData, run: PolicyRun, w: FloatArray, c_r: float)
     # sum over an item's copies of (n + 1/2 - j) / n^2 for j = start+1 .. start+c
     block = ws * (n[:, None] + 0.5) - (ws * start + ws * (ws + 1.0) / 2.0)
     area_min = base + (block * gs[None, :]).sum(axis=1) / n**2
+    return n, base, area_min, area_max
+
+
+def utility_auc_given(data: BenchData, run: PolicyRun, w: FloatArray, c_r: float,
+                      bounds: tuple[FloatArray, FloatArray, FloatArray, FloatArray]
+                      ) -> FloatArray:
+    """UtilityAUC of ``run`` per resample, with :func:`auc_bounds` of the same ``w``."""
+    n, base, area_min, area_max = bounds
+    right = data.answerable & data.correct
+    b = np.where(data.answerable, -c_r, 1.0)
+    g = np.where(run.answered, np.where(right, 1.0, -data.cost) - b, 0.0)
+    area = base + _ranked(w, g, run.score, n)
     out: FloatArray = np.clip((area - area_min) / (area_max - area_min), 0.0, 1.0)
     return out
+
+
+def utility_auc_many(data: BenchData, run: PolicyRun, w: FloatArray, c_r: float) -> FloatArray:
+    return utility_auc_given(data, run, w, c_r, auc_bounds(data, w, c_r))
 
 
 def aurc_many(right: NDArray[np.bool_], score: FloatArray, w: FloatArray) -> FloatArray:

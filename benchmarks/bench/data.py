@@ -47,6 +47,8 @@ class BenchData:
     responses_sha256: str
     model: str | None
     missing_responses: int = 0
+    #: response records whose id is not in the dataset (not used; e.g. items since removed)
+    unmatched_responses: int = 0
     meta: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -95,6 +97,7 @@ def load_bench(items: list[DatasetItem], responses: Path) -> BenchData:
         if it.cost is None:
             raise BenchError(f"item {it.id}: the bench needs a cost for every item")
     recs: dict[str, dict[str, Any]] = {}
+    unmatched: set[str] = set()
     model = None
     for n, line in enumerate(raw.decode("utf-8").splitlines(), start=1):
         if not line.strip():
@@ -107,8 +110,11 @@ def load_bench(items: list[DatasetItem], responses: Path) -> BenchData:
         if not isinstance(r, dict) or "id" not in r:
             raise BenchError(f"{where}: a response record needs an 'id'")
         rid = str(r["id"])
-        if rid not in by_item:
-            raise BenchError(f"{where}: id {rid!r} is not in the dataset")
+        if rid in recs or rid in unmatched:
+            raise BenchError(f"{where}: duplicate response for id {rid!r}")
+        if rid not in by_item:  # the bench uses the ids both files have, and says so
+            unmatched.add(rid)
+            continue
         if rid in recs:
             raise BenchError(f"{where}: duplicate response for id {rid!r}")
         for key in ("answered",):
@@ -117,7 +123,9 @@ def load_bench(items: list[DatasetItem], responses: Path) -> BenchData:
         recs[rid] = r
         model = model or r.get("model")
     if not recs:
-        raise BenchError(f"{responses}: no response records")
+        raise BenchError(f"{responses}: no response records" + (
+            f" for the dataset's ids ({len(unmatched)} record(s), none with an id in the "
+            "dataset)" if unmatched else ""))
     order = [it.id for it in items if it.id in recs]
     sig: dict[str, list[float]] = {s: [] for s in SIGNALS}
     answered, correct = [], []
@@ -143,4 +151,5 @@ def load_bench(items: list[DatasetItem], responses: Path) -> BenchData:
         signals={s: np.array(v, dtype=np.float64) for s, v in sig.items()},
         responses_file=str(responses), responses_sha256=hashlib.sha256(raw).hexdigest(),
         model=model, missing_responses=len(items) - len(order),
+        unmatched_responses=len(unmatched),
     )

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from benchmarks.bench.bootstrap import counts, many
+from benchmarks.bench.bootstrap import counts, draw, many
 from benchmarks.bench.compared_policies import PolicyRun, run_policies, utilities
 from benchmarks.bench.crossfit import IntArray, Probabilities
 from benchmarks.bench.data import BenchData
@@ -72,8 +72,7 @@ def evaluate(data: BenchData, runs: dict[str, PolicyRun], probs: Probabilities, 
     items; every resample's metrics computed at once from its draw counts, see
     :mod:`benchmarks.bench.bootstrap`)."""
     everyone = np.arange(data.n)
-    rng = np.random.default_rng(seed)
-    samples = data.canonical[rng.integers(0, data.n, size=(n_boot, data.n))]
+    samples = draw(data, n_boot, seed)
     out: dict[str, dict[str, Any]] = {}
     for name, run in runs.items():
         res: dict[str, Any] = dict(metrics(data, run, probs.calibrated, everyone, c_r))

@@ -80,6 +80,33 @@ def markdown_table(results: dict[str, Any]) -> str:
     return "\n".join([head, sep, *rows])
 
 
+def _signed(v: Any, digits: int = 3) -> str:
+    return "n/a" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{v:+.{digits}f}"
+
+
+def paired_md(paired: dict[str, Any] | None) -> str:
+    """Markdown tables of ``reference - baseline`` with paired bootstrap intervals; a cell
+    whose whole interval is above 0 is marked ``*``."""
+    if not paired or not paired.get("baselines"):
+        return "(no paired differences)"
+    grid = paired["c_r"]
+    head = "| baseline | " + " | ".join(f"C_R={c:g}" for c in grid) + " |"
+    sep = "|" + " --- |" * (len(grid) + 1)
+    parts = []
+    for metric, label in (("utility_auc", "UtilityAUC"), ("mean_utility", "mean utility")):
+        rows = []
+        for name, d in paired["baselines"].items():
+            cells = []
+            for diff, ci in zip(d[metric]["diff"], d[metric]["ci"], strict=True):
+                mark = "*" if ci and ci[0] > 0 else ""
+                cells.append(_signed(diff) + (f" [{_signed(ci[0])}, {_signed(ci[1])}]{mark}"
+                                              if ci else ""))
+            rows.append(f"| `{name}` | " + " | ".join(cells) + " |")
+        parts.append(f"`{paired['reference']}` minus each baseline, {label}:\n\n"
+                     + "\n".join([head, sep, *rows]))
+    return "\n\n".join(parts)
+
+
 def report_md(results: dict[str, Any], plots: list[str]) -> str:
     r, s = results["responses"], results["settings"]
     ci_rows = "\n".join(
@@ -100,7 +127,9 @@ def report_md(results: dict[str, Any], plots: list[str]) -> str:
     return f"""# utilityguard bench report
 
 - Responses: `{shown_path(r['file'])}` (sha256 `{r['sha256'][:16]}...`), model `{r.get('model')}`,
-  {results['n']} items ({r.get('missing_responses', 0)} dataset items without a response).
+  {results['n']} items: the ids the dataset and the responses share
+  ({r.get('missing_responses', 0)} dataset items without a response,
+  {r.get('unmatched_responses', 0)} response records for ids not in the dataset, not used).
 - C_R = {results['c_r']:g}; confidence signal `{s['signal']}`.
 - Costs for `guard`: {s['cost']}.
 - Probabilities: {s['probability']}.
@@ -119,6 +148,15 @@ def report_md(results: dict[str, Any], plots: list[str]) -> str:
 | policy | UtilityAUC | mean utility |
 | --- | --- | --- |
 {ci_rows}
+
+## Paired differences
+
+The guard minus each baseline on the same items: the point difference, and its paired
+bootstrap 95% interval (the same {results.get('paired', {}).get('bootstrap', 0)} resamples
+for both policies, differences taken resample by resample); `*` marks an interval wholly
+above 0.
+
+{paired_md(results.get('paired'))}
 
 ## C_R sweep (UtilityAUC)
 

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.bench.bootstrap import draw
 from benchmarks.bench.compared_policies import run_policies
 from benchmarks.bench.crossfit import (
     answerability,
@@ -20,6 +21,7 @@ from benchmarks.bench.crossfit import (
 )
 from benchmarks.bench.data import BenchError, load_bench
 from benchmarks.bench.evaluate import by_domain, c_r_grid, evaluate, sweep
+from benchmarks.bench.paired import paired_differences, paired_grid
 from benchmarks.utility_auc import utility_curve
 from cost_models.datasets import DatasetItem
 from cost_models.model_io import ARTIFACT, default_model_dir, load_model
@@ -42,13 +44,15 @@ def run_bench(
     items: list[DatasetItem], responses: Path, *, c_r: float = 2.0,
     cost_model: Path | None = None, calibrator: Path | None = None, signal: str | None = None,
     folds: int = 5, n_boot: int = 1000, seed: int = 0, trust: bool = False,
-    group_folds: bool = False, progress: Step | None = None,
+    group_folds: bool = False, paired_full: bool = False, progress: Step | None = None,
 ) -> dict[str, Any]:
     """Everything ``results.json`` holds (see :mod:`benchmarks.bench.report`).
 
     ``group_folds``: cross-fit over folds that hold out whole sources (the items' ``source``),
     so every fitted piece — cost model refit, calibrator, threshold, answerability — is scored
-    on sources it never saw (stricter than the default random folds)."""
+    on sources it never saw (stricter than the default random folds). ``paired_full``: the
+    paired differences at every ``C_R`` of the sweep, not only its paper points and ``c_r``
+    (:mod:`benchmarks.bench.paired`)."""
     say = progress or (lambda _msg: None)
     t0 = time.perf_counter()
     data = load_bench(items, responses)
@@ -79,6 +83,10 @@ def run_bench(
     say("sweep")
     grid = c_r_grid()
     curves = sweep(data, costs.cost, probs, fold_idx, grid, answer.alpha)
+    say("paired differences")
+    runs_at = {c: run_policies(data, costs.cost, probs, fold_idx, c, answer.alpha)
+               for c in paired_grid(grid.tolist(), c_r, full=paired_full)}
+    paired = paired_differences(data, runs_at, draw(data, n_boot, seed))
     right = data.answerable & data.correct
     utility_curves = {}
     for name, run in runs.items():
@@ -90,6 +98,7 @@ def run_bench(
         "n": data.n,
         "responses": {"file": data.responses_file, "sha256": data.responses_sha256,
                       "model": data.model, "missing_responses": data.missing_responses,
+                      "unmatched_responses": data.unmatched_responses,
                       "answered": int(data.answered.sum()),
                       "correct": int((data.answered & data.answerable & data.correct).sum())},
         "settings": {"signal": sig, "cost": costs.how, "cost_model": str(model_dir),
@@ -100,6 +109,7 @@ def run_bench(
                      "bootstrap": n_boot, "seconds": round(time.perf_counter() - t0, 2)},
         "policies": policies,
         "sweep": {"c_r": grid.tolist(), "utility_auc": curves},
+        "paired": paired,
         "domains": by_domain(data, runs, c_r),
         "curves": utility_curves,
         "costs": {"true_median": float(np.median(data.cost)),

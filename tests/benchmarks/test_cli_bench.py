@@ -131,8 +131,8 @@ def _lines(rows: list[dict[str, Any]]) -> list[str]:
     return [json.dumps(r) for r in rows]
 
 
-def _unknown_id(rows: list[dict[str, Any]]) -> list[str]:
-    return _lines([*rows, {"id": "nope-1", "answered": False}])
+def _unknown_ids(rows: list[dict[str, Any]]) -> list[str]:
+    return _lines([{**r, "id": f"nope-{r['id']}"} for r in rows])
 
 
 def _duplicate(rows: list[dict[str, Any]]) -> list[str]:
@@ -198,7 +198,8 @@ def _empty(rows: list[dict[str, Any]]) -> list[str]:
 @pytest.mark.parametrize(
     ("corrupt", "message"),
     [
-        pytest.param(_unknown_id, r"line 121: id 'nope-1' is not in the dataset", id="unknown-id"),
+        pytest.param(_unknown_ids, r"no response records for the dataset's ids \(120 record\(s\), "
+                     r"none with an id in the dataset\)", id="no-id-in-the-dataset"),
         pytest.param(_duplicate, r"line 121: duplicate response for id 'med-0003'",
                      id="duplicate-id"),
         pytest.param(_bad_json, r"line 5: invalid JSON", id="invalid-json"),

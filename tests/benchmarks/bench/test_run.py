@@ -15,6 +15,7 @@ from benchmarks.bench.compared_policies import POLICIES
 from benchmarks.bench.crossfit import make_folds, predict_costs, probabilities, trained_on
 from benchmarks.bench.data import BenchData, BenchError, load_bench
 from benchmarks.bench.evaluate import METRICS, PAPER_C_R, c_r_grid
+from benchmarks.bench.report import report_md
 from benchmarks.bench.run import run_bench
 from cost_models import CostRegressor, load_model
 from cost_models.datasets import load_seed
@@ -311,3 +312,17 @@ def test_bench_with_group_folds(bench_files: Any) -> None:
                     n_boot=0, group_folds=True)
     assert res["settings"]["fold_groups"] == "source"
     assert res["policies"]["guard"]["utility_auc"] > res["policies"]["model"]["utility_auc"]
+
+
+def test_responses_for_ids_not_in_the_dataset_are_counted_not_used(
+        bench_files: Any, tmp_path: Path, synth: Any) -> None:
+    rows = [json.loads(line) for line in bench_files.responses.read_text().splitlines()]
+    extra = [{**rows[0], "id": "removed-1"}, {**rows[1], "id": "removed-2"}]
+    path = synth.write_jsonl(tmp_path / "more.jsonl", rows[5:] + extra)
+    res = run_bench(bench_files.items, path, cost_model=bench_files.cost_model, n_boot=0)
+    assert res["n"] == len(rows) - 5  # the ids both files share
+    assert res["responses"]["missing_responses"] == 5
+    assert res["responses"]["unmatched_responses"] == 2
+    md = report_md(res, [])
+    assert "5 dataset items without a response" in md
+    assert "2 response records for ids not in the dataset, not used" in md

@@ -23,6 +23,7 @@ __all__ = [
     "InvalidRequestError",
     "InvalidValueError",
     "PayloadTooLargeError",
+    "PermissionDeniedError",
     "UpstreamError",
     "UpstreamStatusError",
     "UpstreamTimeout",
@@ -111,6 +112,14 @@ class AuthenticationError(ClientRequestError):
 
     status = 401
     default_code = "invalid_api_key"
+
+
+class PermissionDeniedError(ClientRequestError):
+    """HTTP 403: the request uses a guard override the operator has not granted it."""
+
+    status = 403
+    error_type = "permission_error"
+    default_code = "override_not_allowed"
 
 
 class PayloadTooLargeError(ClientRequestError):

@@ -27,7 +27,7 @@ import json
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import AliasChoices, Field, SecretStr, field_validator
+from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from guard.refusal import DEFAULT_REFUSAL_TEXT
@@ -106,6 +106,16 @@ class Settings(BaseSettings):
         json_schema_extra={"flags": ["--api-key"], "metavar": "KEY"},
         description="a key clients must send as 'Authorization: Bearer KEY' (flag repeatable; "
                     "variable comma-separated or a JSON list; none: no auth)")
+    allow_client_overrides: bool = Field(
+        default=False,
+        description="let every client use the per-request headers that change what the guard "
+                    "enforces (x-utilityguard-mode / -cost / -refusal-cost, and "
+                    "-confidence unless --confidence caller); off: such a request gets 403")
+    override_api_keys: Annotated[list[SecretStr], NoDecode] = Field(
+        default_factory=list, json_schema_extra={"flags": ["--override-api-key"],
+                                                 "metavar": "KEY"},
+        description="proxy keys (among --api-key) whose clients may use the override "
+                    "headers even without --allow-client-overrides (flag repeatable)")
     connect_timeout: float = Field(default=5.0, gt=0.0, json_schema_extra={"metavar": "S"},
                                    description="upstream connect timeout in seconds")
     read_timeout: float = Field(
@@ -139,7 +149,7 @@ class Settings(BaseSettings):
             raise ValueError(f"upstream must be an http:// or https:// URL; got {value!r}")
         return value
 
-    @field_validator("api_keys", mode="before")
+    @field_validator("api_keys", "override_api_keys", mode="before")
     @classmethod
     def _split_keys(cls, value: Any) -> Any:
         if isinstance(value, str):
@@ -149,12 +159,20 @@ class Settings(BaseSettings):
             return [k.strip() for k in text.split(",") if k.strip()]
         return value
 
-    @field_validator("api_keys")
+    @field_validator("api_keys", "override_api_keys")
     @classmethod
     def _no_empty_keys(cls, value: list[SecretStr]) -> list[SecretStr]:
         if any(not k.get_secret_value() for k in value):
             raise ValueError("api_keys must not contain an empty key")
         return value
+
+    @model_validator(mode="after")
+    def _override_keys_are_proxy_keys(self) -> Settings:
+        proxy_keys = {k.get_secret_value() for k in self.api_keys}
+        if any(k.get_secret_value() not in proxy_keys for k in self.override_api_keys):
+            raise ValueError("override_api_keys must be among api_keys (the proxy keys clients "
+                             "authenticate with)")
+        return self
 
     @field_validator("audit_path", "cost_model", "calibrator", mode="before")
     @classmethod

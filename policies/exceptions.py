@@ -31,6 +31,7 @@ derive from it is a bug and is shown as one (a traceback).
     └── ClientRequestError                    guard.exceptions: the proxy rejects a request
         ├── InvalidRequestError               400: not JSON, not a chat completion, bad header
         ├── AuthenticationError               401: missing or wrong proxy API key
+        ├── PermissionDeniedError             403: an override the client was not granted
         └── PayloadTooLargeError              413: the body exceeds the configured limit
 
 The value errors also derive from :class:`ValueError`, so code that validates arguments the

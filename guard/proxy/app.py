@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
 from urllib.parse import quote
@@ -35,13 +36,14 @@ from guard.confidence.extractors import (
     VerbalExtractor,
 )
 from guard.core import Guard
-from guard.exceptions import ConfigError
+from guard.exceptions import ConfigError, InvalidRequestError
 from guard.protocols import CostModel
 from guard.proxy.audit import AuditWriter
 from guard.proxy.chat import chat_completions
 from guard.proxy.errors import install_error_handlers
 from guard.proxy.metrics import CONTENT_TYPE, MetricsMiddleware, ProxyMetrics
-from guard.proxy.request import check_auth
+from guard.proxy.redact import RedactSecrets, install_access_log_filter
+from guard.proxy.request import check_auth, key_in
 from guard.proxy.upstream import Upstream, upstream_headers
 from guard.records import DecisionRecord
 from guard.settings import Settings
@@ -96,6 +98,8 @@ class Proxy:
         self.guard = guard
         self.metrics = ProxyMetrics()
         self.client_keys = tuple(k.get_secret_value().encode() for k in settings.api_keys)
+        self.override_keys = tuple(k.get_secret_value().encode()
+                                   for k in settings.override_api_keys)
         key = settings.upstream_api_key
         self.upstream_key = key.get_secret_value() if key is not None else None
         self._upstream: Upstream | None = None
@@ -107,6 +111,30 @@ class Proxy:
         if self._upstream is None:
             raise RuntimeError("the proxy is not running (its lifespan has not started)")
         return self._upstream
+
+    @property
+    def secrets(self) -> list[str]:
+        """Every configured secret (scrubbed from whatever the proxy relays)."""
+        keys = [k.decode() for k in self.client_keys]
+        return [*keys, self.upstream_key] if self.upstream_key else keys
+
+    def upstream_headers(self, client_headers: Mapping[str, str]) -> dict[str, str]:
+        """The headers sent upstream for a request (a proxy key is never forwarded)."""
+        return upstream_headers(client_headers, self.upstream_key,
+                                forward_client_key=not self.client_keys)
+
+    def upstream_key_source(self) -> str:
+        """Which key the upstream receives, in words (never the key itself)."""
+        if self.upstream_key:
+            return "the configured upstream key (UTILITYGUARD_UPSTREAM_API_KEY)"
+        if self.client_keys:
+            return ("no key: proxy keys (UTILITYGUARD_API_KEYS) are never forwarded; set "
+                    "UTILITYGUARD_UPSTREAM_API_KEY if the upstream needs one")
+        return "the client's own Authorization header (no proxy keys configured)"
+
+    def may_override(self, key: bytes | None) -> bool:
+        """Whether a request authenticated with ``key`` may use the override headers."""
+        return self.settings.allow_client_overrides or key_in(key, self.override_keys)
 
     @staticmethod
     def new_request_id() -> str:
@@ -122,6 +150,11 @@ class Proxy:
         m.guard_seconds.observe(max(total_s - upstream_s, 0.0), label)
         if self.audit is not None:
             self.audit.submit(record, query=query, model=model, stream=stream)
+
+    def forbidden(self, request_id: str, kind: str, detail: str) -> None:
+        """Record a request refused for using what it was not granted (a security event):
+        a warning in the log (the header names only, never a value or key)."""
+        log.warning("request %s refused (403 %s): %s", request_id, kind, detail)
 
     @asynccontextmanager
     async def running(self, transport: httpx.AsyncBaseTransport | None) -> AsyncIterator[None]:
@@ -146,6 +179,11 @@ class Proxy:
                 self._upstream = Upstream(client)
                 log.info("guarding %s (confidence %s, C_R %s, %s mode)", self._upstream.name,
                          s.confidence, s.c_r, s.mode)
+                log.info("the upstream receives %s", self.upstream_key_source())
+                log.info("client overrides of the guard: %s", "allowed for every client"
+                         if s.allow_client_overrides else
+                         f"allowed for {len(self.override_keys)} proxy key(s)"
+                         if self.override_keys else "off")
                 yield
         finally:
             self._upstream = None
@@ -154,12 +192,31 @@ class Proxy:
                 self.audit = None
 
 
+#: A model id: segments of letters, digits and ``._:@+-`` (not starting with a dot), joined
+#: by ``/`` (``meta-llama/Llama-3-8B``). Nothing else reaches the upstream.
+MODEL_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._:@+-]*(?:/[A-Za-z0-9_][A-Za-z0-9._:@+-]*)*")
+MAX_MODEL_ID = 256
+
+
+def model_path(request: Request) -> str:
+    """The upstream path of a models request; :class:`InvalidRequestError` for a model id
+    that is not one (a dot segment, an encoded character, anything that could leave the
+    upstream's ``/v1``)."""
+    model = request.path_params.get("model")
+    if model is None:
+        return "models"
+    raw = request.scope.get("raw_path") or b""
+    if len(model) > MAX_MODEL_ID or b"%" in raw or not MODEL_ID.fullmatch(model):
+        raise InvalidRequestError(
+            "invalid model id: use letters, digits, '._:@+-' and '/' between segments",
+            param="model", code="invalid_model_id")
+    return "models/" + "/".join(quote(part, safe="") for part in model.split("/"))
+
+
 async def _models(request: Request) -> Response:
     proxy: Proxy = request.app.state.proxy
     check_auth(request.headers, proxy.client_keys)
-    model = request.path_params.get("model")
-    path = "models" if model is None else f"models/{quote(model, safe='/')}"
-    data = await proxy.upstream.get(path, upstream_headers(request.headers, proxy.upstream_key))
+    data = await proxy.upstream.get(model_path(request), proxy.upstream_headers(request.headers))
     return JSONResponse(data)
 
 
@@ -198,6 +255,7 @@ def create_app(settings: Settings, transport: httpx.AsyncBaseTransport | None = 
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        install_access_log_filter()  # here: after uvicorn configured logging in this process
         async with proxy.running(transport):
             yield
 
@@ -206,6 +264,7 @@ def create_app(settings: Settings, transport: httpx.AsyncBaseTransport | None = 
     app.state.proxy = proxy
     install_error_handlers(app)
     app.add_middleware(MetricsMiddleware, metrics=proxy.metrics)
+    app.add_middleware(RedactSecrets, secrets=proxy.secrets)
     routes: list[tuple[str, Any, str]] = [
         ("/chat/completions", chat_completions, "POST"),
         ("/models", _models, "GET"),

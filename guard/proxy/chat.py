@@ -29,10 +29,11 @@ from starlette.responses import Response
 
 from guard.completion import choice_answer
 from guard.core import Guard
-from guard.exceptions import UpstreamError, UpstreamStatusError
+from guard.exceptions import PermissionDeniedError, UpstreamError, UpstreamStatusError
 from guard.proxy.request import (
     ChatPlan,
     check_auth,
+    check_overrides,
     parse_chat_request,
     parse_overrides,
     plan_request,
@@ -40,7 +41,7 @@ from guard.proxy.request import (
     read_body,
 )
 from guard.proxy.streaming import assemble, parse_sse, replay, synthesize
-from guard.proxy.upstream import Upstream, upstream_headers
+from guard.proxy.upstream import Upstream
 from guard.records import Confidence, DecisionRecord
 from guard.refused import refused_completion
 
@@ -172,12 +173,19 @@ async def chat_completions(request: Request) -> Response:
     proxy: Proxy = request.app.state.proxy
     settings, guard = proxy.settings, proxy.guard
     request.state.request_id = rid = proxy.new_request_id()
-    check_auth(request.headers, proxy.client_keys)
+    key = check_auth(request.headers, proxy.client_keys)
+    caller_confidence = settings.confidence == "caller"
+    try:
+        check_overrides(request.headers, allowed=proxy.may_override(key),
+                        caller_confidence=caller_confidence)
+    except PermissionDeniedError as exc:
+        proxy.forbidden(rid, "override_not_allowed", exc.message)
+        raise
     body = parse_chat_request(await read_body(request, settings.max_body_bytes))
     overrides = parse_overrides(request.headers)
     plan = plan_request(body, guard)
     upstream = proxy.upstream
-    headers = upstream_headers(request.headers, proxy.upstream_key)
+    headers = proxy.upstream_headers(request.headers)
     t_up = time.perf_counter()
     try:
         reply, chunks = await _fetch(upstream, plan, headers)

@@ -18,7 +18,12 @@ from typing import Any
 from starlette.requests import Request
 
 from guard.core import Guard
-from guard.exceptions import AuthenticationError, InvalidRequestError, PayloadTooLargeError
+from guard.exceptions import (
+    AuthenticationError,
+    InvalidRequestError,
+    PayloadTooLargeError,
+    PermissionDeniedError,
+)
 from guard.records import Mode
 
 #: Request headers that override the guard per request.
@@ -52,22 +57,33 @@ async def read_body(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def check_auth(headers: Mapping[str, str], keys: Sequence[bytes]) -> None:
-    """Require ``Authorization: Bearer <key>`` matching one of ``keys`` (none configured:
-    everything passes). Every key is compared in constant time."""
+def check_auth(headers: Mapping[str, str], keys: Sequence[bytes]) -> bytes | None:
+    """Require ``Authorization: Bearer <key>`` matching one of ``keys``, and return the key
+    (``None`` when no keys are configured: everything passes). Every key is compared in
+    constant time."""
     if not keys:
-        return
+        return None
     value = headers.get("authorization", "")
     scheme, _, token = value.partition(" ")
     given = token.strip().encode() if scheme.lower() == "bearer" else b""
-    ok = False
+    matched: bytes | None = None
     for key in keys:
-        ok |= hmac.compare_digest(given, key)
-    if not ok:
+        if hmac.compare_digest(given, key):
+            matched = key
+    if matched is None:
         raise AuthenticationError(
             "missing or invalid API key for the utilityguard proxy; send "
             "'Authorization: Bearer <key>' with one of its configured keys",
             code="invalid_api_key")
+    return matched
+
+
+def key_in(key: bytes | None, keys: Sequence[bytes]) -> bool:
+    """``key`` is one of ``keys`` (each compared in constant time)."""
+    found = False
+    for k in keys:
+        found |= key is not None and hmac.compare_digest(key, k)
+    return found
 
 
 def parse_chat_request(raw: bytes) -> dict[str, Any]:
@@ -167,6 +183,35 @@ def _number(headers: Mapping[str, str], name: str, low: float, high: float,
         raise InvalidRequestError(f"header {name} must be a finite number {bound}; got {raw!r}",
                                   param=name, code="invalid_header")
     return value
+
+
+def override_headers(headers: Mapping[str, str], *, caller_confidence: bool) -> list[str]:
+    """The override headers a request sends that change what the guard enforces: mode, cost,
+    refusal cost, and the confidence header unless the proxy reads ``p`` from it
+    (``--confidence caller``). Off by default: the operator grants them
+    (``--allow-client-overrides`` or ``--override-api-key``).
+
+    >>> override_headers({"x-utilityguard-mode": "shadow", "x-utilityguard-confidence": "1"},
+    ...                  caller_confidence=True)
+    ['x-utilityguard-mode']
+    """
+    names = [MODE_HEADER, COST_HEADER, REFUSAL_COST_HEADER]
+    if not caller_confidence:
+        names.append(CONFIDENCE_HEADER)
+    return [n for n in names if n in headers]
+
+
+def check_overrides(headers: Mapping[str, str], *, allowed: bool, caller_confidence: bool
+                    ) -> list[str]:
+    """The override headers of a request (see :func:`override_headers`), or
+    :class:`PermissionDeniedError` (403) when it sends one it is not granted."""
+    used = override_headers(headers, caller_confidence=caller_confidence)
+    if used and not allowed:
+        raise PermissionDeniedError(
+            f"this proxy does not let clients override the guard ({', '.join(used)}); the "
+            "operator grants overrides with --allow-client-overrides or to named keys with "
+            "--override-api-key", param=used[0])
+    return used
 
 
 def parse_overrides(headers: Mapping[str, str]) -> Overrides:

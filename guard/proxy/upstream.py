@@ -52,10 +52,12 @@ def display_url(url: str | httpx.URL) -> str:
     return str(u.copy_with(username=None, password=None, query=None, fragment=None))
 
 
-def upstream_headers(client_headers: Mapping[str, str], upstream_key: str | None
-                     ) -> dict[str, str]:
+def upstream_headers(client_headers: Mapping[str, str], upstream_key: str | None, *,
+                     forward_client_key: bool = True) -> dict[str, str]:
     """The headers to send upstream: the configured key as a bearer token, or else the
-    client's ``Authorization`` header; plus the OpenAI routing headers the client sent.
+    client's ``Authorization`` header when ``forward_client_key`` (it is not when the proxy
+    has its own keys: a proxy key is never sent upstream); plus the OpenAI routing headers
+    the client sent.
 
     Examples
     --------
@@ -63,11 +65,13 @@ def upstream_headers(client_headers: Mapping[str, str], upstream_key: str | None
     {'authorization': 'Bearer client'}
     >>> upstream_headers({"authorization": "Bearer client"}, "sk-up")
     {'authorization': 'Bearer sk-up'}
+    >>> upstream_headers({"authorization": "Bearer proxy-key"}, None, forward_client_key=False)
+    {}
     """
     out: dict[str, str] = {}
     if upstream_key:
         out["authorization"] = f"Bearer {upstream_key}"
-    elif (auth := client_headers.get("authorization")) is not None:
+    elif forward_client_key and (auth := client_headers.get("authorization")) is not None:
         out["authorization"] = auth
     for name in FORWARDED_HEADERS:
         if (value := client_headers.get(name)) is not None:
@@ -176,8 +180,18 @@ class Upstream:
         self._check_status(response)
         return response.headers.get("content-type", ""), response.content
 
+    def inside(self, path: str) -> bool:
+        """``path`` (relative) resolves to a URL under the upstream's base path (``/v1``)."""
+        base = self.client.base_url
+        url = base.join(path)
+        return (url.host, url.port, url.scheme) == (base.host, base.port, base.scheme) and \
+            url.path.startswith(base.path) and ".." not in url.path.split("/")
+
     async def get(self, path: str, headers: Mapping[str, str]) -> Any:
-        """GET ``path`` (relative to the upstream's ``/v1``) and return its JSON body."""
+        """GET ``path`` (relative to the upstream's ``/v1``) and return its JSON body; a path
+        that would leave the base path is refused (``ValueError``), never sent."""
+        if not self.inside(path):
+            raise ValueError(f"refusing to send a request outside {self.name}: {path!r}")
         response = await self._send("GET", path, headers)
         self._check_status(response)
         return self._json(response)

@@ -257,6 +257,17 @@ def proxy(upstream: tuple[FakeUpstream, Served]) -> Iterator[Served]:
     served.stop()
 
 
+@pytest.fixture(scope="session")
+def overriding_client(upstream: tuple[FakeUpstream, Served]) -> Iterator[openai.OpenAI]:
+    """A client of a proxy like the shared one, whose operator allows client overrides."""
+    served = Served(create_app(proxy_settings(upstream[1].url, allow_client_overrides=True),
+                               cost_model=KeywordCost()))
+    c = openai_client(served)
+    yield c
+    c.close()
+    served.stop()
+
+
 def openai_client(served: Served, api_key: str = CLIENT_KEY, **kwargs: Any) -> openai.OpenAI:
     return openai.OpenAI(base_url=served.url + "/v1", api_key=api_key, max_retries=0,
                          timeout=10.0, **kwargs)

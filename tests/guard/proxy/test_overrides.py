@@ -12,6 +12,14 @@ ANSWER = "The answer is 42."
 REFUSAL = "I cannot answer."
 
 
+@pytest.fixture
+def client(overriding_client: openai.OpenAI) -> openai.OpenAI:
+    """Here: a client of a proxy whose operator allows client overrides; without
+    --allow-client-overrides every override header is refused (test_override_permissions.py).
+    """
+    return overriding_client
+
+
 def create(client: openai.OpenAI, request: dict[str, Any], **headers: str) -> Any:
     return client.chat.completions.with_raw_response.create(**request, extra_headers=headers)
 
@@ -26,7 +34,7 @@ def test_shadow_header_delivers_answer_and_records_refusal(client: openai.OpenAI
 
 def test_shadow_setting_and_enforce_header(start_proxy: Any, make_client: Any,
                                            chat: Any) -> None:
-    c = make_client(start_proxy(mode="shadow"))
+    c = make_client(start_proxy(mode="shadow", allow_client_overrides=True))
     assert c.chat.completions.create(**chat("dose unsure")).choices[0].message.content == ANSWER
     raw = create(c, chat("dose unsure", stream=True), **{"x-utilityguard-mode": "enforce"})
     assert "".join(ch.choices[0].delta.content or "" for ch in raw.parse()) == REFUSAL

@@ -130,6 +130,11 @@ class Settings(BaseSettings):
     audit_path: Path | None = Field(
         default=None, json_schema_extra={"metavar": "DB"},
         description="append every decision to this SQLite file (default: no audit log)")
+    audit_url: SecretStr | None = Field(
+        default=None, json_schema_extra={"metavar": "URL"},
+        description="append every decision to this PostgreSQL database instead, shared by "
+                    "every replica: postgresql://user:password@host:port/db (needs the "
+                    "postgres extra; it may hold a password: prefer UTILITYGUARD_AUDIT_URL)")
     audit_queries: bool = Field(default=False,
                                 description="also store the query text in the audit log")
     audit_queue_size: int = Field(
@@ -174,7 +179,28 @@ class Settings(BaseSettings):
                              "authenticate with)")
         return self
 
-    @field_validator("audit_path", "cost_model", "calibrator", mode="before")
+    @field_validator("audit_path", "audit_url", "cost_model", "calibrator", mode="before")
     @classmethod
     def _empty_is_none(cls, value: Any) -> Any:
         return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("audit_url")
+    @classmethod
+    def _check_audit_url(cls, value: SecretStr | None) -> SecretStr | None:
+        if value is not None and not value.get_secret_value().lower().startswith(
+                ("postgresql://", "postgres://")):
+            raise ValueError("audit_url must be a postgresql:// URL")
+        return value
+
+    @model_validator(mode="after")
+    def _one_audit_log(self) -> Settings:
+        if self.audit_path is not None and self.audit_url is not None:
+            raise ValueError("give audit_path (SQLite) or audit_url (PostgreSQL), not both")
+        return self
+
+    @property
+    def audit_target(self) -> str | Path | None:
+        """Where the audit log goes: the PostgreSQL URL, the SQLite path, or ``None``."""
+        if self.audit_url is not None:
+            return self.audit_url.get_secret_value()
+        return self.audit_path

@@ -168,8 +168,8 @@ class Proxy:
         limits = httpx.Limits(max_connections=s.max_connections,
                               max_keepalive_connections=s.max_keepalive)
         await asyncio.to_thread(self.guard.predict_cost, "warm-up")  # loads the default model
-        if s.audit_path is not None:
-            self.audit = AuditWriter(s.audit_path, queue_size=s.audit_queue_size,
+        if s.audit_target is not None:
+            self.audit = AuditWriter(s.audit_target, queue_size=s.audit_queue_size,
                                      metrics=self.metrics, store_queries=s.audit_queries)
             self.audit.start()
         try:

@@ -171,9 +171,13 @@ class ProxyMetrics:
         self.upstream_errors = Counter(f"{p}upstream_errors_total",
                                        "Failed upstream calls by kind.", ("kind",))
         self.audit_dropped = Counter(f"{p}audit_dropped_total",
-                                     "Decision records dropped because the audit queue was full.")
+                                     "Audit records not written, by reason (queue_full, "
+                                     "rejected, shutdown).", ("reason",))
         self.audit_written = Counter(f"{p}audit_written_total",
                                      "Decision records written to the audit log.")
+        self.audit_reconnects = Counter(f"{p}audit_reconnects_total",
+                                        "Reconnections to the audit database after it was "
+                                        "unreachable.")
         self.request_seconds = Histogram(f"{p}request_duration_seconds",
                                          "Time to answer an HTTP request.", ("endpoint",))
         self.upstream_seconds = Histogram(f"{p}upstream_duration_seconds",
@@ -185,7 +189,7 @@ class ProxyMetrics:
     def render(self) -> str:
         """Every metric, in the Prometheus text exposition format (ends with a newline)."""
         metrics = (self.requests, self.decisions, self.upstream_errors, self.audit_dropped,
-                   self.audit_written, self.request_seconds, self.upstream_seconds,
+                   self.audit_written, self.audit_reconnects, self.request_seconds, self.upstream_seconds,
                    self.guard_seconds)
         return "\n".join(m.render() for m in metrics) + "\n"
 

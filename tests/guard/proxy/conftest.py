@@ -18,13 +18,17 @@ import asyncio
 import json
 import os
 import re
+import signal
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx
 import numpy as np
 import openai
 import pytest
@@ -406,3 +410,54 @@ def hostile_upstream(hostile: Any) -> Iterator[tuple[HostileUpstream, Served]]:
     served = Served(fake.app())
     yield fake, served
     served.stop()
+class ServeProcess:
+    """``utilityguard serve`` as a process on 127.0.0.1 (see the ``serve_process`` fixture)."""
+
+    def __init__(self, args: Sequence[str], env: dict[str, str], cwd: str,
+                 timeout: float) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        cmd = [sys.executable, "-m", "guard.cli", "serve", "--port", str(self.port), *args]
+        self.proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT)
+        self.output = ""
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.proc.poll() is not None:
+                pytest.fail(self.proc.communicate()[0].decode())
+            try:
+                if httpx.get(self.url + "/healthz", timeout=1).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                self.proc.kill()
+                pytest.fail(f"utilityguard serve did not start in {timeout} s")
+            time.sleep(0.1)
+
+    def stop(self, timeout: float = 60.0) -> str:
+        """SIGTERM, wait, and return everything the process printed (idempotent)."""
+        if self.proc.returncode is None:
+            self.proc.send_signal(signal.SIGTERM)
+            self.output = self.proc.communicate(timeout=timeout)[0].decode()
+        return self.output
+
+
+@pytest.fixture
+def serve_process(tmp_path: Any) -> Iterator[Callable[..., ServeProcess]]:
+    """A factory ``serve_process(args, env=None, timeout=30)`` starting ``utilityguard serve
+    ARGS --port FREE`` and waiting until /healthz answers; ``env`` defaults to this process's
+    environment without ``UTILITYGUARD_*``. Every one started is stopped at teardown."""
+    started: list[ServeProcess] = []
+
+    def start(args: Sequence[str], env: dict[str, str] | None = None,
+              timeout: float = 30.0) -> ServeProcess:
+        if env is None:
+            env = {k: v for k, v in os.environ.items() if not k.startswith("UTILITYGUARD_")}
+        served = ServeProcess(args, env, str(tmp_path), timeout)
+        started.append(served)
+        return served
+
+    yield start
+    for served in started:
+        served.stop()

@@ -98,7 +98,7 @@ def test_audit_queue_full_drops_and_counts(tmp_path: Path, caplog: pytest.LogCap
     with caplog.at_level(logging.WARNING, logger="guard.proxy.audit"):
         accepted = [writer.submit(record) for _ in range(5)]  # writer not started yet
     assert accepted == [True, True, False, False, False]
-    assert metrics.audit_dropped.value() == 3 and "audit queue full" in caplog.text
+    assert metrics.audit_dropped.value("queue_full") == 3 and "(queue_full)" in caplog.text
     writer.start()
     writer.close()
     writer.close()  # idempotent

@@ -1,0 +1,32 @@
+"""The proxy's audit log: every decision, in SQLite (embedded default) or PostgreSQL (shared).
+
+Modules, in dependency order:
+
+* :mod:`~guard.proxy.audit.schema` — the tables (:data:`DECISIONS`, :data:`TABLES`) as typed
+  columns, shared by both backends; another table (e.g. feedback) is one more entry there.
+* :mod:`~guard.proxy.audit.store` — the :class:`AuditStore` interface and :func:`open_store`
+  (a ``postgresql://`` URL or a file path), and :func:`read_rows` for readers (``audit export``,
+  ``audit report``, ``fit --from-audit``): ``read_rows(target, DECISIONS)`` yields dicts,
+  oldest first, from either backend.
+* :mod:`~guard.proxy.audit.sqlite`, :mod:`~guard.proxy.audit.postgres` — the two backends.
+* :mod:`~guard.proxy.audit.writer` — :class:`AuditWriter`, the bounded non-blocking batching
+  writer with reconnection (what the proxy runs).
+* :mod:`~guard.proxy.audit.export` — :func:`export_jsonl`.
+"""
+
+from guard.proxy.audit.export import export_jsonl
+from guard.proxy.audit.schema import COLUMNS, DECISIONS, TABLES, Column, Table, decision_row
+from guard.proxy.audit.store import (
+    AuditStore,
+    AuditStoreError,
+    AuditStoreUnavailable,
+    is_url,
+    mask_url,
+    open_store,
+    read_rows,
+)
+from guard.proxy.audit.writer import AuditWriter
+
+__all__ = ["COLUMNS", "DECISIONS", "TABLES", "AuditStore", "AuditStoreError",
+           "AuditStoreUnavailable", "AuditWriter", "Column", "Table", "decision_row",
+           "export_jsonl", "is_url", "mask_url", "open_store", "read_rows"]

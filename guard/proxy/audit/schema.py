@@ -1,0 +1,110 @@
+"""The audit log's tables: their columns and SQL types, shared by every backend.
+
+A :class:`Table` is a name and typed :class:`Column` s; each backend creates it (and adds the
+columns an older database lacks) from this one description, so SQLite and PostgreSQL hold the
+same schema. :data:`DECISIONS` is DESIGN.md's decision record
+(:class:`~guard.records.DecisionRecord`, one column per field, its type read from the field's
+annotation) plus ``ts`` (Unix time), ``model`` (what the client asked for), ``stream`` (0/1) and
+``query`` (the query text, null unless the proxy stores queries). Every table also has an
+``id`` primary key that grows with insertion order, so "oldest first" is ``ORDER BY id``.
+
+Another table (e.g. feedback on decisions) is one more :class:`Table` added to
+:data:`TABLES`; the stores create every table listed there.
+
+Examples
+--------
+>>> [c.name for c in DECISIONS.columns][:3]
+['request_id', 'cost', 'cost_source']
+>>> DECISIONS.column("p").kind, DECISIONS.column("stream").kind
+('real', 'integer')
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from guard.records import DecisionRecord
+
+ColumnKind = Literal["real", "integer", "text"]
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column: its name and its kind (``real``, ``integer`` or ``text``)."""
+
+    name: str
+    kind: ColumnKind
+
+
+@dataclass(frozen=True)
+class Table:
+    """A table of the audit log: its name and columns (``id`` is implicit)."""
+
+    name: str
+    columns: tuple[Column, ...]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The column names, in order."""
+        return tuple(c.name for c in self.columns)
+
+    def column(self, name: str) -> Column:
+        """The column called ``name`` (``KeyError`` when there is none)."""
+        for c in self.columns:
+            if c.name == name:
+                return c
+        raise KeyError(f"{self.name} has no column {name!r}")
+
+    def row(self, values: Mapping[str, Any]) -> tuple[Any, ...]:
+        """``values`` as a tuple in column order (missing columns are null; text is made
+        storable by both backends: no NUL, no lone surrogate)."""
+        return tuple(storable(values.get(c.name)) if c.kind == "text" else values.get(c.name)
+                     for c in self.columns)
+
+
+def storable(value: Any) -> Any:
+    """Text both backends store: UTF-8 encodable (lone surrogates become ``?``), no NUL
+    (PostgreSQL rejects it); non-text values pass through."""
+    if not isinstance(value, str):
+        return value
+    return value.encode("utf-8", "replace").decode("utf-8").replace("\x00", "?")
+
+
+def _kind(annotation: Any) -> ColumnKind:
+    args = [a for a in typing.get_args(annotation) if a is not type(None)]
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType) and len(args) == 1:
+        return _kind(args[0])
+    if typing.get_origin(annotation) is typing.Annotated:
+        return _kind(args[0])
+    if annotation is float:
+        return "real"
+    if annotation in (int, bool):
+        return "integer"
+    return "text"
+
+
+def _decision_columns() -> tuple[Column, ...]:
+    fields = DecisionRecord.model_fields
+    record = tuple(Column(name, _kind(f.annotation)) for name, f in fields.items())
+    extras = (Column("ts", "real"), Column("model", "text"), Column("stream", "integer"),
+              Column("query", "text"))
+    return (*record, *extras)
+
+
+#: Every decision the proxy made (one row per request).
+DECISIONS = Table("decisions", _decision_columns())
+#: The tables every store creates.
+TABLES: tuple[Table, ...] = (DECISIONS,)
+#: The decision table's column names, in order.
+COLUMNS: tuple[str, ...] = DECISIONS.names
+
+
+def decision_row(record: DecisionRecord, *, ts: float, model: str | None, stream: bool,
+                 query: str | None) -> tuple[Any, ...]:
+    """The :data:`DECISIONS` row of one decision."""
+    return DECISIONS.row({**record.model_dump(), "ts": ts, "model": model,
+                          "stream": int(stream), "query": query})

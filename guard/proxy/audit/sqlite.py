@@ -1,0 +1,91 @@
+"""The SQLite audit store: one file, WAL journal, the embedded default backend."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from guard.proxy.audit.schema import TABLES, Table
+from guard.proxy.audit.store import AuditStore, AuditStoreError
+
+_TYPES = {"real": "REAL", "integer": "INTEGER", "text": "TEXT"}
+
+
+class SQLiteStore(AuditStore):
+    """An audit log in the SQLite file ``path`` (created with its directory on ``connect``).
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self.path = Path(path)
+        self.name = str(path)
+        self._conn: sqlite3.Connection | None = None
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise AuditStoreError(f"{self.name}: not connected")
+        return self._conn
+
+    def connect(self, *, create: bool = True) -> None:
+        self.close()
+        try:
+            if create:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                conn = sqlite3.connect(str(self.path), timeout=30.0, check_same_thread=False)
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute("PRAGMA synchronous=NORMAL")
+                with conn:
+                    for table in TABLES:
+                        _create(conn, table)
+            else:
+                if not self.path.is_file():
+                    raise AuditStoreError(f"{self.name}: no such audit database")
+                conn = sqlite3.connect(f"file:{self.path.resolve()}?mode=ro", uri=True,
+                                       check_same_thread=False)
+        except (sqlite3.Error, OSError) as exc:
+            raise AuditStoreError(f"{self.name}: cannot open the audit database ({exc})"
+                                  ) from None
+        self._conn = conn
+
+    def insert(self, table: Table, rows: Sequence[Sequence[Any]]) -> None:
+        sql = (f"INSERT INTO {table.name} ({', '.join(table.names)}) "
+               f"VALUES ({', '.join('?' for _ in table.columns)})")
+        try:
+            with self.conn:
+                self.conn.executemany(sql, rows)
+        except (sqlite3.Error, ValueError) as exc:  # disk full, locked for 30 s, bad value
+            raise AuditStoreError(f"{self.name}: {exc}") from None
+
+    def rows(self, table: Table) -> Iterator[dict[str, Any]]:
+        present = set(_columns(self.conn, table.name))
+        if not present:
+            raise AuditStoreError(f"{self.name}: not a utilityguard audit log "
+                                  f"(no {table.name} table)")
+        names = [c for c in table.names if c in present]
+        cursor = self.conn.execute(f"SELECT {', '.join(names)} FROM {table.name} ORDER BY id")
+        empty = dict.fromkeys(table.names)
+        return (empty | dict(zip(names, row, strict=True)) for row in cursor)
+
+    def close(self) -> None:
+        conn, self._conn = self._conn, None
+        if conn is not None:
+            conn.close()
+
+
+def _columns(conn: sqlite3.Connection, table: str) -> list[str]:
+    try:
+        return [r[1] for r in conn.execute(f"PRAGMA table_info({table})")]
+    except sqlite3.DatabaseError as exc:
+        raise AuditStoreError(f"not a utilityguard audit log ({exc})") from None
+
+
+def _create(conn: sqlite3.Connection, table: Table) -> None:
+    cols = ", ".join(f"{c.name} {_TYPES[c.kind]}" for c in table.columns)
+    conn.execute(f"CREATE TABLE IF NOT EXISTS {table.name} (id INTEGER PRIMARY KEY, {cols})")
+    present = set(_columns(conn, table.name))
+    for c in table.columns:
+        if c.name not in present:  # a database written by an older version
+            conn.execute(f"ALTER TABLE {table.name} ADD COLUMN {c.name} {_TYPES[c.kind]}")

@@ -3,6 +3,7 @@
 #   make bench  the offline bench on the embedded default (seed set + SmolLM2 responses)
 #   make perf   performance benchmarks (ratios measured side by side)
 #   make e2e    end-to-end: SmolLM2-135M via llama.cpp behind the guard proxy
+#   make services  PostgreSQL and Chromium from Debian (apt-get, only when missing; CI runs it)
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
@@ -10,8 +11,9 @@ PIP    := $(PY) -m pip
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 E2E_STAMP := $(VENV)/.installed-e2e
 BENCH_OUT ?= bench-out
+SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: install test lint bench perf e2e clean
+.PHONY: install test lint bench perf e2e services clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -44,6 +46,16 @@ $(E2E_STAMP): $(STAMP)
 
 e2e: $(E2E_STAMP)
 	$(PY) -m pytest -m e2e tests/e2e -p no:cacheprovider
+
+# The PostgreSQL audit tests and the HTML report test need these Debian packages; without
+# them those tests are skipped with the reason printed. apt-get runs only when one is missing.
+services:
+	@if ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1 || ! command -v chromium >/dev/null; then \
+		echo "installing postgresql and chromium (apt-get)"; \
+		$(SUDO) apt-get update -qq && $(SUDO) env DEBIAN_FRONTEND=noninteractive \
+			apt-get install -y -qq \
+			--no-install-recommends postgresql chromium fonts-liberation >/dev/null; \
+	fi
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache $(BENCH_OUT) perf-results.json

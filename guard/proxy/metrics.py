@@ -189,8 +189,8 @@ class ProxyMetrics:
     def render(self) -> str:
         """Every metric, in the Prometheus text exposition format (ends with a newline)."""
         metrics = (self.requests, self.decisions, self.upstream_errors, self.audit_dropped,
-                   self.audit_written, self.audit_reconnects, self.request_seconds, self.upstream_seconds,
-                   self.guard_seconds)
+                   self.audit_written, self.audit_reconnects, self.request_seconds,
+                   self.upstream_seconds, self.guard_seconds)
         return "\n".join(m.render() for m in metrics) + "\n"
 
 

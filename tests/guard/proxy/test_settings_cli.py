@@ -4,15 +4,10 @@ from __future__ import annotations
 
 import os
 import signal
-import socket
 import sqlite3
-import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
-import httpx
 import openai
 import pytest
 from pydantic import ValidationError
@@ -90,50 +85,20 @@ def test_cli_user_errors(argv: list[str], message: str, monkeypatch: pytest.Monk
     assert message in err and err.count("\n") == 1
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _start_serve(cmd: list[str], env: dict[str, str], cwd: Path, port: int,
-                 timeout: float) -> subprocess.Popen[bytes]:
-    """Start ``utilityguard serve`` and wait until /healthz answers (or fail)."""
-    proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + timeout
-    while True:
-        if proc.poll() is not None:
-            pytest.fail(proc.communicate()[0].decode())
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=1).status_code == 200:
-                return proc
-        except httpx.TransportError:
-            pass
-        if time.monotonic() > deadline:
-            proc.kill()
-            pytest.fail(f"utilityguard serve did not start in {timeout} s")
-        time.sleep(0.1)
-
-
-def test_serve_command_end_to_end(upstream: Any, tmp_path: Path) -> None:
+def test_serve_command_end_to_end(upstream: Any, tmp_path: Path, serve_process: Any) -> None:
     """``utilityguard serve`` as a process (shipped cost model), stopped by SIGTERM."""
-    port, db = _free_port(), tmp_path / "audit.db"
+    db = tmp_path / "audit.db"
     env = {**os.environ, "UTILITYGUARD_AUDIT_PATH": str(db), "UTILITYGUARD_C_R": "2"}
-    cmd = [sys.executable, "-m", "guard.cli", "serve", "--upstream", upstream[1].url + "/v1",
-           "--port", str(port), "--log-level", "warning"]
-    proc = _start_serve(cmd, env, tmp_path, port, timeout=30)
-    try:
-        with openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="k",
-                           max_retries=0, timeout=10) as c:
-            raw = c.chat.completions.with_raw_response.create(
-                model="m", messages=[{"role": "user", "content": "What is 6 x 7? sure"}])
-        assert raw.headers["x-utilityguard-decision"] in ("answer", "refuse")
-        assert float(raw.headers["x-utilityguard-cost"]) > 0
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        output = proc.communicate(timeout=30)[0].decode()
-    assert proc.returncode in (0, -signal.SIGTERM), output  # uvicorn re-raises the signal
+    served = serve_process(["--upstream", upstream[1].url + "/v1", "--log-level", "warning"],
+                           env=env, timeout=30)
+    with openai.OpenAI(base_url=served.url + "/v1", api_key="k", max_retries=0,
+                       timeout=10) as c:
+        raw = c.chat.completions.with_raw_response.create(
+            model="m", messages=[{"role": "user", "content": "What is 6 x 7? sure"}])
+    assert raw.headers["x-utilityguard-decision"] in ("answer", "refuse")
+    assert float(raw.headers["x-utilityguard-cost"]) > 0
+    output = served.stop(timeout=30)
+    assert served.proc.returncode in (0, -signal.SIGTERM), output  # uvicorn re-raises it
     assert "Traceback" not in output
     conn = sqlite3.connect(db)
     assert conn.execute("SELECT cost_source FROM decisions").fetchall() == [("model",)]
@@ -181,25 +146,18 @@ def test_worker_config_carries_the_settings_not_the_environment(
     assert dict(os.environ) == before
 
 
-def test_serve_with_two_workers(upstream: Any, tmp_path: Path) -> None:
+def test_serve_with_two_workers(upstream: Any, serve_process: Any) -> None:
     """``serve --workers 2``: worker processes build the app from the flags (``--c-r 3.5``
     shows in every threshold: ``(L - 3.5) / (1 + L)``), and answer."""
-    port = _free_port()
-    cmd = [sys.executable, "-m", "guard.cli", "serve", "--upstream", upstream[1].url + "/v1",
-           "--port", str(port), "--log-level", "warning", "--workers", "2", "--c-r", "3.5"]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("UTILITYGUARD_")}
-    proc = _start_serve(cmd, env, tmp_path, port, timeout=60)
-    try:
-        with openai.OpenAI(base_url=f"http://127.0.0.1:{port}/v1", api_key="k",
-                           max_retries=0, timeout=10) as c:
-            for _ in range(4):
-                raw = c.chat.completions.with_raw_response.create(
-                    model="m", messages=[{"role": "user", "content": "What is 6 x 7? sure"}])
-                assert raw.headers["x-utilityguard-decision"] in ("answer", "refuse")
-                cost = float(raw.headers["x-utilityguard-cost"])
-                assert float(raw.headers["x-utilityguard-threshold"]) == pytest.approx(
-                    (cost - 3.5) / (1 + cost), abs=1e-3)
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        output = proc.communicate(timeout=60)[0].decode()
-    assert "Traceback" not in output
+    served = serve_process(["--upstream", upstream[1].url + "/v1", "--log-level", "warning",
+                            "--workers", "2", "--c-r", "3.5"], timeout=60)
+    with openai.OpenAI(base_url=served.url + "/v1", api_key="k", max_retries=0,
+                       timeout=10) as c:
+        for _ in range(4):
+            raw = c.chat.completions.with_raw_response.create(
+                model="m", messages=[{"role": "user", "content": "What is 6 x 7? sure"}])
+            assert raw.headers["x-utilityguard-decision"] in ("answer", "refuse")
+            cost = float(raw.headers["x-utilityguard-cost"])
+            assert float(raw.headers["x-utilityguard-threshold"]) == pytest.approx(
+                (cost - 3.5) / (1 + cost), abs=1e-3)
+    assert "Traceback" not in served.stop()

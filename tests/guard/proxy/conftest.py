@@ -410,6 +410,8 @@ def hostile_upstream(hostile: Any) -> Iterator[tuple[HostileUpstream, Served]]:
     served = Served(fake.app())
     yield fake, served
     served.stop()
+
+
 class ServeProcess:
     """``utilityguard serve`` as a process on 127.0.0.1 (see the ``serve_process`` fixture)."""
 

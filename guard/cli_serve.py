@@ -25,6 +25,7 @@ from guard.cli import CLIError
 from guard.settings import PREFIX, Settings
 
 log = logging.getLogger(__name__)
+WORKER_START_S = 60  # how long a --workers process may take to answer the supervisor
 
 
 def _flag_type(annotation: Any) -> tuple[str, Any]:
@@ -105,8 +106,8 @@ def register(sub: Any) -> None:
     )
     add_settings_flags(p)
     p.add_argument("--workers", type=int, default=1, metavar="N",
-                   help="server processes (default 1); more use more cores. Each worker has "
-                        "its own /metrics counters; all append to the same audit file")
+                   help="server processes (default 1); more use more cores. /metrics of "
+                        "any worker reports the sum over all; all append to the same audit log")
     p.add_argument("--log-level", default="info",
                    choices=("critical", "error", "warning", "info", "debug"),
                    help="server log level (default info)")
@@ -146,16 +147,19 @@ def run(args: argparse.Namespace) -> int:
     if args.workers == 1:
         uvicorn.run(create_app(settings), **options)
         return 0
-    create_app(settings)  # fail here, once, on a bad cost model or calibrator
     from uvicorn.supervisors import Multiprocess
 
-    config = worker_config(settings, args.workers, **options)
-    sockets = [config.bind_socket()]
-    supervisor: Any = Multiprocess
-    if "target" in inspect.signature(supervisor).parameters:  # older uvicorn
-        supervisor(config, target=uvicorn.Server(config).run, sockets=sockets).run()
-    else:
-        supervisor(config, sockets=sockets).run()
+    from guard.proxy.metrics import multiprocess_directory
+
+    with multiprocess_directory():  # /metrics of any worker sums over all of them
+        create_app(settings)  # fail here, once, on a bad cost model or calibrator
+        config = worker_config(settings, args.workers, **options)
+        sockets = [config.bind_socket()]
+        supervisor: Any = Multiprocess
+        if "target" in inspect.signature(supervisor).parameters:  # older uvicorn
+            supervisor(config, target=uvicorn.Server(config).run, sockets=sockets).run()
+        else:
+            supervisor(config, sockets=sockets).run()
     return 0
 
 
@@ -167,5 +171,8 @@ def worker_config(settings: Settings, workers: int, **options: Any) -> Any:
 
     from guard.proxy import create_app
 
+    if "timeout_worker_healthcheck" in inspect.signature(uvicorn.Config).parameters:
+        # a worker still importing on a loaded machine is not dead (uvicorn's default: 5 s)
+        options.setdefault("timeout_worker_healthcheck", WORKER_START_S)
     return uvicorn.Config(functools.partial(create_app, settings), factory=True,
                           workers=workers, **options)

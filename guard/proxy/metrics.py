@@ -1,9 +1,21 @@
-"""Prometheus metrics of the proxy, in the text exposition format, written by hand.
+"""Prometheus metrics of the proxy, summed over every worker process of ``serve --workers N``.
 
-Two metric types are enough here: :class:`Counter` and :class:`Histogram` (cumulative
-``_bucket{le=...}``, ``_sum`` and ``_count``), each with a fixed tuple of label names. Updates
-take a lock, because the audit writer thread updates counters too; an uncontended lock costs
-tens of nanoseconds. :class:`ProxyMetrics` holds the proxy's metrics and renders them;
+The metrics are :mod:`prometheus_client` counters and histograms behind two small wrappers,
+:class:`Counter` (``inc(*labels, amount=1)``, ``value(*labels)``) and :class:`Histogram`
+(``observe(value, *labels)``, ``count(*labels)``), each with a fixed tuple of label names.
+Each :class:`ProxyMetrics` has its own registry, so several proxies can live in one process
+(tests, embedding).
+
+**Several workers.** With ``serve --workers N`` each worker is a process with its own counters,
+and a scrape reaches one of them. ``serve`` therefore runs prometheus_client's multiprocess
+mode: before starting the workers it points ``PROMETHEUS_MULTIPROC_DIR`` at a fresh private
+directory, or uses the one already set (:func:`multiprocess_directory`); every worker keeps
+its values in memory-mapped files there, and ``GET /metrics`` on any worker renders the sum
+over all of them — counters and histogram buckets, sums and counts alike
+(:func:`multiprocess_enabled` says which mode runs). A private directory is deleted when
+``serve`` exits. :meth:`Counter.value` and :meth:`Histogram.count` read this process's own
+values only.
+
 :class:`MetricsMiddleware` counts every HTTP request by endpoint and status.
 
 Examples
@@ -11,30 +23,30 @@ Examples
 >>> c = Counter("demo_total", "Demo requests.", ("status",))
 >>> c.inc("200"); c.inc("200"); c.value("200")
 2.0
->>> print(c.render())
-# HELP demo_total Demo requests.
-# TYPE demo_total counter
-demo_total{status="200"} 2
 >>> h = Histogram("demo_seconds", "Demo latency.", buckets=(0.1, 1.0))
->>> h.observe(0.05); h.observe(0.5)
->>> print(h.render())
-# HELP demo_seconds Demo latency.
-# TYPE demo_seconds histogram
-demo_seconds_bucket{le="0.1"} 1
-demo_seconds_bucket{le="1"} 2
-demo_seconds_bucket{le="+Inf"} 2
-demo_seconds_sum 0.55
-demo_seconds_count 2
+>>> h.observe(0.05); h.observe(0.5); h.count()
+2
 """
 
 from __future__ import annotations
 
-import bisect
-import threading
+import os
+import shutil
+import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
 
+import prometheus_client
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client import Counter as _PromCounter
+from prometheus_client import Histogram as _PromHistogram
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+# no *_created series: one line per value
+prometheus_client.disable_created_metrics()  # type: ignore[no-untyped-call]
 
 #: Latency buckets in seconds: sub-millisecond guard overhead up to slow LLM replies.
 LATENCY_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
@@ -45,153 +57,127 @@ ENDPOINTS = {
     "/v1/models": "models", "/models": "models", "/healthz": "healthz", "/metrics": "metrics",
 }
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 
 
-def _fmt(value: float) -> str:
-    return "+Inf" if value == float("inf") else repr(float(value)).removesuffix(".0")
+def multiprocess_enabled() -> bool:
+    """True when this process keeps its metrics in the shared multiprocess directory."""
+    from prometheus_client import values
+
+    return bool(getattr(values.ValueClass, "_multiprocess", False))
 
 
-def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+@contextmanager
+def multiprocess_directory() -> Iterator[Path]:
+    """The ``PROMETHEUS_MULTIPROC_DIR`` of the worker processes started inside the block
+    (they inherit the environment). When the variable is already set, that directory is used
+    (its ``*.db`` files from an earlier run are deleted first, as multiprocess mode requires)
+    and kept; otherwise a fresh private one is made, and deleted on exit."""
+    given = os.environ.get(MULTIPROC_ENV)
+    if given:
+        path = Path(given)
+        path.mkdir(parents=True, exist_ok=True)
+        for stale in path.glob("*.db"):
+            stale.unlink()
+        yield path
+        return
+    path = Path(tempfile.mkdtemp(prefix="utilityguard-metrics-"))
+    os.environ[MULTIPROC_ENV] = str(path)
+    try:
+        yield path
+    finally:
+        os.environ.pop(MULTIPROC_ENV, None)
+        shutil.rmtree(path, ignore_errors=True)
 
 
-def _labels(names: Sequence[str], values: Sequence[str], extra: str = "") -> str:
-    parts = [f'{n}="{_escape(v)}"' for n, v in zip(names, values, strict=True)]
-    if extra:
-        parts.append(extra)
-    return "{" + ",".join(parts) + "}" if parts else ""
-
-
-class _Metric:
-    kind = ""
-
-    def __init__(self, name: str, help_text: str, labelnames: Sequence[str] = ()) -> None:
-        self.name = name
-        self.help = help_text
-        self.labelnames = tuple(labelnames)
-        self._lock = threading.Lock()
-
-    def _key(self, labels: Sequence[str]) -> tuple[str, ...]:
-        if len(labels) != len(self.labelnames):
-            raise ValueError(f"{self.name} takes labels {self.labelnames}; got {tuple(labels)}")
-        return tuple(str(v) for v in labels)
-
-    def _header(self) -> list[str]:
-        return [f"# HELP {self.name} {self.help}", f"# TYPE {self.name} {self.kind}"]
-
-
-class Counter(_Metric):
+class Counter:
     """A monotonically increasing count per label combination."""
 
-    kind = "counter"
+    def __init__(self, name: str, help_text: str, labelnames: Sequence[str] = (),
+                 registry: CollectorRegistry | None = None) -> None:
+        self.name = name
+        self.labelnames = tuple(labelnames)
+        self._metric = _PromCounter(name, help_text, self.labelnames, registry=registry)
 
-    def __init__(self, name: str, help_text: str, labelnames: Sequence[str] = ()) -> None:
-        super().__init__(name, help_text, labelnames)
-        self._values: dict[tuple[str, ...], float] = {}
+    def _child(self, labels: Sequence[str]) -> Any:
+        if len(labels) != len(self.labelnames):
+            raise ValueError(f"{self.name} takes labels {self.labelnames}; got {tuple(labels)}")
+        return self._metric.labels(*labels) if labels else self._metric
 
     def inc(self, *labels: str, amount: float = 1.0) -> None:
         """Add ``amount`` (default 1) to the count of ``labels``."""
-        key = self._key(labels)
-        with self._lock:
-            self._values[key] = self._values.get(key, 0.0) + amount
+        self._child(labels).inc(amount)
 
     def value(self, *labels: str) -> float:
-        """The current count of ``labels`` (0 when never incremented)."""
-        with self._lock:
-            return self._values.get(self._key(labels), 0.0)
-
-    def render(self) -> str:
-        """The metric in the text exposition format."""
-        with self._lock:
-            items = sorted(self._values.items())
-        lines = self._header()
-        if not items and not self.labelnames:
-            items = [((), 0.0)]
-        lines += [f"{self.name}{_labels(self.labelnames, k)} {_fmt(v)}" for k, v in items]
-        return "\n".join(lines)
+        """This process's count of ``labels`` (0 when never incremented)."""
+        return float(self._child(labels)._value.get())
 
 
-class Histogram(_Metric):
+class Histogram:
     """Observations counted in cumulative buckets, with their sum and count."""
 
-    kind = "histogram"
-
     def __init__(self, name: str, help_text: str, labelnames: Sequence[str] = (),
-                 buckets: Sequence[float] = LATENCY_BUCKETS) -> None:
-        super().__init__(name, help_text, labelnames)
-        self.buckets = tuple(sorted(float(b) for b in buckets))
-        self._series: dict[tuple[str, ...], list[float]] = {}  # bucket counts, then sum, count
+                 buckets: Sequence[float] = LATENCY_BUCKETS,
+                 registry: CollectorRegistry | None = None) -> None:
+        self.name = name
+        self.labelnames = tuple(labelnames)
+        self._metric = _PromHistogram(name, help_text, self.labelnames, registry=registry,
+                                      buckets=tuple(buckets))
+
+    def _child(self, labels: Sequence[str]) -> Any:
+        if len(labels) != len(self.labelnames):
+            raise ValueError(f"{self.name} takes labels {self.labelnames}; got {tuple(labels)}")
+        return self._metric.labels(*labels) if labels else self._metric
 
     def observe(self, value: float, *labels: str) -> None:
         """Record one observation (e.g. a latency in seconds)."""
-        key = self._key(labels)
-        i = bisect.bisect_left(self.buckets, value)
-        with self._lock:
-            series = self._series.get(key)
-            if series is None:
-                series = self._series[key] = [0.0] * (len(self.buckets) + 2)
-            if i < len(self.buckets):
-                series[i] += 1
-            series[-2] += value
-            series[-1] += 1
+        self._child(labels).observe(value)
 
     def count(self, *labels: str) -> int:
-        """How many observations ``labels`` has."""
-        with self._lock:
-            series = self._series.get(self._key(labels))
-            return int(series[-1]) if series else 0
-
-    def render(self) -> str:
-        """The metric in the text exposition format."""
-        with self._lock:
-            items = sorted((k, list(v)) for k, v in self._series.items())
-        lines = self._header()
-        for key, series in items:
-            cumulative = 0.0
-            bounds = (*self.buckets, float("inf"))
-            for bound, n in zip(bounds, [*series[:-2], 0.0], strict=True):
-                cumulative += n
-                le = f'le="{_fmt(bound)}"'
-                lines.append(f"{self.name}_bucket{_labels(self.labelnames, key, le)} "
-                             f"{_fmt(cumulative)}")
-            lines.append(f"{self.name}_sum{_labels(self.labelnames, key)} {_fmt(series[-2])}")
-            lines.append(f"{self.name}_count{_labels(self.labelnames, key)} {_fmt(series[-1])}")
-        return "\n".join(lines)
+        """How many observations ``labels`` has in this process."""
+        return int(sum(b.get() for b in self._child(labels)._buckets))
 
 
 class ProxyMetrics:
-    """The proxy's metrics (all names start with ``utilityguard_``)."""
+    """The proxy's metrics (all names start with ``utilityguard_``), in their own registry."""
 
     def __init__(self) -> None:
-        p = "utilityguard_"
+        p, reg = "utilityguard_", CollectorRegistry(auto_describe=True)
+        self.registry = reg
         self.requests = Counter(f"{p}requests_total", "HTTP requests by endpoint and status.",
-                                ("endpoint", "status"))
+                                ("endpoint", "status"), reg)
         self.decisions = Counter(f"{p}decisions_total", "Guard decisions by outcome and mode.",
-                                 ("decision", "mode"))
+                                 ("decision", "mode"), reg)
         self.upstream_errors = Counter(f"{p}upstream_errors_total",
-                                       "Failed upstream calls by kind.", ("kind",))
+                                       "Failed upstream calls by kind.", ("kind",), reg)
         self.audit_dropped = Counter(f"{p}audit_dropped_total",
                                      "Audit records not written, by reason (queue_full, "
-                                     "rejected, shutdown).", ("reason",))
+                                     "rejected, shutdown).", ("reason",), reg)
         self.audit_written = Counter(f"{p}audit_written_total",
-                                     "Decision records written to the audit log.")
+                                     "Decision records written to the audit log.", (), reg)
         self.audit_reconnects = Counter(f"{p}audit_reconnects_total",
                                         "Reconnections to the audit database after it was "
-                                        "unreachable.")
+                                        "unreachable.", (), reg)
         self.request_seconds = Histogram(f"{p}request_duration_seconds",
-                                         "Time to answer an HTTP request.", ("endpoint",))
+                                         "Time to answer an HTTP request.", ("endpoint",),
+                                         registry=reg)
         self.upstream_seconds = Histogram(f"{p}upstream_duration_seconds",
-                                          "Time waiting for the upstream model.", ("stream",))
+                                          "Time waiting for the upstream model.", ("stream",),
+                                          registry=reg)
         self.guard_seconds = Histogram(f"{p}added_latency_seconds",
                                        "Time the proxy adds to a chat completion (total minus "
-                                       "upstream).", ("stream",))
+                                       "upstream).", ("stream",), registry=reg)
 
     def render(self) -> str:
-        """Every metric, in the Prometheus text exposition format (ends with a newline)."""
-        metrics = (self.requests, self.decisions, self.upstream_errors, self.audit_dropped,
-                   self.audit_written, self.audit_reconnects, self.request_seconds,
-                   self.upstream_seconds, self.guard_seconds)
-        return "\n".join(m.render() for m in metrics) + "\n"
+        """Every metric in the Prometheus text format: this process's values, or in
+        multiprocess mode the sum over every worker."""
+        if multiprocess_enabled():
+            from prometheus_client.multiprocess import MultiProcessCollector
+
+            registry = CollectorRegistry()
+            MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+            return generate_latest(registry).decode()
+        return generate_latest(self.registry).decode()
 
 
 class MetricsMiddleware:

@@ -434,7 +434,8 @@ class ServeProcess:
                 pass
             if time.monotonic() > deadline:
                 self.proc.kill()
-                pytest.fail(f"utilityguard serve did not start in {timeout} s")
+                output = self.proc.communicate()[0].decode()
+                pytest.fail(f"utilityguard serve did not start in {timeout} s: {output}")
             time.sleep(0.1)
 
     def stop(self, timeout: float = 60.0) -> str:

@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 import openai
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from guard.cli import main
 from guard.proxy import AuditWriter, ProxyMetrics
@@ -138,20 +139,23 @@ def test_metrics_after_requests(start_proxy: Any, make_client: Any, chat: Any) -
         c.chat.completions.create(model="m", messages=[])
     r = httpx.get(served.url + "/metrics", timeout=10)
     assert r.headers["content-type"] == "text/plain; version=0.0.4; charset=utf-8"
-    lines = set(r.text.splitlines())
-    for expected in (
-        'utilityguard_requests_total{endpoint="chat_completions",status="200"} 3',
-        'utilityguard_requests_total{endpoint="chat_completions",status="502"} 1',
-        'utilityguard_requests_total{endpoint="chat_completions",status="400"} 1',
-        'utilityguard_decisions_total{decision="answer",mode="enforce"} 2',
-        'utilityguard_decisions_total{decision="refuse",mode="enforce"} 1',
-        'utilityguard_upstream_errors_total{kind="status_5xx"} 1',
-        'utilityguard_request_duration_seconds_count{endpoint="chat_completions"} 5',
-        'utilityguard_added_latency_seconds_count{stream="false"} 3',
-        'utilityguard_upstream_duration_seconds_bucket{stream="false",le="+Inf"} 3',
-        "# TYPE utilityguard_added_latency_seconds histogram",
-    ):
-        assert expected in lines, expected
+    got = {(x.name, tuple(sorted(x.labels.items()))): x.value
+           for f in text_string_to_metric_families(r.text) for x in f.samples}
+    chat_ = ("endpoint", "chat_completions")
+    for (name, labels), value in {
+        ("utilityguard_requests_total", (chat_, ("status", "200"))): 3,
+        ("utilityguard_requests_total", (chat_, ("status", "502"))): 1,
+        ("utilityguard_requests_total", (chat_, ("status", "400"))): 1,
+        ("utilityguard_decisions_total", (("decision", "answer"), ("mode", "enforce"))): 2,
+        ("utilityguard_decisions_total", (("decision", "refuse"), ("mode", "enforce"))): 1,
+        ("utilityguard_upstream_errors_total", (("kind", "status_5xx"),)): 1,
+        ("utilityguard_request_duration_seconds_count", (chat_,)): 5,
+        ("utilityguard_added_latency_seconds_count", (("stream", "false"),)): 3,
+        ("utilityguard_upstream_duration_seconds_bucket", (("le", "+Inf"),
+                                                           ("stream", "false"))): 3,
+    }.items():
+        assert got[name, labels] == value, (name, labels)
+    assert "# TYPE utilityguard_added_latency_seconds histogram" in r.text.splitlines()
 
 
 def test_no_secret_in_logs_or_audit(start_proxy: Any, make_client: Any, chat: Any,

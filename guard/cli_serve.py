@@ -144,6 +144,7 @@ def run(args: argparse.Namespace) -> int:
         "access_log": args.log_level in ("info", "debug"), "timeout_graceful_shutdown": 30}
     if args.workers < 1:
         raise CLIError(f"--workers must be >= 1, got {args.workers}")
+    check_audit_log(settings)
     if args.workers == 1:
         uvicorn.run(create_app(settings), **options)
         return 0
@@ -161,6 +162,16 @@ def run(args: argparse.Namespace) -> int:
         else:
             supervisor(config, sockets=sockets).run()
     return 0
+
+
+def check_audit_log(settings: Settings) -> None:
+    """Open (creating its tables) the audit log once before serving, so an unreachable or
+    foreign database is a one-line error here rather than a failed worker startup."""
+    from guard.proxy.audit import open_store
+
+    if settings.audit_target is not None:
+        with open_store(settings.audit_target) as store:
+            store.connect(create=True)
 
 
 def worker_config(settings: Settings, workers: int, **options: Any) -> Any:

@@ -24,6 +24,9 @@ derive from it is a bug and is shown as one (a traceback).
     ├── CLIError                              guard.cli: a command-line usage error
     ├── JudgeError (RuntimeError)             cost_models.annotation.judges: no valid judgment
     ├── CollectError (RuntimeError)           benchmarks.collect: the upstream failed an item
+    ├── AuditStoreError                       guard.proxy.audit.store: the audit database
+    │   │                                     refused (not an audit log, rejected rows)
+    │   └── AuditStoreUnavailable             the audit database cannot be reached now
     ├── UpstreamError                         guard.exceptions: the upstream model failed
     │   ├── UpstreamTimeout                   no reply in time
     │   ├── UpstreamUnavailable               connection refused / reset, DNS, TLS

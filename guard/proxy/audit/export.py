@@ -14,7 +14,7 @@ def export_jsonl(target: str | os.PathLike[str], out: str | os.PathLike[str]) ->
     """Write every decision row of the audit log ``target`` (a SQLite path or a
     ``postgresql://`` URL) to ``out`` as JSON lines, oldest first; the count.
 
-    Raises :class:`~guard.proxy.audit.store.AuditStoreError` (a ``ValueError``) when
+    Raises :class:`~guard.proxy.audit.store.AuditStoreError` when
     ``target`` is missing or is not an audit log.
     """
     n = 0

@@ -46,7 +46,7 @@ from guard.proxy.audit.schema import Table
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
 
-class AuditStoreError(UtilityGuardError, ValueError):
+class AuditStoreError(UtilityGuardError):
     """The audit database refused an operation (not an audit log, bad rows, bad URL)."""
 
 

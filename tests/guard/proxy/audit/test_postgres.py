@@ -99,6 +99,10 @@ def test_export_errors_are_one_line(postgres: PostgresServer, tmp_path: Path,
     err = capsys.readouterr().err
     assert err.startswith("utilityguard: error: postgresql://guard:***@127.0.0.1:9/x")
     assert err.count("\n") == 1 and PASSWORD not in err
+    assert main(["serve", "--upstream", "http://127.0.0.1:9/v1", "--audit-url", dead]) == 2
+    err = capsys.readouterr().err  # refused before serving: one line, no password
+    assert err.startswith("utilityguard: error: postgresql://guard:***@127.0.0.1:9/x")
+    assert err.count("\n") == 1 and PASSWORD not in err
 
 
 def test_two_proxy_processes_one_database(pg_url: str, upstream: Any, serve_process: Any,

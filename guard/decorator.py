@@ -38,12 +38,13 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar, overload
 
 from guard.completion import is_completion
 from guard.core import Guard
 from guard.exceptions import ConfigError
+from guard.messages import last_user_message
 from guard.records import DecisionRecord
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -51,35 +52,9 @@ QueryFn = Callable[..., str]
 DecisionCallback = Callable[[DecisionRecord], None]
 
 
-def _message_text(content: Any) -> str | None:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, Sequence):
-        parts = [p.get("text") for p in content if isinstance(p, Mapping)]
-        text = " ".join(p for p in parts if isinstance(p, str))
-        return text or None
-    return None
-
-
-def last_user_message(messages: Any) -> str | None:
-    """The text of the last ``{"role": "user", ...}`` message of a chat, or ``None``.
-
-    >>> last_user_message([{"role": "system", "content": "Be brief."},
-    ...                    {"role": "user", "content": "Capital of France?"}])
-    'Capital of France?'
-    """
-    if not isinstance(messages, Sequence) or isinstance(messages, str):
-        return None
-    for m in reversed(messages):
-        role = m.get("role") if isinstance(m, Mapping) else getattr(m, "role", None)
-        if role == "user":
-            content = m.get("content") if isinstance(m, Mapping) else getattr(m, "content", None)
-            return _message_text(content)
-    return None
-
-
 def find_query(sig: inspect.Signature, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
-    """The last user message of a ``messages`` argument, else the first ``str`` argument.
+    """The last user message of a ``messages`` argument (:func:`guard.messages.last_user_message`,
+    the proxy's rule), else the first ``str`` argument.
 
     ``messages`` comes first so that ``ask(model="gpt-4o-mini", messages=[...])`` is not
     costed as the question "gpt-4o-mini".

@@ -17,6 +17,7 @@ from policies.exceptions import InvalidValueError, UtilityGuardError
 __all__ = [
     "AuthenticationError",
     "CalibrationError",
+    "ClientDisconnected",
     "ClientRequestError",
     "ConfidenceError",
     "ConfigError",
@@ -25,8 +26,10 @@ __all__ = [
     "PayloadTooLargeError",
     "PermissionDeniedError",
     "UpstreamError",
+    "UpstreamPoolExhausted",
     "UpstreamStatusError",
     "UpstreamTimeout",
+    "UpstreamTooLarge",
     "UpstreamUnavailable",
     "UtilityGuardError",
 ]
@@ -49,7 +52,15 @@ class UpstreamError(UtilityGuardError):
 
 
 class UpstreamTimeout(UpstreamError):
-    """The upstream did not answer within the configured timeout."""
+    """The upstream did not answer within the configured timeout (or the total deadline)."""
+
+
+class UpstreamPoolExhausted(UpstreamTimeout):
+    """No pooled connection to the upstream became free within the pool timeout."""
+
+
+class UpstreamTooLarge(UpstreamError):
+    """The upstream's reply is larger than the configured limit."""
 
 
 class UpstreamUnavailable(UpstreamError):
@@ -112,6 +123,14 @@ class AuthenticationError(ClientRequestError):
 
     status = 401
     default_code = "invalid_api_key"
+
+
+class ClientDisconnected(ClientRequestError):
+    """HTTP 499 (nginx's "client closed request"): the client left before the reply; the
+    upstream call was cancelled. Nobody reads the response; it is counted and logged."""
+
+    status = 499
+    default_code = "client_disconnected"
 
 
 class PermissionDeniedError(ClientRequestError):

@@ -76,6 +76,9 @@ _CONCLUSION = re.compile(
 )
 _EXACT = re.compile(r"^\W*i cannot answer\W*$", re.IGNORECASE)
 _OPENING_CHARS = 240
+#: Longer replies are judged on their first and last ``_SCAN_CHARS / 2`` characters (where a
+#: refusal or its conclusion is), so the work per reply is bounded whatever its length.
+_SCAN_CHARS = 4096
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n")
 _FILLER = re.compile(
     r"^\W*(?:sorry|unfortunately|i apologi[sz]e|apologies|i'm sorry|i am sorry|hmm+|well|"
@@ -116,6 +119,8 @@ def is_refusal(text: str | None) -> bool:
     """
     if text is None:
         return True
+    if len(text) > _SCAN_CHARS:  # CPU bounded: only the opening and the ending are read
+        text = text[: _SCAN_CHARS // 2] + "\n" + text[-(_SCAN_CHARS // 2):]
     t = " ".join(text.replace("*", "").split())
     if not t:
         return True

@@ -123,6 +123,21 @@ class Settings(BaseSettings):
         validation_alias=_env("read_timeout", "timeout", "upstream_timeout"),
         json_schema_extra={"flags": ["--timeout"], "metavar": "S"},
         description="upstream read timeout in seconds; a timeout answers 504")
+    request_timeout: float = Field(
+        default=300.0, gt=0.0, json_schema_extra={"metavar": "S"},
+        description="total deadline in seconds of one upstream exchange (every call and byte "
+                    "of it; an upstream that drips bytes never trips the read timeout); past "
+                    "it the client gets 504")
+    pool_timeout: float = Field(
+        default=10.0, gt=0.0, json_schema_extra={"metavar": "S"},
+        description="how long a request waits for a free upstream connection when all "
+                    "--max-connections are busy; past it 504 (pool exhausted)")
+    max_upstream_bytes: int = Field(
+        default=8 * 1024 * 1024, ge=1024, json_schema_extra={"metavar": "N"},
+        description="largest upstream reply read, in bytes (read incrementally; larger: 502)")
+    max_n: int = Field(
+        default=8, ge=1, le=128, json_schema_extra={"metavar": "N"},
+        description="largest 'n' (choices) a request may ask for; more: 400")
     max_connections: int = Field(default=100, ge=1, json_schema_extra={"metavar": "N"},
                                  description="upstream connection pool size")
     max_keepalive: int = Field(default=50, ge=0, json_schema_extra={"metavar": "N"},
@@ -141,8 +156,9 @@ class Settings(BaseSettings):
         default=10_000, ge=1, json_schema_extra={"metavar": "N"},
         description="decisions that may wait for the audit writer; beyond it records are "
                     "dropped and counted")
-    consistency_samples: int = Field(default=5, ge=2, json_schema_extra={"metavar": "N"},
-                                     description="samples for --confidence consistency (>= 2)")
+    consistency_samples: int = Field(
+        default=5, ge=2, le=32, json_schema_extra={"metavar": "N"},
+        description="samples for --confidence consistency (2 to 32)")
 
     @field_validator("upstream")
     @classmethod

@@ -28,13 +28,16 @@ derive from it is a bug and is shown as one (a traceback).
     │   │                                     refused (not an audit log, rejected rows)
     │   └── AuditStoreUnavailable             the audit database cannot be reached now
     ├── UpstreamError                         guard.exceptions: the upstream model failed
-    │   ├── UpstreamTimeout                   no reply in time
+    │   ├── UpstreamTimeout                   no reply in time (or past the total deadline)
+    │   │   └── UpstreamPoolExhausted         no free pooled connection in time
+    │   ├── UpstreamTooLarge                  a reply over the size limit
     │   ├── UpstreamUnavailable               connection refused / reset, DNS, TLS
     │   └── UpstreamStatusError               the upstream answered with an HTTP error status
     └── ClientRequestError                    guard.exceptions: the proxy rejects a request
         ├── InvalidRequestError               400: not JSON, not a chat completion, bad header
         ├── AuthenticationError               401: missing or wrong proxy API key
         ├── PermissionDeniedError             403: an override the client was not granted
+        ├── ClientDisconnected                499: the client left; the upstream call stopped
         └── PayloadTooLargeError              413: the body exceeds the configured limit
 
 The value errors also derive from :class:`ValueError`, so code that validates arguments the

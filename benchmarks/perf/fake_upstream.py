@@ -2,7 +2,8 @@
 
 ``POST .../chat/completions`` answers a fixed completion with token logprobs, as JSON or, when
 the request says ``"stream": true``, as server-sent events ending in ``data: [DONE]``.
-``GET .../models`` lists one model. Serve it with
+``GET .../models`` lists one model. A request whose body contains ``perf-fail`` is answered
+with HTTP 503 (the soak benchmark's failing requests). Serve it with
 ``python -m uvicorn benchmarks.perf.fake_upstream:app --host 127.0.0.1 --port PORT``.
 """
 
@@ -43,6 +44,8 @@ STREAM = b"".join(
        for t, c in zip(_TOKENS, _LOGPROBS["content"], strict=True)]
     + [_chunk({}, finish="stop"), b"data: [DONE]\n\n"]
 )
+FAILURE = json.dumps({"error": {"message": "overloaded", "type": "server_error", "param": None,
+                                "code": "overloaded"}}).encode()
 MODELS = json.dumps({"object": "list", "data": [{"id": "perf-model", "object": "model",
                                                  "owned_by": "perf"}]}).encode()
 
@@ -66,18 +69,21 @@ async def app(scope: Scope, receive: Receive, send: Send) -> None:
                 await send({"type": "lifespan.shutdown.complete"})
                 return
     path = scope["path"]
+    status = 200
     if path.endswith("/chat/completions"):
         raw = await _body(receive)
         stream = b'"stream": true' in raw or b'"stream":true' in raw
         body, ctype = (STREAM, b"text/event-stream") if stream else (COMPLETION,
                                                                     b"application/json")
+        if b"perf-fail" in raw:  # the soak benchmark's failing requests
+            status, body, ctype = 503, FAILURE, b"application/json"
     elif path.endswith("/models"):
         body, ctype = MODELS, b"application/json"
     else:
         await send({"type": "http.response.start", "status": 404, "headers": []})
         await send({"type": "http.response.body", "body": b""})
         return
-    await send({"type": "http.response.start", "status": 200,
+    await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", ctype),
                             (b"content-length", str(len(body)).encode())]})
     await send({"type": "http.response.body", "body": body})

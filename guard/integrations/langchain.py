@@ -43,7 +43,7 @@ from langchain_core.runnables import Runnable, RunnableConfig
 
 from guard.core import Guard
 from guard.integrations.common import guarded_completion
-from guard.proxy.request import query_text
+from guard.messages import query_text
 from guard.records import DecisionRecord
 
 #: Request parameters the guard's extractors may set that are passed to the model as kwargs.

@@ -164,7 +164,7 @@ class Proxy:
         if s.upstream is None:
             raise ConfigError("no upstream: pass --upstream URL or set UTILITYGUARD_UPSTREAM")
         timeout = httpx.Timeout(s.read_timeout, connect=s.connect_timeout,
-                                pool=s.connect_timeout)
+                                pool=s.pool_timeout)
         limits = httpx.Limits(max_connections=s.max_connections,
                               max_keepalive_connections=s.max_keepalive)
         await asyncio.to_thread(self.guard.predict_cost, "warm-up")  # loads the default model
@@ -176,7 +176,7 @@ class Proxy:
             async with httpx.AsyncClient(base_url=s.upstream + "/", timeout=timeout,
                                          limits=limits, transport=transport,
                                          trust_env=False) as client:
-                self._upstream = Upstream(client)
+                self._upstream = Upstream(client, max_bytes=s.max_upstream_bytes)
                 log.info("guarding %s (confidence %s, C_R %s, %s mode)", self._upstream.name,
                          s.confidence, s.c_r, s.mode)
                 log.info("the upstream receives %s", self.upstream_key_source())
@@ -216,7 +216,9 @@ def model_path(request: Request) -> str:
 async def _models(request: Request) -> Response:
     proxy: Proxy = request.app.state.proxy
     check_auth(request.headers, proxy.client_keys)
-    data = await proxy.upstream.get(model_path(request), proxy.upstream_headers(request.headers))
+    upstream = proxy.upstream
+    data = await upstream.within(proxy.settings.request_timeout, upstream.get(
+        model_path(request), proxy.upstream_headers(request.headers)))
     return JSONResponse(data)
 
 

@@ -6,8 +6,10 @@
    streaming request is sent with ``stream: true`` and buffered whole.
    If the upstream rejects the request (HTTP 400 / 422) and the guard added fields to it, it
    is retried once exactly as the client sent it (no signal: the no-confidence policy).
-3. With the consistency signal, when the upstream returned fewer choices than asked for (it
-   ignores ``n``), make the missing samples as extra calls.
+3. With the consistency signal (only), when the upstream returned fewer choices than the
+   signal needs (it ignores ``n``), make the missing samples as extra calls. Steps 2-3 run
+   within the total deadline (``--request-timeout``, 504 past it) and are cancelled when the
+   client disconnects.
 4. Decide on choice 0 (:meth:`guard.Guard.decide`; a tool call is an answer, decided on its
    name and arguments); deliver a refusal built from an allow-list
    (:func:`guard.refused.refused_completion`) or the cleaned reply; remove the logprobs and
@@ -30,14 +32,15 @@ from starlette.responses import Response
 from guard.completion import choice_answer
 from guard.core import Guard
 from guard.exceptions import PermissionDeniedError, UpstreamError, UpstreamStatusError
+from guard.messages import query_text
 from guard.proxy.request import (
     ChatPlan,
+    cancel_on_disconnect,
     check_auth,
     check_overrides,
     parse_chat_request,
     parse_overrides,
     plan_request,
-    query_text,
     read_body,
 )
 from guard.proxy.streaming import assemble, parse_sse, replay, synthesize
@@ -112,7 +115,7 @@ async def _extra_samples(upstream: Upstream, plan: ChatPlan, headers: Mapping[st
     """``reply`` with the choices the upstream did not return (it ignores ``n``) added from
     separate calls; failed calls are left out (logged), never fatal."""
     have = len(reply.get("choices") or [])
-    missing = plan.samples - have
+    missing = plan.signal_samples - have
     if missing <= 0 or have == 0:
         return reply
     body = {k: v for k, v in plan.body.items() if k not in ("n", "stream", "stream_options")}
@@ -167,26 +170,14 @@ def _response(plan: ChatPlan, delivered: dict[str, Any], chunks: list[dict[str, 
                     headers={**headers, "cache-control": "no-cache"})
 
 
-async def chat_completions(request: Request) -> Response:
-    """Handle one chat completion request (see the module docstring)."""
-    t0 = time.perf_counter()
-    proxy: Proxy = request.app.state.proxy
-    settings, guard = proxy.settings, proxy.guard
-    request.state.request_id = rid = proxy.new_request_id()
-    key = check_auth(request.headers, proxy.client_keys)
-    caller_confidence = settings.confidence == "caller"
-    try:
-        check_overrides(request.headers, allowed=proxy.may_override(key),
-                        caller_confidence=caller_confidence)
-    except PermissionDeniedError as exc:
-        proxy.forbidden(rid, "override_not_allowed", exc.message)
-        raise
-    body = parse_chat_request(await read_body(request, settings.max_body_bytes))
-    overrides = parse_overrides(request.headers)
-    plan = plan_request(body, guard)
+async def _exchange(proxy: Proxy, plan: ChatPlan, body: dict[str, Any],
+                    headers: Mapping[str, str]
+                    ) -> tuple[dict[str, Any], list[dict[str, Any]] | None, ChatPlan,
+                               dict[str, Any]]:
+    """Everything asked of the upstream for one request: ``(reply, its stream chunks, the
+    plan used, the reply with the consistency samples)``. The caller bounds it by the total
+    deadline (``--request-timeout``)."""
     upstream = proxy.upstream
-    headers = proxy.upstream_headers(request.headers)
-    t_up = time.perf_counter()
     try:
         reply, chunks = await _fetch(upstream, plan, headers)
     except UpstreamStatusError as exc:
@@ -203,8 +194,33 @@ async def chat_completions(request: Request) -> Response:
         raise UpstreamError(f"the upstream at {upstream.name} returned a reply without "
                             "'choices'")
     view = reply
-    if plan.samples > len(reply["choices"]):
+    if plan.signal_samples > len(reply["choices"]):  # only the consistency signal
         view = await _extra_samples(upstream, plan, headers, reply)
+    return reply, chunks, plan, view
+
+
+async def chat_completions(request: Request) -> Response:
+    """Handle one chat completion request (see the module docstring)."""
+    t0 = time.perf_counter()
+    proxy: Proxy = request.app.state.proxy
+    settings, guard = proxy.settings, proxy.guard
+    request.state.request_id = rid = proxy.new_request_id()
+    key = check_auth(request.headers, proxy.client_keys)
+    caller_confidence = settings.confidence == "caller"
+    try:
+        check_overrides(request.headers, allowed=proxy.may_override(key),
+                        caller_confidence=caller_confidence)
+    except PermissionDeniedError as exc:
+        proxy.forbidden(rid, "override_not_allowed", exc.message)
+        raise
+    body = parse_chat_request(await read_body(request, settings.max_body_bytes),
+                              max_n=settings.max_n)
+    overrides = parse_overrides(request.headers)
+    plan = plan_request(body, guard)
+    headers = proxy.upstream_headers(request.headers)
+    t_up = time.perf_counter()
+    reply, chunks, plan, view = await cancel_on_disconnect(request, proxy.upstream.within(
+        settings.request_timeout, _exchange(proxy, plan, body, headers)))
     upstream_s = time.perf_counter() - t_up
     conf = guard.extract(view)
     if overrides.confidence is not None:

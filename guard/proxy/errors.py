@@ -8,7 +8,9 @@
   or its body wrapped as the message;
 * an upstream 5xx or an unusable reply: 502, ``upstream_error``;
 * the upstream unreachable: 502, code ``upstream_unavailable``, the message names the upstream;
-* an upstream timeout: 504, code ``upstream_timeout``;
+* an upstream timeout or the total deadline passed: 504, code ``upstream_timeout``;
+* no free pooled upstream connection in time: 504, code ``upstream_pool_exhausted``;
+* an upstream reply over ``--max-upstream-bytes``: 502, code ``upstream_reply_too_large``;
 * an unknown path or a wrong method: 404 / 405 (FastAPI's own, re-rendered);
 * FastAPI request validation: 400, code ``invalid_request``;
 * anything unexpected: 500, ``server_error`` (logged with its traceback, never sent).
@@ -32,8 +34,10 @@ from starlette.responses import Response
 from guard.exceptions import (
     ClientRequestError,
     UpstreamError,
+    UpstreamPoolExhausted,
     UpstreamStatusError,
     UpstreamTimeout,
+    UpstreamTooLarge,
     UpstreamUnavailable,
 )
 
@@ -119,8 +123,12 @@ async def _upstream_error(request: Request, exc: UpstreamError) -> Response:
         return error_response(request, 502, error_body(
             f"the upstream failed (HTTP {exc.status}): {message}", "upstream_error",
             code="upstream_error"))
-    if isinstance(exc, UpstreamTimeout):
+    if isinstance(exc, UpstreamPoolExhausted):
+        status, code, kind = 504, "upstream_pool_exhausted", "pool_exhausted"
+    elif isinstance(exc, UpstreamTimeout):
         status, code, kind = 504, "upstream_timeout", "timeout"
+    elif isinstance(exc, UpstreamTooLarge):
+        status, code, kind = 502, "upstream_reply_too_large", "too_large"
     elif isinstance(exc, UpstreamUnavailable):
         status, code, kind = 502, "upstream_unavailable", "unavailable"
     else:

@@ -8,29 +8,35 @@ guard added, so that it can be removed from the reply.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hmac
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from starlette.requests import Request
 
 from guard.core import Guard
 from guard.exceptions import (
     AuthenticationError,
+    ClientDisconnected,
     InvalidRequestError,
     PayloadTooLargeError,
     PermissionDeniedError,
 )
 from guard.records import Mode
 
+T = TypeVar("T")
 #: Request headers that override the guard per request.
 COST_HEADER = "x-utilityguard-cost"
 REFUSAL_COST_HEADER = "x-utilityguard-refusal-cost"
 MODE_HEADER = "x-utilityguard-mode"
 CONFIDENCE_HEADER = "x-utilityguard-confidence"
+#: The default largest ``n`` (``--max-n``).
+DEFAULT_MAX_N = 8
 #: A body over the limit is still drained up to this many times the limit (then the
 #: connection is dropped), so that the client can read the 413 instead of a reset.
 DRAIN_FACTOR = 16
@@ -55,6 +61,33 @@ async def read_body(request: Request, limit: int) -> bytes:
     if size > limit:
         raise too_large
     return b"".join(chunks)
+
+
+async def _disconnected(request: Request) -> None:
+    """Return when the client has gone (after its body was read)."""
+    while True:
+        message = await request.receive()
+        if message["type"] == "http.disconnect":
+            return
+
+
+async def cancel_on_disconnect(request: Request, work: Awaitable[T]) -> T:
+    """Await ``work``, cancelling it when the client disconnects (the upstream call stops and
+    its pooled connection is freed); then :class:`ClientDisconnected`."""
+    task = asyncio.ensure_future(work)
+    watcher = asyncio.ensure_future(_disconnected(request))
+    try:
+        await asyncio.wait({task, watcher}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        if not task.done():
+            task.cancel()
+        watcher.cancel()
+    if task.cancelled() or not task.done():
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        raise ClientDisconnected("the client closed the connection before the reply",
+                                 code="client_disconnected")
+    return task.result()
 
 
 def check_auth(headers: Mapping[str, str], keys: Sequence[bytes]) -> bytes | None:
@@ -86,8 +119,9 @@ def key_in(key: bytes | None, keys: Sequence[bytes]) -> bool:
     return found
 
 
-def parse_chat_request(raw: bytes) -> dict[str, Any]:
-    """The JSON body of a chat completion request, checked for the fields the guard reads.
+def parse_chat_request(raw: bytes, *, max_n: int = DEFAULT_MAX_N) -> dict[str, Any]:
+    """The JSON body of a chat completion request, checked for the fields the guard reads
+    (``n`` at most ``max_n``).
 
     Examples
     --------
@@ -122,6 +156,10 @@ def parse_chat_request(raw: bytes) -> dict[str, Any]:
     if n is not None and (isinstance(n, bool) or not isinstance(n, int) or n < 1):
         raise InvalidRequestError(f"'n' must be an integer >= 1; got {n!r}", param="n",
                                   code="invalid_request")
+    if isinstance(n, int) and n > max_n:
+        raise InvalidRequestError(
+            f"'n' is {n}; this proxy allows at most {max_n} choices per request (--max-n)",
+            param="n", code="n_too_large")
     return body
 
 
@@ -130,31 +168,6 @@ def _check_type(body: Mapping[str, Any], key: str, kind: type) -> None:
     if value is not None and not isinstance(value, kind):
         raise InvalidRequestError(f"'{key}' must be a {kind.__name__}; got {value!r}",
                                   param=key, code="invalid_request")
-
-
-def message_text(content: Any) -> str:
-    """The text of a message ``content``: a string, or the text parts of a list of parts.
-
-    Examples
-    --------
-    >>> message_text([{"type": "text", "text": "What is"}, {"type": "image_url"},
-    ...               {"type": "text", "text": "this?"}])
-    'What is\\nthis?'
-    """
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        parts = [p.get("text") for p in content if isinstance(p, dict)]
-        return "\n".join(p for p in parts if isinstance(p, str))
-    return ""
-
-
-def query_text(messages: Sequence[Any]) -> str:
-    """The query the guard prices: the last user message's text ("" when there is none)."""
-    for m in reversed(messages):
-        if isinstance(m, dict) and m.get("role") == "user":
-            return message_text(m.get("content"))
-    return ""
 
 
 @dataclass(frozen=True)
@@ -254,7 +267,10 @@ class ChatPlan:
     client_n : int
         Choices the client asked for; the reply is cut to this many.
     samples : int
-        Choices the guard needs (``> client_n`` only for the consistency signal).
+        Choices asked of the upstream (``> client_n`` only for the consistency signal).
+    signal_samples : int
+        Choices the confidence signal needs (``> 1`` only for consistency): the only reason
+        the proxy makes extra upstream calls when the upstream returns fewer choices.
     """
 
     body: dict[str, Any]
@@ -262,6 +278,7 @@ class ChatPlan:
     client_logprobs: bool
     client_n: int
     samples: int
+    signal_samples: int = 1
 
     def as_sent(self, body: Mapping[str, Any]) -> ChatPlan:
         """The plan for sending ``body`` as the client sent it (nothing added)."""
@@ -290,8 +307,11 @@ def plan_request(body: Mapping[str, Any], guard: Guard) -> ChatPlan:
         # the client asked for logprobs itself: send its request as it is, so that it gets
         # what the upstream would have sent it (no top_logprobs alternatives)
         upstream.pop("top_logprobs", None)
-    samples = max(client_n, int(upstream.get("n") or 1))
+    # what the signal alone asks for (the client's own n is not a reason for extra calls)
+    own = {k: v for k, v in body.items() if k != "n"}
+    signal_samples = int(guard.request_overrides(own).get("n") or 1)
+    samples = max(client_n, signal_samples)
     if samples > 1 or "n" in body:
         upstream["n"] = samples
     return ChatPlan(body=upstream, stream=stream, client_logprobs=body.get("logprobs") is True,
-                    client_n=client_n, samples=samples)
+                    client_n=client_n, samples=samples, signal_samples=signal_samples)

@@ -3,7 +3,12 @@
 :class:`Upstream` wraps the proxy's single pooled :class:`httpx.AsyncClient` (owned by the
 app's lifespan) and exposes the three calls the proxy makes. Whatever goes wrong is raised as
 
-* :class:`~guard.exceptions.UpstreamTimeout` — connect, read, write or pool timeout (HTTP 504);
+* :class:`~guard.exceptions.UpstreamTimeout` — connect, read or write timeout, or the total
+  deadline of an exchange passed (HTTP 504);
+* :class:`~guard.exceptions.UpstreamPoolExhausted` — no free pooled connection in time (504,
+  the message says the pool is exhausted);
+* :class:`~guard.exceptions.UpstreamTooLarge` — a reply over ``max_bytes`` (502; bodies are read
+  incrementally and the connection is closed past the limit);
 * :class:`~guard.exceptions.UpstreamUnavailable` — connection refused or reset, DNS, TLS, a
   broken HTTP exchange (HTTP 502, the message names the upstream);
 * :class:`~guard.exceptions.UpstreamStatusError` — a non-2xx status (4xx are passed through to
@@ -16,26 +21,32 @@ routing headers are forwarded; nothing here logs a header or a body.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Awaitable, Mapping
+from typing import Any, TypeVar
 
 import httpx
 
 from guard.exceptions import (
     UpstreamError,
+    UpstreamPoolExhausted,
     UpstreamStatusError,
     UpstreamTimeout,
+    UpstreamTooLarge,
     UpstreamUnavailable,
 )
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 #: Request headers passed on to the upstream besides ``Authorization``.
 FORWARDED_HEADERS = ("openai-organization", "openai-project", "openai-beta")
 #: Upstream response headers passed back on an error (rate limits).
 ERROR_HEADERS = ("retry-after",)
+#: The default limit on an upstream reply's size (``--max-upstream-bytes``).
+DEFAULT_MAX_BYTES = 8 * 1024 * 1024
 #: At most this much of an upstream error body is kept.
 MAX_ERROR_BODY = 64 * 1024
 
@@ -106,16 +117,31 @@ class Upstream:
         The pooled client; its ``base_url`` is the upstream's ``.../v1``.
     """
 
-    def __init__(self, client: httpx.AsyncClient) -> None:
+    def __init__(self, client: httpx.AsyncClient, *, max_bytes: int = DEFAULT_MAX_BYTES
+                 ) -> None:
         self.client = client
         self.name = display_url(client.base_url).rstrip("/")
+        self.max_bytes = max_bytes
 
     async def _send(self, method: str, path: str, headers: Mapping[str, str],
                     body: bytes | None = None) -> httpx.Response:
+        """The upstream's response, its body read incrementally up to :attr:`max_bytes`
+        (:class:`UpstreamTooLarge` past it, the connection closed)."""
         if body is not None:
             headers = {**headers, "content-type": "application/json"}
+        request = self.client.build_request(method, path, content=body, headers=headers)
         try:
-            return await self.client.request(method, path, content=body, headers=headers)
+            response = await self.client.send(request, stream=True)
+            try:
+                content = await self._read(response)
+            finally:
+                await response.aclose()
+        except httpx.PoolTimeout:
+            pool = self.client.timeout.pool
+            raise UpstreamPoolExhausted(
+                f"no free connection to the upstream at {self.name} within {pool:g} s: the "
+                "proxy's upstream connection pool is exhausted (raise --max-connections or "
+                "--pool-timeout)") from None
         except httpx.TimeoutException as exc:
             kind = type(exc).__name__
             raise UpstreamTimeout(
@@ -124,6 +150,35 @@ class Upstream:
             reason = str(exc) or type(exc).__name__
             raise UpstreamUnavailable(
                 f"cannot reach the upstream at {self.name}: {reason}") from None
+        return httpx.Response(response.status_code, headers=response.headers, content=content,
+                              request=request)
+
+    async def _read(self, response: httpx.Response) -> bytes:
+        too_large = UpstreamTooLarge(
+            f"the upstream at {self.name} sent a reply larger than the proxy's limit of "
+            f"{self.max_bytes} bytes (--max-upstream-bytes)")
+        declared = response.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > self.max_bytes:
+            raise too_large
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in response.aiter_bytes():
+            size += len(chunk)
+            if size > self.max_bytes:
+                raise too_large
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    async def within(self, seconds: float, work: Awaitable[T]) -> T:
+        """Await ``work`` (a whole upstream exchange: every call and byte in it) for at most
+        ``seconds``; past it ``work`` is cancelled and :class:`UpstreamTimeout` raised (a
+        slow-drip upstream never trips the read timeout, which applies between bytes)."""
+        try:
+            return await asyncio.wait_for(work, seconds)
+        except asyncio.TimeoutError:
+            raise UpstreamTimeout(
+                f"the upstream at {self.name} did not finish within the proxy's deadline of "
+                f"{seconds:g} s (--request-timeout)") from None
 
     def _check_status(self, response: httpx.Response) -> None:
         if 200 <= response.status_code < 300:

@@ -241,9 +241,10 @@ def start_proxy(upstream: tuple[FakeUpstream, Served]) -> Iterator[Callable[...,
     """Start a proxy with settings overrides; every one started is stopped at teardown."""
     started: list[Served] = []
 
-    def start(upstream_url: str | None = None, **overrides: Any) -> Served:
+    def start(upstream_url: str | None = None, *, cost_model: Any = None,
+              **overrides: Any) -> Served:
         settings = proxy_settings(upstream_url or upstream[1].url, **overrides)
-        served = Served(create_app(settings, cost_model=KeywordCost()))
+        served = Served(create_app(settings, cost_model=cost_model or KeywordCost()))
         started.append(served)
         return served
 
@@ -326,7 +327,8 @@ class HostileUpstream:
     field, :class:`HostileAnswer`; ``leak-sure`` with confident logprobs), ``drip`` (a 200
     that sends one byte every 0.2 s, for at most 20 s), ``huge-N`` (a reply of N MB, JSON or
     SSE), ``echo`` (HTTP 401 / 500 whose body and headers echo the ``Authorization`` header it
-    received), ``slow`` (answers after 5 s; records whether it finished or was cancelled).
+    received), ``slow`` (answers after 5 s; records ``"disconnected"`` when the proxy hung up
+    first, else ``"finished"``).
     ``GET`` on any path answers ``{"path": ...}`` and is recorded (path traversal tests).
     """
 
@@ -370,11 +372,11 @@ class HostileUpstream:
                     await asyncio.sleep(0.2)
             return StreamingResponse(drip(), media_type="application/json")
         if "slow" in q:
-            try:
-                await asyncio.sleep(5.0)
-            except asyncio.CancelledError:
-                self.slow_outcomes.append("cancelled")
-                raise
+            for _ in range(50):
+                await asyncio.sleep(0.1)
+                if await request.is_disconnected():
+                    self.slow_outcomes.append("disconnected")
+                    return Response(status_code=499)
             self.slow_outcomes.append("finished")
         if (m := re.search(r"huge-(\d+)", q)) is not None:
             text = "x" * (int(m.group(1)) * 1024 * 1024)

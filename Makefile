@@ -34,7 +34,7 @@ test: lint
 bench: $(STAMP)
 	$(VENV)/bin/utilityguard bench --out $(BENCH_OUT)
 
-perf: $(STAMP)
+perf: $(STAMP) services
 	$(PY) -m benchmarks.perf
 
 # llama-cpp-python builds from its sdist (about 8 minutes on 2 cores); pip caches the wheel,

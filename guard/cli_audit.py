@@ -2,7 +2,8 @@
 
 ``audit export`` writes each decision record as one JSON line (DESIGN.md's fields plus ``ts``,
 ``model``, ``stream`` and ``query``, which is null unless the proxy ran with
-``audit_queries``), oldest first.
+``audit_queries``), oldest first. ``audit report`` writes a self-contained HTML page of plots
+(:mod:`guard.proxy.audit.report`).
 """
 
 from __future__ import annotations
@@ -57,11 +58,26 @@ def register(sub: Any) -> None:
     e.add_argument("--out", type=Path, required=True, metavar="FILE.jsonl",
                    help="where to write the records")
     e.set_defaults(func=run_export)
+    r = actions.add_parser("report", help="write an HTML page of plots about the audit log",
+                           description="Write DIR/index.html: a self-contained page (inline "
+                                       "SVG, nothing loaded from the network) with decisions "
+                                       "over time, the answer rate by predicted-cost band, p "
+                                       "against the thresholds, refusals by policy version "
+                                       "and, where feedback exists, the accuracy of delivered "
+                                       "answers and the realised utility against "
+                                       "always-answer and always-refuse.")
+    add_source_arguments(r)
+    r.add_argument("--out", type=Path, required=True, metavar="DIR",
+                   help="the directory to write index.html into (created)")
+    r.add_argument("--bins", type=int, default=24, metavar="N",
+                   help="time intervals of the decisions-over-time plot (default 24)")
+    r.set_defaults(func=run_report)
     p.set_defaults(func=_need_action)
 
 
 def _need_action(args: argparse.Namespace) -> int:
-    raise CLIError("audit needs an action: utilityguard audit export --path DB --out FILE")
+    raise CLIError("audit needs an action: export (--path DB --out FILE) or report "
+                   "(--path DB --out DIR)")
 
 
 def run_export(args: argparse.Namespace) -> int:
@@ -71,4 +87,17 @@ def run_export(args: argparse.Namespace) -> int:
     target = audit_source(args)
     n = export_jsonl(target, args.out)
     print(f"wrote {n} decision record(s) from {open_store(target).name} to {args.out}")
+    return 0
+
+
+def run_report(args: argparse.Namespace) -> int:
+    """Write the HTML report; print where."""
+    from guard.proxy.audit import open_store, write_report
+
+    if args.bins < 1:
+        raise CLIError(f"--bins must be >= 1, got {args.bins}")
+    target = audit_source(args)
+    name = open_store(target).name  # a URL without its password
+    path = write_report(target, args.out, name=name, bins=args.bins)
+    print(f"wrote {path}")
     return 0

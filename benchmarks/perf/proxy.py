@@ -24,7 +24,7 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -59,20 +59,22 @@ def _wait(url: str, proc: subprocess.Popen[bytes], timeout: float = 60.0) -> Non
 
 
 @contextmanager
-def servers() -> Iterator[tuple[str, str]]:
-    """``(upstream_base, proxy_base)``, both stopped on exit."""
+def servers(workers: int = WORKERS, env: Mapping[str, str] | None = None
+            ) -> Iterator[tuple[str, str]]:
+    """``(upstream_base, proxy_base)`` with ``workers`` proxy processes, both stopped on exit;
+    ``env`` adds ``UTILITYGUARD_*`` settings for the proxy (e.g. an audit log)."""
     up_port, px_port = _port(), _port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("UTILITYGUARD_")}
+    base = {k: v for k, v in os.environ.items() if not k.startswith("UTILITYGUARD_")}
     upstream = subprocess.Popen(
         [sys.executable, "-m", "uvicorn", "benchmarks.perf.fake_upstream:app", "--host",
          "127.0.0.1", "--port", str(up_port), "--log-level", "warning", "--no-access-log"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        env=base, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     exe = Path(sys.executable).parent / "utilityguard"
     proxy = subprocess.Popen(
         [str(exe), "serve", "--upstream", f"http://127.0.0.1:{up_port}/v1", "--port",
          str(px_port), "--confidence", "logprobs", "--log-level", "warning",
-         "--workers", str(WORKERS)],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+         "--workers", str(workers)],
+        env={**base, **(env or {})}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         _wait(f"http://127.0.0.1:{up_port}/v1/models", upstream)
         _wait(f"http://127.0.0.1:{px_port}/healthz", proxy)

@@ -2,8 +2,8 @@
 
 Modules, in dependency order:
 
-* :mod:`~guard.proxy.audit.schema` — the tables (:data:`DECISIONS`, :data:`TABLES`) as typed
-  columns, shared by both backends; another table (e.g. feedback) is one more entry there.
+* :mod:`~guard.proxy.audit.schema` — the tables (:data:`DECISIONS`, :data:`FEEDBACK`,
+  :data:`TABLES`) as typed columns, shared by both backends; another table is one more entry.
 * :mod:`~guard.proxy.audit.store` — the :class:`AuditStore` interface and :func:`open_store`
   (a ``postgresql://`` URL or a file path), and :func:`read_rows` for readers (``audit export``,
   ``audit report``, ``fit --from-audit``): ``read_rows(target, DECISIONS)`` yields dicts,
@@ -12,10 +12,21 @@ Modules, in dependency order:
 * :mod:`~guard.proxy.audit.writer` — :class:`AuditWriter`, the bounded non-blocking batching
   writer with reconnection (what the proxy runs).
 * :mod:`~guard.proxy.audit.export` — :func:`export_jsonl`.
+* :mod:`~guard.proxy.audit.svg`, :mod:`~guard.proxy.audit.report` — ``audit report``: a
+  self-contained HTML page of inline SVG plots (:func:`write_report`).
 """
 
 from guard.proxy.audit.export import export_jsonl
-from guard.proxy.audit.schema import COLUMNS, DECISIONS, TABLES, Column, Table, decision_row
+from guard.proxy.audit.report import write_report
+from guard.proxy.audit.schema import (
+    COLUMNS,
+    DECISIONS,
+    FEEDBACK,
+    TABLES,
+    Column,
+    Table,
+    decision_row,
+)
 from guard.proxy.audit.store import (
     AuditStore,
     AuditStoreError,
@@ -27,6 +38,6 @@ from guard.proxy.audit.store import (
 )
 from guard.proxy.audit.writer import AuditWriter
 
-__all__ = ["COLUMNS", "DECISIONS", "TABLES", "AuditStore", "AuditStoreError",
+__all__ = ["COLUMNS", "DECISIONS", "FEEDBACK", "TABLES", "AuditStore", "AuditStoreError",
            "AuditStoreUnavailable", "AuditWriter", "Column", "Table", "decision_row",
-           "export_jsonl", "is_url", "mask_url", "open_store", "read_rows"]
+           "export_jsonl", "is_url", "mask_url", "open_store", "read_rows", "write_report"]

@@ -4,12 +4,14 @@ A :class:`Table` is a name and typed :class:`Column` s; each backend creates it 
 columns an older database lacks) from this one description, so SQLite and PostgreSQL hold the
 same schema. :data:`DECISIONS` is DESIGN.md's decision record
 (:class:`~guard.records.DecisionRecord`, one column per field, its type read from the field's
-annotation) plus ``ts`` (Unix time), ``model`` (what the client asked for), ``stream`` (0/1) and
-``query`` (the query text, null unless the proxy stores queries). Every table also has an
+annotation) plus ``ts`` (Unix time), ``model`` (what the client asked for), ``stream`` (0/1),
+``query`` (the query text, null unless the proxy stores queries) and ``policy`` (the version
+of the policy that decided, when the record does not carry it itself; null otherwise). Every table also has an
 ``id`` primary key that grows with insertion order, so "oldest first" is ``ORDER BY id``.
 
-Another table (e.g. feedback on decisions) is one more :class:`Table` added to
-:data:`TABLES`; the stores create every table listed there.
+:data:`FEEDBACK` holds labels on decisions (by ``request_id``). Another table is one more
+:class:`Table` added to :data:`TABLES`; the stores create every table listed there (and add
+the columns an older database lacks).
 
 Examples
 --------
@@ -91,14 +93,20 @@ def _decision_columns() -> tuple[Column, ...]:
     fields = DecisionRecord.model_fields
     record = tuple(Column(name, _kind(f.annotation)) for name, f in fields.items())
     extras = (Column("ts", "real"), Column("model", "text"), Column("stream", "integer"),
-              Column("query", "text"))
-    return (*record, *extras)
+              Column("query", "text"), Column("policy", "text"))
+    return (*record, *(c for c in extras if c.name not in fields))
 
 
 #: Every decision the proxy made (one row per request).
 DECISIONS = Table("decisions", _decision_columns())
+#: Labels on decisions (``POST /v1/feedback``), appended, never updated: the latest label of
+#: a ``request_id`` counts. ``correct`` / ``answerable`` are 0, 1 or null (unknown); ``cost``
+#: is the realised cost of a wrong answer, or null.
+FEEDBACK = Table("feedback", (Column("request_id", "text"), Column("ts", "real"),
+                              Column("correct", "integer"), Column("answerable", "integer"),
+                              Column("cost", "real")))
 #: The tables every store creates.
-TABLES: tuple[Table, ...] = (DECISIONS,)
+TABLES: tuple[Table, ...] = (DECISIONS, FEEDBACK)
 #: The decision table's column names, in order.
 COLUMNS: tuple[str, ...] = DECISIONS.names
 

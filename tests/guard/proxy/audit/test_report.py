@@ -1,0 +1,144 @@
+"""``audit report``: a self-contained HTML page, rendered in a real headless Chromium (the page
+is not blank, every figure is drawn), its numbers checked against values computed here from
+the rows the test wrote, from a SQLite file and from PostgreSQL alike."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from guard.cli import main
+from guard.proxy.audit import DECISIONS, FEEDBACK, decision_row, open_store
+from guard.records import DecisionRecord
+from policies import answer_threshold
+
+REQUIRED = os.environ.get("UTILITYGUARD_TEST_REQUIRE_SERVICES") == "1"
+FIGURES = ("fig-decisions-over-time", "fig-answer-rate-by-cost", "fig-p-histogram",
+           "fig-p-vs-threshold", "fig-refusals-by-policy", "fig-accuracy", "fig-utility")
+CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+                  "--no-first-run", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync")
+
+
+def chromium() -> str:
+    exe = shutil.which("chromium") or shutil.which("chromium-browser")
+    if exe is None:
+        reason = "chromium is not installed (apt-get install chromium, or make services)"
+        if REQUIRED:
+            pytest.fail(reason + " (UTILITYGUARD_TEST_REQUIRE_SERVICES=1)")
+        pytest.skip(reason)
+    return exe
+
+
+def run_chromium(*args: str) -> subprocess.CompletedProcess[str]:
+    with tempfile.TemporaryDirectory(prefix="utilityguard-chromium-") as profile:
+        return subprocess.run([chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={profile}",
+                               *args], capture_output=True, text=True, timeout=180,
+                              check=False)
+
+
+def write_log(target: str | Path, n: int = 400) -> dict[str, float]:
+    """``n`` decisions over an hour, two policy versions, labels on every other one; the
+    expected summary numbers, computed here with plain arithmetic."""
+    rng = np.random.default_rng(7)
+    rows, labels = [], []
+    always_refuse, always_answer, guard, delivered, delivered_ok = 0.0, 0.0, 0.0, 0, 0
+    labelled = 0
+    for i in range(n):
+        cost, p, c_r = float(np.exp(rng.normal(1.0, 1.2))), float(rng.uniform()), 2.0
+        t = float(answer_threshold(cost, c_r))
+        decision = "answer" if p >= t else "refuse"
+        record = DecisionRecord(request_id=f"r{i}", cost=cost, cost_source="model", p=p,
+                                p_source="calibrated", threshold=t, c_r=c_r,
+                                expected_utility_answer=p - (1 - p) * cost,
+                                expected_utility_refuse=-c_r, decision=decision,
+                                mode="enforce", latency_ms=0.2)  # type: ignore[arg-type]
+        row = dict(zip(DECISIONS.names, decision_row(record, ts=1.8e9 + 9 * i, model="m",
+                                                    stream=False, query=None), strict=True))
+        row["policy"] = "smollm2@aaaa1111" if i < n // 2 else "smollm2@bbbb2222"
+        rows.append(DECISIONS.row(row))
+        if i % 2 == 0:
+            correct = bool(rng.uniform() < p)
+            labels.append(FEEDBACK.row({"request_id": f"r{i}", "ts": 1.8e9 + 9 * i + 5,
+                                        "correct": int(correct), "answerable": 1,
+                                        "cost": None}))
+            labelled += 1
+            always_refuse += -c_r
+            always_answer += 1.0 if correct else -cost
+            guard += (1.0 if correct else -cost) if decision == "answer" else -c_r
+            delivered += decision == "answer"
+            delivered_ok += decision == "answer" and correct
+    with open_store(target) as store:
+        store.connect()
+        store.insert(DECISIONS, rows)
+        store.insert(FEEDBACK, labels)
+    return {"mean utility: guard": guard / labelled,
+            "mean utility: always answer": always_answer / labelled,
+            "mean utility: always refuse": always_refuse / labelled,
+            "accuracy of delivered answers": delivered_ok / delivered,
+            "labelled decisions used": labelled}
+
+
+def summary(dom: str) -> dict[str, str]:
+    return dict(re.findall(r"<tr><th>([^<]+)</th><td>([^<]+)</td></tr>", dom))
+
+
+def check_report(index: Path, expected: dict[str, float], tmp_path: Path) -> None:
+    html = index.read_text()
+    # self-contained: nothing to fetch
+    assert not re.search(r"<script|<link|<img|<iframe|@import|url\(", html, re.I)
+    assert not re.search(r"(src|href)\s*=", html, re.I)
+    dom = run_chromium("--dump-dom", index.as_uri()).stdout
+    assert "utilityguard audit report" in dom
+    for fig in FIGURES:  # each figure is in the rendered DOM with drawn marks
+        m = re.search(rf'<figure id="{fig}".*?</figure>', dom, re.S)
+        assert m is not None, fig
+        assert len(re.findall(r'class="(bar|point)"', m.group(0))) >= 2, fig
+    got = summary(dom)
+    assert got["decisions"] == "400"
+    for key, value in expected.items():
+        assert float(got[key]) == pytest.approx(value, abs=5e-4), key
+    assert expected["mean utility: guard"] > expected["mean utility: always answer"]
+    shot = tmp_path / "shot.png"
+    run_chromium(f"--screenshot={shot}", "--window-size=1400,2200", "--hide-scrollbars",
+                 index.as_uri())
+    image = Image.open(shot).convert("RGB")
+    pixels = np.asarray(image).reshape(-1, 3)
+    non_white = (pixels < 245).any(axis=1).mean()
+    assert non_white > 0.03, non_white  # not blank
+    blue = (np.abs(pixels.astype(int) - (31, 119, 180)).sum(axis=1) < 40).mean()
+    assert blue > 0.001, blue  # the first series' colour is painted: the bars are drawn
+    assert len(np.unique(pixels, axis=0)) > 20
+
+
+def test_report_from_sqlite_in_chromium(tmp_path: Path) -> None:
+    db = tmp_path / "audit.db"
+    expected = write_log(db)
+    out = tmp_path / "report"
+    assert main(["audit", "report", "--path", str(db), "--out", str(out)]) == 0
+    check_report(out / "index.html", expected, tmp_path)
+    shutil.copy(tmp_path / "shot.png", Path(tempfile.gettempdir()) / "utilityguard-report.png")
+
+
+def test_report_from_postgres(pg_url: str, tmp_path: Path) -> None:
+    expected = write_log(pg_url)
+    out = tmp_path / "report"
+    assert main(["audit", "report", "--audit-url", pg_url, "--out", str(out)]) == 0
+    check_report(out / "index.html", expected, tmp_path)
+    assert "pg-test-SECRET" not in (out / "index.html").read_text()
+
+
+def test_report_of_an_empty_log_and_without_feedback(tmp_path: Path) -> None:
+    db = tmp_path / "empty.db"
+    with open_store(db) as store:
+        store.connect()
+    assert main(["audit", "report", "--path", str(db), "--out", str(tmp_path / "e")]) == 0
+    assert 'id="empty"' in (tmp_path / "e" / "index.html").read_text()

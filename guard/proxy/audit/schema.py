@@ -6,8 +6,9 @@ same schema. :data:`DECISIONS` is DESIGN.md's decision record
 (:class:`~guard.records.DecisionRecord`, one column per field, its type read from the field's
 annotation) plus ``ts`` (Unix time), ``model`` (what the client asked for), ``stream`` (0/1),
 ``query`` (the query text, null unless the proxy stores queries) and ``policy`` (the version
-of the policy that decided, when the record does not carry it itself; null otherwise). Every table also has an
-``id`` primary key that grows with insertion order, so "oldest first" is ``ORDER BY id``.
+of the policy that decided, when the record does not carry it itself; null otherwise). Every
+table also has an ``id`` primary key that grows with insertion order, so "oldest first" is
+``ORDER BY id``.
 
 :data:`FEEDBACK` holds labels on decisions (by ``request_id``). Another table is one more
 :class:`Table` added to :data:`TABLES`; the stores create every table listed there (and add

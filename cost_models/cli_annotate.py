@@ -1,4 +1,5 @@
-"""``utilityguard annotate tuples|judge|fit``: the paper's consequence-annotation pipeline."""
+"""``utilityguard annotate tuples|judge|fit|duplicates``: the paper's consequence-annotation
+pipeline, and near-duplicate candidates for reading."""
 
 from __future__ import annotations
 
@@ -18,8 +19,10 @@ from scipy.stats import spearmanr
 from cost_models.annotation.diagnostics import (
     judge_agreement,
     judgments_per_item,
+    position_balance,
     split_half_reliability,
 )
+from cost_models.annotation.duplicates import candidate_pairs, merge_duplicates, read_aliases
 from cost_models.annotation.fit import (
     Judgment,
     fit_bradley_terry,
@@ -50,6 +53,9 @@ def register(sub: Any) -> None:
     t.add_argument("--group-field", default="group", help="coarse group column (default: group)")
     t.add_argument("--ratio", type=float, default=1.25, help="tuples per item (1.25)")
     t.add_argument("--seed", type=int, default=20260713, help="random seed (20260713)")
+    t.add_argument("--no-shuffle", action="store_true",
+                   help="keep the construction order inside each tuple (how tuples were made "
+                        "before shuffling, e.g. the seed set's) instead of shuffling positions")
     t.add_argument("--out", type=Path, required=True, help="tuples JSONL to write")
     t.set_defaults(func=run_tuples)
 
@@ -80,7 +86,24 @@ def register(sub: Any) -> None:
                         "held-out likelihood; or a number >= 0")
     f.add_argument("--out", type=Path, required=True, help="items JSONL with the fitted cost")
     f.add_argument("--report", type=Path, help="diagnostics JSON (default: next to --out)")
+    f.add_argument("--merge", type=Path,
+                   help="JSONL of confirmed duplicates (id, duplicate_of): each removed copy's "
+                        "tuples and judgments count for the copy kept, and the removed copy is "
+                        "left out of --out")
     f.set_defaults(func=run_fit)
+
+    d = s.add_parser("duplicates", help="list near-duplicate candidate pairs to read",
+                     description="Every pair of questions whose word TF-IDF cosine or wordllama "
+                                 "embedding cosine reaches its threshold, most similar first, "
+                                 "as JSONL. Candidates only: read each pair to decide.")
+    d.add_argument("--data", required=True, help="items with id and question")
+    d.add_argument("--tfidf-min", type=float, default=0.28, help="TF-IDF cosine (0.28)")
+    d.add_argument("--embed-min", type=float, default=0.60,
+                   help="wordllama cosine (0.60; needs utilityguard[embed]); < 0 to skip")
+    d.add_argument("--across", default="domain",
+                   help="only pairs whose values of this field differ ('' for all pairs)")
+    d.add_argument("--out", type=Path, required=True, help="candidate pairs JSONL")
+    d.set_defaults(func=run_duplicates)
 
 
 def _progress(label: str) -> Progress:
@@ -139,7 +162,7 @@ def run_tuples(args: argparse.Namespace) -> int:
         raise InvalidValueError(
             f"{args.data}: field {args.group_field!r} missing; fields found: {found}")
     tuples = build_tuples(ids, [str(r[args.group_field]) for r in rows],
-                          ratio=args.ratio, seed=args.seed)
+                          ratio=args.ratio, seed=args.seed, shuffle=not args.no_shuffle)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     with args.out.open("w", encoding="utf-8") as f:
         for t in tuples:
@@ -248,6 +271,15 @@ def run_fit(args: argparse.Namespace) -> int:
     tuples = read_tuples(args.tuples)
     judgments = read_judgments(args.judgments)
     items, ids = read_items(args.data)
+    merged: dict[str, str] = {}
+    if args.merge:
+        merged = read_aliases(read_rows(args.merge), str(args.merge))
+        if missing := sorted((set(merged) | set(merged.values())) - set(ids)):
+            raise InvalidValueError(
+                f"{args.merge}: ids not in {args.data}: {', '.join(missing[:5])}")
+        tuples, judgments = merge_duplicates(tuples, judgments, merged)
+        items = [r for r, i in zip(items, ids, strict=True) if i not in merged]
+        ids = [i for i in ids if i not in merged]
     if args.l2 not in ("auto", "paper-scale"):
         try:
             fixed = float(args.l2)
@@ -274,7 +306,8 @@ def run_fit(args: argparse.Namespace) -> int:
             f.write(json.dumps({**r, "cost": cost[i], "eta": eta[i]}, ensure_ascii=False) + "\n")
     c = fit.cost
     report = {
-        "n_items": len(ids), "n_tuples": fit.n_tuples, "n_judgments": fit.n_judgments,
+        "n_items": len(ids), "n_merged_duplicates": len(merged),
+        "n_tuples": fit.n_tuples, "n_judgments": fit.n_judgments,
         "converged": fit.converged, "l2_rule": args.l2, "l2": l2,
         "l2_heldout_nll": {str(k): round(v, 3) for k, v in l2_scores.items()},
         "l2_heldout_nll_chosen": round(heldout_nll(tuples, judgments, ids, l2), 3),
@@ -288,11 +321,31 @@ def run_fit(args: argparse.Namespace) -> int:
         "by_answerable": _breakdown(items, ids, cost, "answerable"),
         "judgments_per_item": judgments_per_item(tuples, judgments),
         "judge_agreement": judge_agreement(judgments).to_dict(),
+        "position_balance": position_balance(tuples, judgments),
         "split_half_spearman": split_half_reliability(tuples, judgments, ids, l2=l2),
     }
     rep = args.report or args.out.with_name(args.out.stem + ".fit.json")
     rep.write_text(json.dumps(_no_nan(report), indent=2, allow_nan=False) + "\n")
     print(json.dumps(report["cost"]), f"\nwrote {args.out} and {rep}")
+    return 0
+
+
+def run_duplicates(args: argparse.Namespace) -> int:
+    rows, ids = read_items(args.data)
+    col = _column(rows, "question")
+    if col is None:
+        raise InvalidValueError(f"{args.data}: no question column")
+    if args.across and any(args.across not in r for r in rows):
+        raise InvalidValueError(
+            f"{args.data}: --across {args.across}: not every item has that field")
+    groups = [str(r[args.across]) for r in rows] if args.across else None
+    pairs = candidate_pairs([str(r[col]) for r in rows], ids, groups, tfidf_min=args.tfidf_min,
+                            embed_min=args.embed_min if args.embed_min >= 0 else None)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    with args.out.open("w", encoding="utf-8") as f:
+        for p in pairs:
+            f.write(json.dumps(p, ensure_ascii=False) + "\n")
+    print(f"{len(pairs)} candidate pair(s) in {args.out}: read each one to decide")
     return 0
 
 

@@ -283,7 +283,14 @@ def seed_path(name: str = "items.jsonl") -> Path:
 
 
 def load_seed() -> list[DatasetItem]:
-    """The shipped seed set: 1,248 questions written for utilityguard, annotated with the
+    """The shipped seed set: 1,216 questions written for utilityguard, annotated with the
     paper's BWS + Bradley-Terry protocol (see ``cost_models/data/seed/README.md``). These are
     not UtilityBench's published values."""
     return load_utilitybench(seed_path())
+
+
+def load_seed_questions() -> list[DatasetItem]:
+    """Every question written for the seed set (1,248, no costs): :func:`load_seed`'s items
+    plus the near-duplicates removed from it (``duplicates.jsonl``). Responses collected
+    before the deduplication, and grades of them, refer to these."""
+    return load_utilitybench(seed_path("questions.jsonl"), require_cost=False)

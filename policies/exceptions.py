@@ -22,6 +22,7 @@ derive from it is a bug and is shown as one (a traceback).
     │   └── BenchError                        benchmarks.bench.data: bench inputs that cannot
     │                                         be used
     ├── CLIError                              guard.cli: a command-line usage error
+    ├── EmbeddingsUnavailable                 cost_models.embeddings: wordllama not installed
     ├── JudgeError (RuntimeError)             cost_models.annotation.judges: no valid judgment
     ├── CollectError (RuntimeError)           benchmarks.collect: the upstream failed an item
     ├── AuditStoreError                       guard.proxy.audit.store: the audit database

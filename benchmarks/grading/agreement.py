@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchmarks.grading import grade
-from cost_models.datasets import DatasetItem, load_seed
+from cost_models.datasets import DatasetItem, load_seed_questions
 
 Outcome = tuple[bool, bool | None]
 
@@ -77,7 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         description="Agreement of the rule grader with grades written by reading (seed items).")
     p.add_argument("gold", type=Path, help="gold grades (JSONL)")
     args = p.parse_args(argv)
-    result = rules_vs_gold(read_gold(args.gold), load_seed())
+    result = rules_vs_gold(read_gold(args.gold), load_seed_questions())
     print(result.table())
     print("disagreements:", ", ".join(result.disagreements) or "none")
     return 0

@@ -88,3 +88,25 @@ def split_half_reliability(
     b = fit_bradley_terry(tuples, [j for j in judgments if j.tuple_id not in half], ids, l2=l2)
     rho = spearmanr(a.eta, b.eta).statistic
     return float(rho)
+
+
+def position_balance(tuples: Mapping[str, Sequence[str]], judgments: Sequence[Judgment]
+                     ) -> dict[str, Any]:
+    """How often the "most" (best) and "least" (worst) choices fell on each position of the
+    tuple as the judge saw it, with the chi-square test p-value against equal shares (a small
+    p: the judges' choices depend on the position)."""
+    from scipy.stats import chisquare
+
+    size = max((len(m) for m in tuples.values()), default=0)
+    most = np.zeros(size, dtype=np.int64)
+    least = np.zeros(size, dtype=np.int64)
+    for j in judgments:
+        members = list(tuples[j.tuple_id])
+        most[members.index(j.best)] += 1
+        least[members.index(j.worst)] += 1
+
+    def p_value(counts: np.ndarray) -> float | None:
+        return float(chisquare(counts).pvalue) if counts.sum() else None
+
+    return {"most": most.tolist(), "least": least.tolist(),
+            "most_chi2_p": p_value(most), "least_chi2_p": p_value(least)}

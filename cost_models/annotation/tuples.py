@@ -8,6 +8,11 @@ tuples. A tuple's ``kind`` says what it holds after the repair (which may swap a
 another group into a within-group tuple, making it an across-group one); a within or across
 tuple that the groups cannot supply (no group of four, or only one group) is drawn at random
 and labelled ``random``. The same ``seed`` gives the same tuples.
+
+The items inside each tuple are shuffled (by a generator of their own, seeded from ``seed``,
+so the tuples' members do not depend on it): the construction picks items in an order that
+follows their groups and usage, and judges lean to the first positions. ``shuffle=False``
+keeps the construction order, which is how tuples were written before (the seed set's).
 """
 
 from __future__ import annotations
@@ -60,6 +65,7 @@ def build_tuples(
     ratio: float = 1.25,
     min_per_item: int = 3,
     seed: int = 20260713,
+    shuffle: bool = True,
 ) -> list[BWSTuple]:
     """Build ``round(ratio * N)`` BWS tuples over ``item_ids``.
 
@@ -75,6 +81,8 @@ def build_tuples(
         Every item appears in at least this many tuples.
     seed : int
         Seed of the generator; equal seeds give equal tuples.
+    shuffle : bool
+        Shuffle the items inside each tuple (default); ``False`` keeps the construction order.
     """
     ids = list(item_ids)
     n = len(ids)
@@ -126,6 +134,9 @@ def build_tuples(
         if kind != "random":  # label by what the tuple holds after the repair's swaps
             raw[k] = (members, "within" if len({labels[i] for i in members}) == 1 else "across")
     shuffled = rng.permutation(len(raw)).tolist()  # judges should not see the kinds in blocks
+    if shuffle:  # positions must not follow the construction order (own stream: same members)
+        within = np.random.default_rng([seed, 1])
+        raw = [([int(i) for i in within.permutation(m)], kind) for m, kind in raw]
     width = len(str(len(raw)))
     return [
         BWSTuple(f"t{k + 1:0{width}d}", tuple(ids[i] for i in raw[j][0]), raw[j][1])

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from benchmarks.grading import grade
+from cost_models.annotation.duplicates import merge_duplicates, read_aliases
 from cost_models.annotation.fit import Judgment, fit_bradley_terry
 from cost_models.annotation.tuples import build_tuples
 from cost_models.datasets import DatasetItem, load_seed, read_rows, seed_path
@@ -118,14 +119,25 @@ def test_tuples_reproduce_from_questions_with_the_cards_seed() -> None:
     match = re.search(r"seed (\d+)", _card())
     assert match, "the dataset card must name the tuple seed"
     questions = _rows("questions.jsonl")
+    # the shipped tuples were built (and judged) before tuples were shuffled: --no-shuffle
+    assert "--no-shuffle" in _card()
     rebuilt = build_tuples([str(r["id"]) for r in questions],
-                           [str(r["group"]) for r in questions], seed=int(match.group(1)))
+                           [str(r["group"]) for r in questions], seed=int(match.group(1)),
+                           shuffle=False)
     assert [t.to_dict() for t in rebuilt] == list(_rows("tuples.jsonl"))
+
+
+def _aliases() -> dict[str, str]:
+    return read_aliases(_rows("duplicates.jsonl"), "duplicates.jsonl")
 
 
 def test_questions_and_items_agree_except_for_the_fitted_fields() -> None:
     items = {str(r["id"]): r for r in _rows("items.jsonl")}
+    removed = _aliases()
+    assert set(items) == {str(q["id"]) for q in _rows("questions.jsonl")} - set(removed)
     for q in _rows("questions.jsonl"):
+        if q["id"] in removed:
+            continue
         fitted = items[str(q["id"])]
         assert {k: v for k, v in fitted.items() if k not in ("cost", "eta")} == q
 
@@ -134,7 +146,9 @@ def test_refitting_the_judgments_reproduces_the_costs() -> None:
     report = json.loads(seed_path("fit.json").read_text(encoding="utf-8"))
     tuples = {str(t["tuple_id"]): [str(i) for i in t["items"]] for t in _rows("tuples.jsonl")}
     judgments = [Judgment.from_dict(r) for r in _rows("judgments.jsonl")]
-    ids = [str(r["id"]) for r in _rows("questions.jsonl")]
+    removed = _aliases()
+    tuples, judgments = merge_duplicates(tuples, judgments, removed)
+    ids = [str(r["id"]) for r in _rows("questions.jsonl") if r["id"] not in removed]
     fit = fit_bradley_terry(tuples, judgments, ids, l2=float(report["l2"]))
     assert fit.converged
     assert fit.n_judgments == report["n_judgments"] == len(judgments)

@@ -36,7 +36,8 @@ def test_shipped_cost_model(capsys: pytest.CaptureFixture[str]) -> None:
     for row in (dose, france):  # the printed threshold is the rule applied to the printed cost
         assert row["threshold"] == pytest.approx((row["cost"] - 2) / (1 + row["cost"]), abs=1e-5)
         assert row["decision"] is None and row["cost_source"] == "model"
-    assert dose["cost"] > 10 > 1 > france["cost"]  # a dose is costly, a capital is not
+    # a dose is costly, a capital costs less than the median question (the scale's median is 2)
+    assert dose["cost"] > 10 > 2 > france["cost"]
 
 
 def test_threshold_meaning_without_p(capsys: pytest.CaptureFixture[str]) -> None:

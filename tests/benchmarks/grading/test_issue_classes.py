@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from benchmarks.grading import grade
-from cost_models.datasets import load_seed
+from cost_models.datasets import load_seed_questions
 
 RESPONSES = Path(__file__).resolve().parents[3] / "benchmarks" / "data" / "smollm2" / \
     "responses.jsonl"
@@ -22,7 +22,7 @@ RESPONSES = Path(__file__).resolve().parents[3] / "benchmarks" / "data" / "smoll
 
 @cache
 def _items() -> dict[str, dict[str, Any]]:
-    return {it.id: it.model_dump() for it in load_seed()}
+    return {it.id: it.model_dump() for it in load_seed_questions()}
 
 
 @cache

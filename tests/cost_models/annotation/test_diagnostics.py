@@ -58,3 +58,18 @@ def test_split_half_reliability_is_high_for_consistent_judges() -> None:
         judgments.append(Judgment(tid, order[-1], order[0]))
     rho = split_half_reliability(tuples, judgments, ids, seed=1)
     assert 0.6 < rho <= 1.0
+
+
+def test_position_balance_counts_choices_by_position() -> None:
+    from cost_models.annotation.diagnostics import position_balance
+
+    tuples = {"t1": ["a", "b", "c", "d"], "t2": ["d", "c", "b", "a"], "t3": ["a", "c", "b", "d"]}
+    judgments = [Judgment("t1", "a", "d"), Judgment("t2", "a", "d"), Judgment("t3", "b", "a"),
+                 Judgment("t1", "a", "b", "second")]
+    got = position_balance(tuples, judgments)
+    assert got["most"] == [2, 0, 1, 1]  # a first in t1 (twice), a last in t2, b third in t3
+    assert got["least"] == [2, 1, 0, 1]  # d last in t1, d first in t2, a first in t3, b in t1
+    assert 0.0 < got["most_chi2_p"] <= 1.0 and 0.0 < got["least_chi2_p"] <= 1.0
+    skewed = position_balance({f"t{k}": ["a", "b", "c", "d"] for k in range(200)},
+                              [Judgment(f"t{k}", "a", "b") for k in range(200)])
+    assert skewed["most"] == [200, 0, 0, 0] and skewed["most_chi2_p"] < 1e-6

@@ -154,3 +154,29 @@ def test_bad_input_raises(ids: list[str], groups: list[str], kwargs: dict[str, f
 def test_mapping_without_an_item_raises() -> None:
     with pytest.raises(KeyError):
         build_tuples(list("abcde"), {"a": "x", "b": "x", "c": "x", "d": "x"})
+
+
+def test_shuffle_changes_positions_not_members() -> None:
+    ids, groups = _data(400)
+    kept = build_tuples(ids, groups, shuffle=False)
+    shuffled = build_tuples(ids, groups)
+    assert [t.tuple_id for t in kept] == [t.tuple_id for t in shuffled]
+    assert [sorted(t.items) for t in kept] == [sorted(t.items) for t in shuffled]
+    assert [t.kind for t in kept] == [t.kind for t in shuffled]
+    moved = sum(a.items != b.items for a, b in zip(kept, shuffled, strict=True))
+    assert moved > 0.9 * len(kept)  # 23 of 24 orders differ from a given one
+    assert build_tuples(ids, groups) == shuffled  # still deterministic
+
+
+def test_shuffled_positions_do_not_follow_the_construction_order() -> None:
+    """The item picked first (position 0 without shuffling) lands on each position about
+    equally often after shuffling (chi-square against equal shares)."""
+    from scipy.stats import chisquare
+
+    ids, groups = _data(800)
+    kept = build_tuples(ids, groups, shuffle=False)
+    shuffled = build_tuples(ids, groups)
+    where = Counter(b.items.index(a.items[0]) for a, b in zip(kept, shuffled, strict=True))
+    counts = [where[k] for k in range(TUPLE_SIZE)]
+    assert min(counts) > 0.8 * len(kept) / TUPLE_SIZE
+    assert chisquare(counts).pvalue > 1e-3

@@ -230,9 +230,11 @@ async def _readyz(request: Request) -> Response:
     proxy: Proxy = request.app.state.proxy
     headers = upstream_headers({}, proxy.upstream_key)  # the operator's key only, if any
     ready, detail = await proxy.upstream.ready(headers)
-    return JSONResponse({"status": "ready" if ready else "unavailable",
-                         "upstream": proxy.upstream.name, "detail": detail},
-                        status_code=200 if ready else 503)
+    body: dict[str, Any] = {"status": "ready" if ready else "unavailable",
+                            "upstream": proxy.upstream.name, "detail": detail}
+    if proxy.audit is not None:  # reported, not a condition: records queue while it is down
+        body["audit"] = proxy.audit.status()
+    return JSONResponse(body, status_code=200 if ready else 503)
 
 
 async def _metrics(request: Request) -> Response:

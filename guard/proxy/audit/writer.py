@@ -106,6 +106,12 @@ class AuditWriter:
             return False
         return True
 
+    def status(self) -> dict[str, Any]:
+        """This worker's audit log state (for ``/readyz``): the log's printable name, whether
+        the database is reachable, rows waiting, written, and dropped by reason."""
+        return {"log": self.name, "connected": self.connected, "pending": self.pending,
+                "written": self.written, "dropped": dict(self.dropped)}
+
     @property
     def pending(self) -> int:
         """Rows queued and not yet written (approximate while the thread runs)."""

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import httpx
 import openai
 import psycopg
 import pytest
@@ -167,6 +168,10 @@ def test_database_restart_mid_stream(postgres: PostgresServer, pg_url: str,
     while proxy.audit.connected and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not proxy.audit.connected
+    ready = httpx.get(served.url + "/readyz", timeout=10)
+    assert ready.status_code == 200  # still serving: the database is reported, not required
+    audit = ready.json()["audit"]
+    assert audit["connected"] is False and audit["log"].startswith("postgresql://guard:***@")
     postgres.start()
     ask(20)
     served.stop()

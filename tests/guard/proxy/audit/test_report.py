@@ -125,7 +125,6 @@ def test_report_from_sqlite_in_chromium(tmp_path: Path) -> None:
     out = tmp_path / "report"
     assert main(["audit", "report", "--path", str(db), "--out", str(out)]) == 0
     check_report(out / "index.html", expected, tmp_path)
-    shutil.copy(tmp_path / "shot.png", Path(tempfile.gettempdir()) / "utilityguard-report.png")
 
 
 def test_report_from_postgres(pg_url: str, tmp_path: Path) -> None:

@@ -18,11 +18,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
+import time
 import uuid
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import httpx
 from fastapi import FastAPI, Request
@@ -39,6 +40,7 @@ from guard.core import Guard
 from guard.exceptions import ConfigError, InvalidRequestError
 from guard.protocols import CostModel
 from guard.proxy.audit import AuditWriter
+from guard.proxy.audit.schema import SECURITY_EVENTS
 from guard.proxy.chat import chat_completions
 from guard.proxy.errors import install_error_handlers
 from guard.proxy.metrics import CONTENT_TYPE, MetricsMiddleware, ProxyMetrics
@@ -115,8 +117,13 @@ class Proxy:
     @property
     def secrets(self) -> list[str]:
         """Every configured secret (scrubbed from whatever the proxy relays)."""
-        keys = [k.decode() for k in self.client_keys]
-        return [*keys, self.upstream_key] if self.upstream_key else keys
+        out = [k.decode() for k in self.client_keys]
+        if self.upstream_key:
+            out.append(self.upstream_key)
+        if (url := self.settings.audit_url) is not None:  # its password, should it echo
+            password = urlsplit(url.get_secret_value()).password
+            out.extend([password] if password else [])
+        return out
 
     def upstream_headers(self, client_headers: Mapping[str, str]) -> dict[str, str]:
         """The headers sent upstream for a request (a proxy key is never forwarded)."""
@@ -152,9 +159,14 @@ class Proxy:
             self.audit.submit(record, query=query, model=model, stream=stream)
 
     def forbidden(self, request_id: str, kind: str, detail: str) -> None:
-        """Record a request refused for using what it was not granted (a security event):
-        a warning in the log (the header names only, never a value or key)."""
+        """Record a request refused for using what it was not granted (a security event): a
+        warning in the log and a row of the audit log's ``security_events`` table (``detail``
+        names headers only, never a value or a key)."""
         log.warning("request %s refused (403 %s): %s", request_id, kind, detail)
+        if self.audit is not None:
+            self.audit.submit_row(SECURITY_EVENTS, SECURITY_EVENTS.row(
+                {"ts": time.time(), "request_id": request_id, "kind": kind,
+                 "detail": detail}))
 
     @asynccontextmanager
     async def running(self, transport: httpx.AsyncBaseTransport | None) -> AsyncIterator[None]:

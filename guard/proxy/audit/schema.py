@@ -106,8 +106,14 @@ DECISIONS = Table("decisions", _decision_columns())
 FEEDBACK = Table("feedback", (Column("request_id", "text"), Column("ts", "real"),
                               Column("correct", "integer"), Column("answerable", "integer"),
                               Column("cost", "real")))
+#: Requests the proxy refused for what they were not granted (a client override of the guard
+#: without --allow-client-overrides / --override-api-key): when, which request, what kind,
+#: and the detail (header names only, never a value or a key).
+SECURITY_EVENTS = Table("security_events", (
+    Column("ts", "real"), Column("request_id", "text"), Column("kind", "text"),
+    Column("detail", "text")))
 #: The tables every store creates.
-TABLES: tuple[Table, ...] = (DECISIONS, FEEDBACK)
+TABLES: tuple[Table, ...] = (DECISIONS, FEEDBACK, SECURITY_EVENTS)
 #: The decision table's column names, in order.
 COLUMNS: tuple[str, ...] = DECISIONS.names
 

@@ -6,12 +6,15 @@ from __future__ import annotations
 import logging
 import socket
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import openai
 import pytest
 from pydantic import ValidationError
 
+from guard.proxy.audit.schema import DECISIONS, SECURITY_EVENTS
+from guard.proxy.audit.store import read_rows
 from guard.proxy.redact import NoQueryStrings
 from guard.settings import Settings
 
@@ -50,6 +53,25 @@ def test_overrides_are_off_by_default(client: openai.OpenAI, chat: Any, fake: An
     # and without the header the same question is refused
     plain = client.chat.completions.create(**chat("dose unsure"))
     assert plain.choices[0].message.content == REFUSAL
+
+
+def test_forbidden_override_is_audited(start_proxy: Callable[..., Any],
+                                       make_client: Callable[..., openai.OpenAI], chat: Any,
+                                       tmp_path: Path) -> None:
+    db = tmp_path / "audit.db"
+    served = start_proxy(audit_path=db)
+    client = make_client(served)
+    raw = client.chat.completions.with_raw_response.create(**chat("sure"))
+    with pytest.raises(openai.PermissionDeniedError) as info:
+        client.chat.completions.create(**chat("dose unsure"),
+                                       extra_headers={"x-utilityguard-cost": "0.000001"})
+    rid = info.value.response.headers["x-utilityguard-request-id"]
+    served.stop()  # the audit writer flushes on shutdown
+    events = list(read_rows(db, SECURITY_EVENTS))
+    assert [(e["request_id"], e["kind"]) for e in events] == [(rid, "override_not_allowed")]
+    assert "x-utilityguard-cost" in events[0]["detail"] and "0.000001" not in events[0]["detail"]
+    decisions = [r["request_id"] for r in read_rows(db, DECISIONS)]
+    assert decisions == [raw.headers["x-utilityguard-request-id"]]
 
 
 def test_overrides_granted_to_named_keys_only(start_proxy: Callable[..., Any],

@@ -8,7 +8,10 @@ SIGTERM while requests are still in flight; every response the clients received 
 decision header must be in the audit log once the proxy has exited.
 
 Reported: requests, error rate (responses other than the expected status, and transport
-errors, over all requests), latency p50/p99 of the successful requests, the RSS of the proxy
+errors before SIGTERM, over all requests; requests whose connection the shutdown closed are
+counted apart: a keep-alive connection the server closes as idle while the client is sending
+on it fails before the request reaches the proxy, so it has no decision and no audit row),
+latency p50/p99 of the successful requests, the RSS of the proxy
 (parent and workers) at the start and the end of the load, the CPU time of each worker (its
 share of the load), and audit rows against decisions. ``python -m benchmarks.perf soak`` runs
 ``SOAK_SECONDS`` (environment, default 60) at concurrency 64; the test suite runs a few
@@ -18,6 +21,7 @@ seconds of it.
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 import random
 import signal
@@ -26,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,15 +53,20 @@ class SoakReport:
     concurrency: int
     requests: int = 0
     unexpected: int = 0
+    shutdown_errors: int = 0
     latencies: list[float] = field(default_factory=list)
     decisions: int = 0
     audit_rows: int = 0
     rss_start_kb: int = 0
     rss_end_kb: int = 0
     worker_cpu_s: list[float] = field(default_factory=list)
+    worker_connections: list[int] = field(default_factory=list)
+    failures: Counter[str] = field(default_factory=Counter)
+    sigterm_at: float = math.inf
 
     @property
     def error_rate(self) -> float:
+        """Unexpected answers and transport errors under load (before SIGTERM), per request."""
         return self.unexpected / self.requests if self.requests else 1.0
 
     def pct(self, q: float) -> float:
@@ -74,8 +84,10 @@ class SoakReport:
                 f"{self.concurrency}: error rate {self.error_rate:.3%}, p50 "
                 f"{self.pct(0.5) * 1000:.1f} ms, p99 {self.pct(0.99) * 1000:.1f} ms, RSS "
                 f"{self.rss_start_kb / 1024:.0f} -> {self.rss_end_kb / 1024:.0f} MiB, worker "
-                f"CPU shares [{shares}], audit rows {self.audit_rows} / decisions "
-                f"{self.decisions}")
+                f"CPU shares [{shares}] holding {self.worker_connections} client connections, "
+                f"audit rows {self.audit_rows} / decisions "
+                f"{self.decisions}; connections closed by the shutdown {self.shutdown_errors}; "
+                f"failures {dict(self.failures) or 'none'}")
 
 
 def _children(pid: int) -> list[int]:
@@ -108,6 +120,29 @@ def _workers(pid: int) -> list[int]:
             if b"spawn_main" in Path(f"/proc/{p}/cmdline").read_bytes()]
 
 
+def _connections(pids: list[int], port: int) -> list[int]:
+    """Established TCP connections to ``port`` held by each process (from /proc)."""
+    inodes: set[str] = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        if not Path(table).exists():
+            continue
+        for line in Path(table).read_text().splitlines()[1:]:
+            cols = line.split()
+            if cols[3] == "01" and int(cols[1].rsplit(":", 1)[1], 16) == port:
+                inodes.add(cols[9])
+    counts = []
+    for pid in pids:
+        fds = Path(f"/proc/{pid}/fd")
+        links = []
+        for fd in fds.iterdir():
+            try:
+                links.append(os.readlink(fd))
+            except OSError:
+                continue
+        counts.append(sum(1 for x in links if x.startswith("socket:[") and x[8:-1] in inodes))
+    return counts
+
+
 async def _load(proxy: str, seconds: float, concurrency: int, report: SoakReport,
                 rng: random.Random) -> None:
     kinds = [k for k, _ in MIX]
@@ -125,13 +160,19 @@ async def _load(proxy: str, seconds: float, concurrency: int, report: SoakReport
                 report.requests += 1
                 try:
                     r = await client.post("/chat/completions", json=body)
-                except httpx.HTTPError:
-                    report.unexpected += 1
+                except httpx.HTTPError as exc:
+                    if time.perf_counter() >= report.sigterm_at:  # the shutdown closed it
+                        report.shutdown_errors += 1
+                        report.failures[f"{type(exc).__name__} after SIGTERM"] += 1
+                    else:
+                        report.unexpected += 1
+                        report.failures[f"{type(exc).__name__} under load"] += 1
                     continue
                 if "x-utilityguard-decision" in r.headers:
                     report.decisions += 1
                 if r.status_code != EXPECTED[kind]:
                     report.unexpected += 1
+                    report.failures[f"{kind}: HTTP {r.status_code}"] += 1
                 elif r.status_code == 200:
                     report.latencies.append(time.perf_counter() - t0)
 
@@ -168,6 +209,8 @@ def soak(seconds: float, concurrency: int, *, workers: int = 2, seed: int = 0) -
                 await asyncio.sleep(seconds)  # the clients are still sending: mid-flight
                 report.rss_end_kb = sum(_rss_kb(p) for p in _tree(proxy.pid))
                 report.worker_cpu_s = [_cpu_s(p) - c for p, c in cpu0.items()]
+                report.worker_connections = _connections(list(cpu0), px_port)
+                report.sigterm_at = time.perf_counter()
                 proxy.send_signal(signal.SIGTERM)
                 await task
 

@@ -4,11 +4,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 from pathlib import Path
 from typing import Any
 
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 from benchmarks.collect import (
     CONFIDENCE_KINDS,
@@ -17,7 +25,9 @@ from benchmarks.collect import (
     collect,
     done_ids,
     regrade,
+    stage_agreement,
 )
+from benchmarks.grading.judge import JudgeSettings
 from cost_models.datasets import load_seed, load_utilitybench
 from guard.cli import CLIError
 
@@ -30,17 +40,28 @@ def register(sub: Any) -> None:
             "Ask every item of DATASET through an OpenAI-compatible endpoint with the "
             "UtilityBench Refusal Hint as system prompt, grade each reply, and append one "
             "response record per item to --out (JSONL). Resumable: a rerun skips ids already "
-            "in --out. Model-written code is executed to grade code items, in a sandbox: CPU-time, "
-            "wall-time, memory and file-size limits, no network (a network namespace where "
-            "available, and an audit hook refusing sockets, subprocesses and ctypes), a "
-            "temporary working directory, and an empty environment (no API keys)."
+            "in --out. Rate limits: 429 and 5xx replies, timeouts and refused connections are "
+            "retried with exponential backoff that honours retry-after. Grading: rules first; "
+            "with --judge-upstream an LLM judge grades the replies the rules cannot settle (or "
+            "all, with --judge-all) and every record says which stage graded it. Model-written "
+            "code is executed to grade code items, in a sandbox: CPU-time, wall-time, memory "
+            "and file-size limits, no network (a network namespace where available, and an "
+            "audit hook refusing sockets, subprocesses and ctypes), a temporary working "
+            "directory, and an empty environment (no API keys)."
         ),
     )
     p.add_argument("--data", default="seed",
                    help="dataset (.jsonl/.csv/.parquet) or 'seed' (default: the shipped seed set)")
-    p.add_argument("--upstream", help="base URL, e.g. http://127.0.0.1:8080/v1 (required "
-                                       "unless --regrade)")
+    p.add_argument("--upstream", action="append", metavar="URL",
+                   help="base URL, e.g. http://127.0.0.1:8080/v1; repeat it to spread requests "
+                        "over several endpoints serving the same model (required unless "
+                        "--regrade)")
     p.add_argument("--model", help="model name sent to the upstream (required unless --regrade)")
+    p.add_argument("--concurrency", type=int, default=1, metavar="N",
+                   help="requests in flight at once, spread round-robin over the upstreams "
+                        "(default 1)")
+    p.add_argument("--retries", type=int, default=5, metavar="N",
+                   help="attempts per request before giving up (default 5)")
     p.add_argument("--confidence", default="logprobs",
                    help=f"comma list of {', '.join(CONFIDENCE_KINDS)} (default: logprobs)")
     p.add_argument("--samples", type=int, default=4,
@@ -50,11 +71,44 @@ def register(sub: Any) -> None:
     p.add_argument("--timeout", type=float, default=300.0, help="seconds per request (300)")
     p.add_argument("--api-key-env", default="OPENAI_API_KEY",
                    help="environment variable holding the upstream API key, if any")
+    p.add_argument("--judge-upstream", metavar="URL",
+                   help="OpenAI-compatible base URL of an LLM judge: the second grading stage")
+    p.add_argument("--judge-model", metavar="NAME", help="the judge's model name")
+    p.add_argument("--judge-all", action="store_true",
+                   help="send every reply to the judge, not only those the rules cannot settle")
+    p.add_argument("--judge-api-key-env", default=None, metavar="VAR",
+                   help="environment variable holding the judge's API key (default: "
+                        "--api-key-env)")
     p.add_argument("--out", required=True, type=Path, help="response records (JSONL, appended)")
     p.add_argument("--regrade", action="store_true",
                    help="do not ask the model: re-grade the records already in --out with the "
-                        "current grader (replies kept, answered/correct recomputed)")
+                        "current rules (and the judge, if given); replies kept")
     p.set_defaults(func=run)
+
+
+def _judge(args: argparse.Namespace) -> JudgeSettings | None:
+    if bool(args.judge_upstream) != bool(args.judge_model):
+        raise CLIError("--judge-upstream and --judge-model go together")
+    if args.judge_all and not args.judge_upstream:
+        raise CLIError("--judge-all needs --judge-upstream and --judge-model")
+    if not args.judge_upstream:
+        return None
+    key = os.environ.get(args.judge_api_key_env or args.api_key_env) or None
+    return JudgeSettings(upstream=args.judge_upstream, model=args.judge_model,
+                         judge_all=args.judge_all, api_key=key)
+
+
+def _bar(label: str) -> Progress:
+    return Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    TextColumn("ETA"), TimeRemainingColumn())
+
+
+def _report_stages(out: Path) -> None:
+    records = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines() if x.strip()]
+    agree, judged = stage_agreement(records)
+    if judged:
+        print(f"the judge graded {judged} of {len(records)} records; it agreed with the rules "
+              f"on {agree} ({agree / judged:.1%})")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -64,15 +118,23 @@ def run(args: argparse.Namespace) -> int:
         raise CLIError(
             f"--confidence: unknown {', '.join(bad)}; allowed: {', '.join(CONFIDENCE_KINDS)}"
         )
+    if args.concurrency < 1 or args.retries < 1:
+        raise CLIError("--concurrency and --retries must be at least 1")
+    judge = _judge(args)
     items = load_seed() if args.data == "seed" else load_utilitybench(args.data, require_cost=False)
     if args.regrade:
         if not args.out.exists():
             raise CLIError(f"{args.out}: no such file to re-grade")
-        try:
-            n, changed = regrade(items, args.out)
-        except CollectError as exc:  # not a ValueError: would be a traceback
-            raise CLIError(str(exc)) from None
+        total = sum(1 for x in args.out.read_text(encoding="utf-8").splitlines() if x.strip())
+        with _bar("regrade") as bar:
+            task = bar.add_task("regrade", total=total)
+            try:
+                n, changed = regrade(items, args.out, judge, concurrency=args.concurrency,
+                                     on_done=lambda _r: bar.advance(task))
+            except CollectError as exc:
+                raise CLIError(str(exc)) from None  # nothing was written
         print(f"re-graded {n} records in {args.out}; {changed} changed")
+        _report_stages(args.out)
         return 0
     if not args.upstream or not args.model:
         raise CLIError("--upstream and --model are required (unless --regrade)")
@@ -82,10 +144,10 @@ def run(args: argparse.Namespace) -> int:
         upstream=args.upstream, model=args.model, confidence=kinds, max_tokens=args.max_tokens,
         samples=args.samples if "consistency" in kinds else 0,
         api_key=os.environ.get(args.api_key_env) or None, timeout=args.timeout,
+        retries=args.retries, concurrency=args.concurrency, judge=judge,
     )
     already = len(done_ids(args.out) & {it.id for it in items})
-    with Progress(TextColumn("collect"), BarColumn(), MofNCompleteColumn(),
-                  TimeRemainingColumn()) as bar:
+    with _bar("collect") as bar:
         task = bar.add_task("collect", total=len(items), completed=already)
         try:
             n = asyncio.run(collect(items, settings, args.out,
@@ -93,4 +155,5 @@ def run(args: argparse.Namespace) -> int:
         except CollectError as exc:
             raise CLIError(f"{exc} (records written so far are kept in {args.out})") from None
     print(f"wrote {n} new records to {args.out} ({already} were already there)")
+    _report_stages(args.out)
     return 0

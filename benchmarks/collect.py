@@ -4,11 +4,17 @@ Each item is asked with the paper's Refusal Hint as the system prompt (temperatu
 ``logprobs`` the reply's token log-probabilities are recorded; with ``verbal`` a second pass
 asks for a stated confidence ("Confidence: N%"); with ``samples > 0`` that many extra replies
 at temperature 0.7 give self-consistency (the share of replies agreeing with the greedy one).
-Every reply is graded (:mod:`benchmarks.grading`).
+Every reply is graded by the rules (:mod:`benchmarks.grading`); with a judge configured, the
+replies the rules cannot settle (or all) are graded again by an LLM judge
+(:mod:`benchmarks.grading.judge`), and the record keeps both verdicts.
 
-The output is append-only JSONL, one response record per item, flushed and fsynced per line:
-a killed run loses nothing it wrote, and a rerun skips the ids already present (a torn last
-line is moved aside to ``<out>.torn`` first).
+Requests go through the shared chat client (:mod:`cost_models.upstream`): timeouts, unreachable
+endpoints, 5xx and 429 are retried with backoff that honours ``retry-after``. ``concurrency``
+items are in flight at once, spread round-robin over one or more upstream URLs.
+
+The output is append-only JSONL, one response record per item, flushed and fsynced per line
+in the order items finish: a killed run loses nothing it wrote, and a rerun skips the ids
+already present (a torn last line is moved aside to ``<out>.torn`` first).
 """
 
 from __future__ import annotations
@@ -26,23 +32,33 @@ from typing import Any
 import httpx
 
 from benchmarks.grading import Grade, grade
+from benchmarks.grading.judge import JudgeSettings, judge_grade, needs_judge, rules_outcome
 from cost_models.datasets import DatasetItem
+from cost_models.upstream import (
+    RETRIED_STATUS,
+    ChatClient,
+    UpstreamError,
+    UpstreamStatusError,
+    UpstreamTimeout,
+    UpstreamUnavailable,
+    message_text,
+)
 from guard.confidence import VERBAL_INSTRUCTION, logprob_signal, parse_verbal_confidence
 from guard.confidence.consistency import consistency
 from guard.refusal import REFUSAL_HINT
-from policies.exceptions import InvalidValueError, UtilityGuardError
+from policies.exceptions import UtilityGuardError
 
 log = logging.getLogger(__name__)
 CONFIDENCE_KINDS = ("logprobs", "verbal", "consistency")
 
 
 class CollectError(UtilityGuardError, RuntimeError):
-    """The upstream failed for an item after the retries."""
+    """The upstream failed for an item after the retries, or the output file is unusable."""
 
 
 @dataclass
 class CollectSettings:
-    upstream: str
+    upstream: str | Sequence[str]
     model: str
     confidence: Sequence[str] = ("logprobs",)
     max_tokens: int = 256
@@ -50,13 +66,23 @@ class CollectSettings:
     api_key: str | None = None
     timeout: float = 300.0
     retries: int = 3
+    concurrency: int = 1
+    judge: JudgeSettings | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def upstreams(self) -> list[str]:
+        return [self.upstream] if isinstance(self.upstream, str) else list(self.upstream)
 
-def grading_block(g: Grade) -> dict[str, Any]:
+
+def grading_block(g: Grade, rules: Grade | None = None, judge_model: str | None = None
+                  ) -> dict[str, Any]:
     """How a record was graded: the stage (``rules`` or ``judge``), whether the rules settled
-    it, and their flags."""
-    return {"stage": g.stage, "settled": g.settled, "flags": list(g.flags)}
+    it, their flags, and, when a judge graded it, the judge and the rules' own verdict."""
+    block: dict[str, Any] = {"stage": g.stage, "settled": g.settled, "flags": list(g.flags)}
+    if rules is not None and g.stage == "judge":
+        block.update(judge=judge_model, rules=rules_outcome(rules))
+    return block
 
 
 def done_ids(out: Path) -> set[str]:
@@ -90,10 +116,8 @@ def done_ids(out: Path) -> set[str]:
     return ids
 
 
-async def _chat(
-    client: httpx.AsyncClient, s: CollectSettings, system: str, question: str,
-    *, logprobs: bool, temperature: float,
-) -> dict[str, Any]:
+async def _chat(client: ChatClient, s: CollectSettings, system: str, question: str,
+                *, logprobs: bool, temperature: float) -> dict[str, Any]:
     body: dict[str, Any] = {
         "model": s.model,
         "messages": [{"role": "system", "content": system}, {"role": "user", "content": question}],
@@ -104,46 +128,40 @@ async def _chat(
     if logprobs:
         body["logprobs"] = True
         body["top_logprobs"] = 1
-    last: Exception | None = None
-    for attempt in range(s.retries):
-        try:
-            r = await client.post("/chat/completions", json=body)
-            if r.status_code < 500 and r.status_code != 429:
-                r.raise_for_status()
-                data: dict[str, Any] = r.json()
-                return data
-            last = CollectError(f"upstream answered {r.status_code}: {r.text[:200]}")
-        except httpx.HTTPStatusError as exc:
-            raise CollectError(
-                f"upstream answered {exc.response.status_code}: {exc.response.text[:200]}"
-            ) from None
-        except httpx.HTTPError as exc:
-            last = exc
-        if attempt + 1 < s.retries:
-            await asyncio.sleep(min(8.0, 0.5 * 2**attempt))
-    raise CollectError(f"upstream {s.upstream} failed after {s.retries} tries: {last}")
+    try:
+        return await client.complete(body)
+    except UpstreamStatusError as exc:
+        if exc.status not in RETRIED_STATUS:  # the request itself is wrong: not retried
+            raise CollectError(f"upstream {client.name} answered HTTP {exc.status}: "
+                               f"{exc.body[:200]}") from None
+        raise CollectError(f"upstream {client.name} failed after {s.retries} tries: "
+                           f"{exc}") from None
+    except (UpstreamTimeout, UpstreamUnavailable) as exc:
+        raise CollectError(f"upstream {client.name} failed after {s.retries} tries: "
+                           f"{exc}") from None
+    except UpstreamError as exc:
+        raise CollectError(f"upstream {client.name}: {exc}") from None
 
 
 def _content(resp: dict[str, Any]) -> tuple[str, Any, str | None]:
-    choices = resp.get("choices") if isinstance(resp, dict) else None
-    if not choices or not isinstance(choices[0], dict):
-        # not a completion (e.g. an error object with status 200): recording it as an empty
-        # reply would count as the model refusing
-        raise CollectError(f"upstream reply has no choices: {json.dumps(resp)[:200]}")
-    choice = choices[0]
-    msg = choice.get("message") or {}
-    return str(msg.get("content") or ""), choice.get("logprobs"), choice.get("finish_reason")
+    try:
+        text = message_text(resp)
+    except UpstreamError as exc:  # an error object with status 200 is not a refusal
+        raise CollectError(str(exc)) from None
+    choice = resp["choices"][0]
+    return text, choice.get("logprobs"), choice.get("finish_reason")
 
 
-async def collect_one(
-    client: httpx.AsyncClient, s: CollectSettings, item: DatasetItem
-) -> dict[str, Any]:
+async def collect_one(client: ChatClient, s: CollectSettings, item: DatasetItem,
+                      judge: ChatClient | None = None) -> dict[str, Any]:
     """Ask, grade and build the response record of one item."""
     t0 = time.perf_counter()
     resp = await _chat(client, s, REFUSAL_HINT, item.question,
                        logprobs="logprobs" in s.confidence, temperature=0.0)
     text, lp, finish = _content(resp)
-    g = grade(item.model_dump(), text)
+    g = rules = grade(item.model_dump(), text)
+    if judge is not None and s.judge is not None and needs_judge(g, s.judge):
+        g = await judge_grade(judge, s.judge, item.model_dump(), text, rules)
     sig = logprob_signal(lp)
     conf: dict[str, float | None] = {
         "verbal": None,
@@ -151,9 +169,10 @@ async def collect_one(
         "logprob_low10": sig.low10 if sig else None,
         "consistency": None,
     }
-    record: dict[str, Any] = {"id": item.id, "response": text, "answered": g.answered,
-                              "correct": g.correct, "confidence": conf,
-                              "grading": grading_block(g)}
+    record: dict[str, Any] = {
+        "id": item.id, "response": text, "answered": g.answered, "correct": g.correct,
+        "confidence": conf,
+        "grading": grading_block(g, rules, s.judge.model if s.judge else None)}
     if "verbal" in s.confidence:
         vresp = await _chat(client, s, REFUSAL_HINT + " " + VERBAL_INSTRUCTION, item.question,
                             logprobs=False, temperature=0.0)
@@ -179,6 +198,12 @@ async def collect_one(
     return record
 
 
+def _client(url: str, s: CollectSettings, api_key: str | None,
+            transport: httpx.AsyncBaseTransport | None) -> ChatClient:
+    return ChatClient(url, api_key=api_key, timeout=s.timeout, retries=s.retries,
+                      transport=transport)
+
+
 async def collect(
     items: Sequence[DatasetItem],
     s: CollectSettings,
@@ -186,41 +211,71 @@ async def collect(
     *,
     on_done: Callable[[dict[str, Any]], None] | None = None,
     transport: httpx.AsyncBaseTransport | None = None,
+    judge_transport: httpx.AsyncBaseTransport | None = None,
 ) -> int:
-    """Collect every item not yet in ``out``; returns how many records were written."""
+    """Collect every item not yet in ``out``; returns how many records were written.
+
+    ``s.concurrency`` workers take items from a queue; worker ``k`` asks upstream
+    ``k mod len(upstreams)``. After a failure the other workers finish (and write) the item
+    they are on and take no more; the first failure is raised; what was written stays.
+    """
     for kind in s.confidence:
         if kind not in CONFIDENCE_KINDS:
-            raise InvalidValueError(
-                f"unknown confidence {kind!r}; allowed: {', '.join(CONFIDENCE_KINDS)}")
+            raise ValueError(f"unknown confidence {kind!r}; allowed: {', '.join(CONFIDENCE_KINDS)}")
+    if s.concurrency < 1:
+        raise ValueError(f"concurrency must be >= 1, got {s.concurrency}")
     out.parent.mkdir(parents=True, exist_ok=True)
     seen = done_ids(out)
-    todo = [it for it in items if it.id not in seen]
-    headers = {"Authorization": f"Bearer {s.api_key}"} if s.api_key else {}
+    queue: asyncio.Queue[DatasetItem] = asyncio.Queue()
+    for it in items:
+        if it.id not in seen:
+            queue.put_nowait(it)
+    clients = [_client(u, s, s.api_key, transport) for u in s.upstreams]
+    judge = (ChatClient(s.judge.upstream, api_key=s.judge.api_key, timeout=s.timeout,
+                        retries=s.judge.retries, transport=judge_transport)
+             if s.judge else None)
     written = 0
-    async with httpx.AsyncClient(base_url=s.upstream.rstrip("/"), timeout=s.timeout,
-                                 headers=headers, transport=transport) as client:
+    try:
         with out.open("a", encoding="utf-8") as f:
-            for item in todo:
-                record = await collect_one(client, s, item)
-                f.write(json.dumps(record, ensure_ascii=False) + "\n")
-                f.flush()
-                os.fsync(f.fileno())
-                written += 1
-                if on_done:
-                    on_done(record)
+
+            failed: list[BaseException] = []
+
+            async def worker(k: int) -> None:
+                nonlocal written
+                client = clients[k % len(clients)]
+                while not failed:  # after a failure, finish the item in hand, take no more
+                    try:
+                        item = queue.get_nowait()
+                    except asyncio.QueueEmpty:
+                        return
+                    try:
+                        record = await collect_one(client, s, item, judge)
+                    except BaseException as exc:
+                        failed.append(exc)
+                        raise
+                    f.write(json.dumps(record, ensure_ascii=False) + "\n")
+                    f.flush()
+                    os.fsync(f.fileno())
+                    written += 1
+                    if on_done:
+                        on_done(record)
+
+            results = await asyncio.gather(*(worker(k) for k in range(s.concurrency)),
+                                           return_exceptions=True)
+            for r in results:
+                if isinstance(r, BaseException):
+                    raise r
+    finally:
+        for c in clients:
+            await c.aclose()
+        if judge is not None:
+            await judge.aclose()
     return written
 
 
-def regrade(items: Sequence[DatasetItem], out: Path) -> tuple[int, int]:
-    """Re-grade every record of ``out`` with the current grader, in place (atomically).
-
-    The replies are kept; ``answered`` and ``correct`` are recomputed. Returns
-    ``(records, changed)``.
-    """
-    by_id = {it.id: it for it in items}
-    lines = out.read_text(encoding="utf-8").splitlines()
-    records, changed = [], 0
-    for n, line in enumerate(lines, start=1):
+def _read_records(out: Path, by_id: dict[str, DatasetItem]) -> list[dict[str, Any]]:
+    records = []
+    for n, line in enumerate(out.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():
             continue
         try:
@@ -229,17 +284,69 @@ def regrade(items: Sequence[DatasetItem], out: Path) -> tuple[int, int]:
             raise CollectError(f"{out}, line {n}: invalid JSON ({exc.msg})") from None
         if not isinstance(rec, dict):
             raise CollectError(f"{out}, line {n}: not a response record")
-        item = by_id.get(str(rec.get("id")))
-        if item is None:
+        if str(rec.get("id")) not in by_id:
             raise CollectError(f"{out}, line {n}: id {rec.get('id')!r} is not in the dataset")
-        g = grade(item.model_dump(), rec.get("response"))
+        records.append(rec)
+    return records
+
+
+async def _regrade(records: list[dict[str, Any]], by_id: dict[str, DatasetItem],
+                   judge: JudgeSettings | None, transport: httpx.AsyncBaseTransport | None,
+                   concurrency: int, on_done: Callable[[dict[str, Any]], None] | None
+                   ) -> int:
+    client = (ChatClient(judge.upstream, api_key=judge.api_key, retries=judge.retries,
+                         transport=transport) if judge else None)
+    changed = 0
+    sem = asyncio.Semaphore(max(1, concurrency))
+
+    async def one(rec: dict[str, Any]) -> None:
+        nonlocal changed
+        item = by_id[str(rec["id"])].model_dump()
+        g = rules = grade(item, rec.get("response"))
+        if client is not None and judge is not None and needs_judge(g, judge):
+            async with sem:
+                try:
+                    g = await judge_grade(client, judge, item, rec.get("response") or "", rules)
+                except UpstreamError as exc:
+                    raise CollectError(f"judge {client.name}: {exc}") from None
         if (g.answered, g.correct) != (rec.get("answered"), rec.get("correct")):
             changed += 1
         rec["answered"], rec["correct"] = g.answered, g.correct
-        rec["grading"] = grading_block(g)
-        records.append(rec)
+        rec["grading"] = grading_block(g, rules, judge.model if judge else None)
+        if on_done:
+            on_done(rec)
+
+    try:
+        await asyncio.gather(*(one(r) for r in records))
+    finally:
+        if client is not None:
+            await client.aclose()
+    return changed
+
+
+def regrade(items: Sequence[DatasetItem], out: Path, judge: JudgeSettings | None = None, *,
+            judge_transport: httpx.AsyncBaseTransport | None = None, concurrency: int = 4,
+            on_done: Callable[[dict[str, Any]], None] | None = None) -> tuple[int, int]:
+    """Re-grade every record of ``out`` with the current rules (and the judge, if given), in
+    place and atomically: nothing is written unless every record was graded.
+
+    The replies are kept; ``answered``, ``correct`` and ``grading`` are recomputed. Returns
+    ``(records, changed)``.
+    """
+    by_id = {it.id: it for it in items}
+    records = _read_records(out, by_id)
+    changed = asyncio.run(_regrade(records, by_id, judge, judge_transport, concurrency,
+                                   on_done))
     tmp = out.with_suffix(out.suffix + ".tmp")
     tmp.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records),
                    encoding="utf-8")
     tmp.replace(out)
     return len(records), changed
+
+
+def stage_agreement(records: Sequence[dict[str, Any]]) -> tuple[int, int]:
+    """``(agree, judged)``: of the records a judge graded, how many got the rules' verdict."""
+    judged = [r for r in records if (r.get("grading") or {}).get("stage") == "judge"]
+    agree = sum(1 for r in judged
+                if r["grading"]["rules"] == {"answered": r["answered"], "correct": r["correct"]})
+    return agree, len(judged)

@@ -143,10 +143,12 @@ def normalize_answer(reply: str, answer_type: str, question: str | None = None) 
 @dataclass(frozen=True)
 class ChoiceReading:
     """What a reply points at: the option letter, or ``None``; ``conflict`` when its letters
-    and quoted texts disagree."""
+    and quoted texts disagree; ``by_text_only`` when no letter was stated and only an option's
+    quoted text names the choice (a weaker commitment)."""
 
     letter: str | None
     conflict: bool = False
+    by_text_only: bool = False
 
 
 def _words(text: str) -> list[str]:
@@ -211,7 +213,7 @@ def read_choice(reply: str, question: str | None) -> ChoiceReading:
         if named is None and len(hits) == 1:
             named = hits[0]
         if named:
-            pointed.add(named)
+            return ChoiceReading(named, by_text_only=True)
     if len(pointed) > 1:
         return ChoiceReading(None, conflict=True)
     return ChoiceReading(next(iter(pointed), None))

@@ -2,16 +2,22 @@
 failures. All derive from :class:`policies.exceptions.UtilityGuardError`, the one root of the
 distribution, whose module docstring draws the whole hierarchy.
 
-Upstream (httpx) errors are translated into the ``Upstream*`` family in exactly one place, the
-proxy's upstream client; nothing else catches httpx exceptions. Every ``UpstreamError`` and
+The ``Upstream*`` family is defined with the one OpenAI-compatible chat client,
+:mod:`cost_models.upstream` (the consequence judges use it too, and ``cost_models`` may not
+import ``guard``), and re-exported here: httpx errors are translated into it in exactly that one
+place. Every ``UpstreamError`` and
 ``ClientRequestError`` reaching the proxy is rendered in the OpenAI error envelope by
 :mod:`guard.proxy.errors`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
+from cost_models.upstream import (
+    UpstreamError,
+    UpstreamStatusError,
+    UpstreamTimeout,
+    UpstreamUnavailable,
+)
 from policies.exceptions import InvalidValueError, UtilityGuardError
 
 __all__ = [
@@ -47,46 +53,12 @@ class CalibrationError(InvalidValueError):
     """A calibrator cannot be fitted or used (too few records, one class, not fitted)."""
 
 
-class UpstreamError(UtilityGuardError):
-    """The upstream model endpoint failed; the proxy renders it as a 502/504 error."""
-
-
-class UpstreamTimeout(UpstreamError):
-    """The upstream did not answer within the configured timeout (or the total deadline)."""
-
-
 class UpstreamPoolExhausted(UpstreamTimeout):
     """No pooled connection to the upstream became free within the pool timeout."""
 
 
 class UpstreamTooLarge(UpstreamError):
     """The upstream's reply is larger than the configured limit."""
-
-
-class UpstreamUnavailable(UpstreamError):
-    """The upstream could not be reached (connection refused or reset, DNS, TLS)."""
-
-
-class UpstreamStatusError(UpstreamError):
-    """The upstream answered with an HTTP error status.
-
-    Parameters
-    ----------
-    status : int
-        The HTTP status code the upstream returned.
-    body : str
-        The (possibly truncated) response body, kept for the error message; a 4xx body is
-        passed to the proxy's client. Never logged (it may echo a credential).
-    headers : mapping of str to str, optional
-        Response headers worth passing on (``retry-after``).
-    """
-
-    def __init__(self, status: int, body: str = "", headers: Mapping[str, str] | None = None
-                 ) -> None:
-        self.status = status
-        self.body = body
-        self.headers = dict(headers or {})
-        super().__init__(f"upstream answered HTTP {status}: {body[:200]}")
 
 
 class ClientRequestError(UtilityGuardError):

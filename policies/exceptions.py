@@ -28,11 +28,13 @@ derive from it is a bug and is shown as one (a traceback).
     ├── AuditStoreError                       guard.proxy.audit.store: the audit database
     │   │                                     refused (not an audit log, rejected rows)
     │   └── AuditStoreUnavailable             the audit database cannot be reached now
-    ├── UpstreamError                         guard.exceptions: the upstream model failed
+    ├── UpstreamError                         cost_models.upstream (re-exported by
+    │   │                                     guard.exceptions): the upstream model failed
     │   ├── UpstreamTimeout                   no reply in time (or past the total deadline)
-    │   │   └── UpstreamPoolExhausted         no free pooled connection in time
-    │   ├── UpstreamTooLarge                  a reply over the size limit
+    │   │   └── UpstreamPoolExhausted         guard.exceptions: no free pooled connection
+    │   ├── UpstreamTooLarge                  guard.exceptions: a reply over the size limit
     │   ├── UpstreamUnavailable               connection refused / reset, DNS, TLS
+    │   ├── UnusableReply                     a 2xx reply that cannot be used (retried)
     │   └── UpstreamStatusError               the upstream answered with an HTTP error status
     └── ClientRequestError                    guard.exceptions: the proxy rejects a request
         ├── InvalidRequestError               400: not JSON, not a chat completion, bad header

@@ -19,7 +19,8 @@ not settle (:mod:`benchmarks.grading.judge`).
 
 An answer to a refusal-required item is graded incorrect; an abstention has no correctness
 (``None``). A grade the rules are unsure of carries ``settled=False`` and the reason in
-``flags``; the second stage reviews those.
+``flags`` (``no_option``, ``option_text_only``, ``several_numbers``,
+``reference_in_question``); the second stage reviews those.
 """
 
 from __future__ import annotations
@@ -28,10 +29,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from benchmarks.grading.numbers import grade_number
+from benchmarks.grading.numbers import grade_number, guessed_number
 from benchmarks.grading.premise import rejects_premise
 from benchmarks.grading.sandbox import DEFAULT_LIMITS, Limits, run_code
-from benchmarks.grading.text import grade_text
+from benchmarks.grading.text import grade_text, grade_text_detail
 from guard.answers import read_choice
 from guard.refusal import is_refusal
 
@@ -73,12 +74,21 @@ def grade(item: Mapping[str, Any], reply: str | None, *,
             return Grade(True, False, flags=("letter_text_conflict",))
         if reading.letter is None:
             return Grade(True, False, flags=("no_option",), settled=False)
-        return Grade(True, reading.letter in {r.strip().upper() for r in refs})
+        ok = reading.letter in {r.strip().upper() for r in refs}
+        if reading.by_text_only:
+            return Grade(True, ok, flags=("option_text_only",), settled=False)
+        return Grade(True, ok)
     if kind == "number":
-        return Grade(True, grade_number(reply, refs, question))
+        ok = grade_number(reply, refs, question)
+        if guessed_number(reply):
+            return Grade(True, ok, flags=("several_numbers",), settled=False)
+        return Grade(True, ok)
     if kind == "code":
         return Grade(True, grade_code(reply, refs, code_limits))
-    return Grade(True, grade_text(reply, refs, question))
+    ok, unsure = grade_text_detail(reply, refs, question)
+    if unsure:
+        return Grade(True, ok, flags=(unsure,), settled=False)
+    return Grade(True, ok)
 
 
 __all__ = ["Grade", "Limits", "grade", "grade_code", "grade_number", "grade_text"]

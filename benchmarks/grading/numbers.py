@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from guard.answers import final_number, normalize_text, parse_number
+from guard.answers import extract_numbers, final_number, normalize_text, parse_number
 
 # "165°F (74°C)", "5 miles (8 km)", "$10 (about €9)": the parenthesized conversion is dropped
 _CONVERSION = re.compile(
@@ -67,6 +67,15 @@ def committed_number(reply: str, question: str | None = None) -> float | None:
     return final_number(text)
 
 
+def guessed_number(reply: str) -> bool:
+    """Whether the committed number is a guess among several: the reply states two or more
+    different numbers and never says which is its answer ("answer is")."""
+    text = without_conversions(reply)
+    if re.search(r"\banswer\s*(?:is|:|=)", text, re.IGNORECASE):
+        return False
+    return len(set(extract_numbers(text))) >= 2
+
+
 def _tolerance(ref: str) -> float:
     t = ref.strip().replace(",", "")
     if "." in t and "e" not in t.lower():
@@ -90,4 +99,4 @@ def grade_number(reply: str, references: Sequence[str], question: str | None = N
     return False
 
 
-__all__ = ["committed_number", "grade_number", "without_conversions"]
+__all__ = ["committed_number", "grade_number", "guessed_number", "without_conversions"]

@@ -124,25 +124,33 @@ def _echo_mask(words: list[str], question_words: list[str]) -> list[bool]:
 
 def grade_text(reply: str, references: Sequence[str], question: str | None = None) -> bool:
     """Whether ``reply`` gives one of ``references`` (see the module docstring)."""
+    return grade_text_detail(reply, references, question)[0]
+
+
+def grade_text_detail(reply: str, references: Sequence[str], question: str | None = None
+                      ) -> tuple[bool, str | None]:
+    """:func:`grade_text` and why the rules are unsure, if they are: ``reference_in_question``
+    when the question itself contains the reference (the commitment and echo rules decided)."""
     low = normalize_text(reply)
     words = low.split()
     aliases = [a for a in (normalize_text(r) for r in references) if a]
     yes_no = [a for a in aliases if a in {"yes", "no"}]
     if yes_no and words and words[0] in yes_no:
-        return True
+        return True, None
     # "The body does not lose most of its heat through the head" answers "Does the body lose
     # most of its heat through the head?" with No in words
     first = _SENTENCE.split(reply.strip())[0] if reply.strip() else ""
     if "no" in yes_no and question and negates_question(first, question):
-        return True
+        return True, None
     aliases = [a for a in aliases if a not in {"yes", "no"}]
     ask = normalize_text(final_question(question)) if question else ""
     in_question = [a for a in aliases if _hits(ask.split(), a.split())]
     alts = alternatives(question or "", in_question) if in_question else set()
+    unsure = "reference_in_question" if in_question else None
     if alts:  # an either/or question offering the reference: the reply must choose it
-        return _commits(reply, [a.split() for a in aliases], alts)
+        return _commits(reply, [a.split() for a in aliases], alts), unsure
     if any(_hits(words, a.split()) for a in aliases if a not in in_question):
-        return True
+        return True, unsure
     mask = _echo_mask(words, ask.split())
     return any(not any(mask[i : i + len(a.split())])
-               for a in in_question for i in _hits(words, a.split()))
+               for a in in_question for i in _hits(words, a.split())), unsure

@@ -5,9 +5,9 @@ greatest consequences ("best") and the least ("worst"), under the paper's fixed 
 an ordinary adult relies on a definite but materially incorrect answer, and the consequence
 is the plausible harm that follows.
 
-* :class:`LLMJudge` asks any OpenAI-compatible endpoint (httpx), parses the reply strictly
-  (``BEST: n`` / ``WORST: n``, two different item numbers) and retries on transport errors,
-  5xx/429 and unparseable replies.
+* :class:`LLMJudge` asks any OpenAI-compatible endpoint through the shared chat client
+  (:mod:`cost_models.upstream`), parses the reply strictly (``BEST: n`` / ``WORST: n``, two
+  different item numbers) and retries on transport errors, 5xx/429 and unparseable replies.
 * :class:`FileJudge` replays recorded judgments (JSONL ``{"tuple_id", "best", "worst",
   "judge"}``), e.g. judgments made by people or by another tool.
 * :class:`EscalationPanel` runs the paper's protocol: two judges drawn from the lower-cost pool;
@@ -22,7 +22,6 @@ import json
 import logging
 import random
 import re
-import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -31,6 +30,14 @@ from typing import Protocol
 import httpx
 
 from cost_models.annotation.fit import Judgment
+from cost_models.upstream import (
+    RETRIED_STATUS,
+    SyncChatClient,
+    UnusableReply,
+    UpstreamError,
+    UpstreamStatusError,
+    message_text,
+)
 from policies.exceptions import InvalidValueError, UtilityGuardError
 
 log = logging.getLogger(__name__)
@@ -86,7 +93,9 @@ def parse_reply(text: str, n_items: int) -> tuple[int, int]:
 
 
 class LLMJudge:
-    """A judge served by an OpenAI-compatible ``/chat/completions`` endpoint."""
+    """A judge served by an OpenAI-compatible ``/chat/completions`` endpoint, through the
+    shared chat client (:mod:`cost_models.upstream`): transport errors, 5xx, 429 and
+    unparseable replies are retried within one budget of ``retries`` attempts."""
 
     def __init__(
         self, base_url: str, model: str, *, api_key: str | None = None, name: str | None = None,
@@ -97,9 +106,8 @@ class LLMJudge:
         self.name = name or model
         self.retries = retries
         self.temperature = temperature
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._client = httpx.Client(base_url=base_url.rstrip("/"), timeout=timeout,
-                                    headers=headers, transport=transport)
+        self._client = SyncChatClient(base_url, api_key=api_key, timeout=timeout,
+                                      retries=retries, transport=transport)
 
     def close(self) -> None:
         self._client.close()
@@ -112,31 +120,25 @@ class LLMJudge:
             "messages": [{"role": "system", "content": SETTING},
                          {"role": "user", "content": render_tuple(items)}],
         }
-        problem = "no attempt"
-        for attempt in range(self.retries):
+
+        def check(completion: dict[str, object]) -> None:
             try:
-                r = self._client.post("/chat/completions", json=body)
-            except httpx.HTTPError as exc:
-                problem = f"{type(exc).__name__}: {exc}"
-            else:
-                if r.status_code >= 500 or r.status_code == 429:
-                    problem = f"HTTP {r.status_code}"
-                elif r.status_code >= 400:  # the request itself is wrong: retrying cannot help
-                    raise JudgeError(f"{self.name}: HTTP {r.status_code}: {r.text[:200]}")
-                else:
-                    try:
-                        text = r.json()["choices"][0]["message"]["content"] or ""
-                        best, worst = parse_reply(text, len(items))
-                    except (JudgeError, KeyError, IndexError, TypeError, ValueError) as exc:
-                        problem = str(exc)  # an unparseable reply is retried
-                    else:
-                        return Judgment(tuple_id, items[best][0], items[worst][0], self.name)
-            log.info("judge %s, tuple %s, attempt %d failed: %s", self.name, tuple_id,
-                     attempt + 1, problem)
-            if attempt + 1 < self.retries:
-                time.sleep(min(4.0, 0.25 * 2**attempt))
-        raise JudgeError(f"{self.name}: no valid judgment for {tuple_id} after "
-                         f"{self.retries} tries ({problem})")
+                parse_reply(message_text(completion), len(items))
+            except (JudgeError, UpstreamError) as exc:
+                raise UnusableReply(str(exc)) from None
+
+        try:
+            completion = self._client.complete(body, check=check)
+        except UpstreamStatusError as exc:
+            if exc.status not in RETRIED_STATUS:  # the request itself is wrong
+                raise JudgeError(f"{self.name}: HTTP {exc.status}: {exc.body[:200]}") from None
+            raise JudgeError(f"{self.name}: no valid judgment for {tuple_id} after "
+                             f"{self.retries} tries ({exc})") from None
+        except UpstreamError as exc:
+            raise JudgeError(f"{self.name}: no valid judgment for {tuple_id} after "
+                             f"{self.retries} tries ({exc})") from None
+        best, worst = parse_reply(message_text(completion), len(items))
+        return Judgment(tuple_id, items[best][0], items[worst][0], self.name)
 
 
 class FileJudge:

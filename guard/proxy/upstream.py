@@ -1,4 +1,5 @@
-"""The upstream client: the one place where httpx errors become :mod:`guard.exceptions`.
+"""The proxy's upstream calls, with httpx errors translated by the shared chat client's
+translation (:mod:`cost_models.upstream`: the one place where they become ``Upstream*``).
 
 :class:`Upstream` wraps the proxy's single pooled :class:`httpx.AsyncClient` (owned by the
 app's lifespan) and exposes the three calls the proxy makes. Whatever goes wrong is raised as
@@ -29,38 +30,24 @@ from typing import Any, TypeVar
 
 import httpx
 
-from guard.exceptions import (
+from cost_models.upstream import (
     UpstreamError,
-    UpstreamPoolExhausted,
     UpstreamStatusError,
     UpstreamTimeout,
-    UpstreamTooLarge,
-    UpstreamUnavailable,
+    check_status,
+    display_url,
+    json_object,
+    translate,
 )
+from guard.exceptions import UpstreamPoolExhausted, UpstreamTooLarge
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 #: Request headers passed on to the upstream besides ``Authorization``.
 FORWARDED_HEADERS = ("openai-organization", "openai-project", "openai-beta")
-#: Upstream response headers passed back on an error (rate limits).
-ERROR_HEADERS = ("retry-after",)
 #: The default limit on an upstream reply's size (``--max-upstream-bytes``).
 DEFAULT_MAX_BYTES = 8 * 1024 * 1024
-#: At most this much of an upstream error body is kept.
-MAX_ERROR_BODY = 64 * 1024
-
-
-def display_url(url: str | httpx.URL) -> str:
-    """``url`` without user info or query, for messages and logs.
-
-    Examples
-    --------
-    >>> display_url("https://user:secret@api.example.com/v1?key=abc")
-    'https://api.example.com/v1'
-    """
-    u = httpx.URL(str(url))
-    return str(u.copy_with(username=None, password=None, query=None, fragment=None))
 
 
 def upstream_headers(client_headers: Mapping[str, str], upstream_key: str | None, *,
@@ -142,14 +129,8 @@ class Upstream:
                 f"no free connection to the upstream at {self.name} within {pool:g} s: the "
                 "proxy's upstream connection pool is exhausted (raise --max-connections or "
                 "--pool-timeout)") from None
-        except httpx.TimeoutException as exc:
-            kind = type(exc).__name__
-            raise UpstreamTimeout(
-                f"the upstream at {self.name} did not answer in time ({kind})") from None
-        except httpx.HTTPError as exc:  # refused / reset, DNS, TLS, protocol errors
-            reason = str(exc) or type(exc).__name__
-            raise UpstreamUnavailable(
-                f"cannot reach the upstream at {self.name}: {reason}") from None
+        except httpx.HTTPError as exc:  # timeouts, refused / reset, DNS, TLS, protocol errors
+            raise translate(exc, self.name) from None
         return httpx.Response(response.status_code, headers=response.headers, content=content,
                               request=request)
 
@@ -181,15 +162,15 @@ class Upstream:
                 f"{seconds:g} s (--request-timeout)") from None
 
     def _check_status(self, response: httpx.Response) -> None:
-        if 200 <= response.status_code < 300:
-            return
-        text = response.content[:MAX_ERROR_BODY].decode("utf-8", errors="replace")
-        keep = {h: response.headers[h] for h in ERROR_HEADERS if h in response.headers}
-        if response.status_code == 404 and (hint := missing_v1_hint(self.name)):
-            log.warning("%s", hint)
-            text = json.dumps({"error": {"message": hint, "type": "invalid_request_error",
-                                         "param": None, "code": "upstream_not_found"}})
-        raise UpstreamStatusError(response.status_code, text, headers=keep)
+        try:
+            check_status(response)
+        except UpstreamStatusError as exc:
+            if exc.status == 404 and (hint := missing_v1_hint(self.name)):
+                log.warning("%s", hint)
+                text = json.dumps({"error": {"message": hint, "type": "invalid_request_error",
+                                             "param": None, "code": "upstream_not_found"}})
+                raise UpstreamStatusError(404, text, headers=exc.headers) from None
+            raise
 
     async def ready(self, headers: Mapping[str, str]) -> tuple[bool, str]:
         """Whether the upstream answers (``GET models``): ``(ready, detail)``.
@@ -205,11 +186,7 @@ class Upstream:
         return status < 500, f"the upstream at {self.name} answered HTTP {status}"
 
     def _json(self, response: httpx.Response) -> Any:
-        try:
-            return json.loads(response.content)
-        except ValueError:
-            raise UpstreamError(f"the upstream at {self.name} returned a reply that is not "
-                                "JSON") from None
+        return json_object(response, self.name)
 
     async def chat(self, body: Mapping[str, Any], headers: Mapping[str, str]
                    ) -> dict[str, Any]:
@@ -217,10 +194,7 @@ class Upstream:
         response = await self._send("POST", "chat/completions", headers,
                                     json.dumps(body).encode())
         self._check_status(response)
-        data = self._json(response)
-        if not isinstance(data, dict):
-            raise UpstreamError(f"the upstream at {self.name} returned a JSON "
-                                f"{type(data).__name__}, not a chat completion")
+        data: dict[str, Any] = self._json(response)
         return data
 
     async def chat_stream(self, body: Mapping[str, Any], headers: Mapping[str, str]

@@ -166,3 +166,40 @@ class Synth:
 @pytest.fixture(scope="session")
 def synth() -> Synth:
     return Synth(make_items, make_responses, write_jsonl, train_cost_model)
+
+
+# --- local HTTP servers -------------------------------------------------------------------------
+
+@pytest.fixture
+def serve_app() -> Any:
+    """Start ASGI apps with uvicorn on 127.0.0.1 (a free port each, in a thread); returns
+    ``start(app) -> base URL ending in /v1``. Every server stops when the test ends."""
+    import socket
+    import threading
+    import time
+
+    import uvicorn
+
+    started: list[tuple[Any, threading.Thread, socket.socket]] = []
+
+    def start(app: Any) -> str:
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind(("127.0.0.1", 0))
+        config = uvicorn.Config(app, log_level="warning", lifespan="off", ws="none", http="h11")
+        server = uvicorn.Server(config)
+        thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+        thread.start()
+        started.append((server, thread, sock))
+        deadline = time.monotonic() + 10
+        while not server.started:
+            assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
+            time.sleep(0.01)
+        return f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+
+    yield start
+    for server, thread, sock in started:
+        server.should_exit = True
+        thread.join(timeout=10)
+        sock.close()
+        assert not thread.is_alive()

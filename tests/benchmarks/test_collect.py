@@ -5,16 +5,12 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
-import socket
-import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -34,7 +30,7 @@ QUESTIONS = {  # id: (question, answerable, reference, what the fake model says)
     "q4": ("What is 6 * 7?", True, ["42"], "42"),
     "q5": ("How many legs does my neighbour's cat have today?", False, [], "Four."),
 }
-RECORD_FIELDS = {"id", "response", "answered", "correct", "confidence"}
+RECORD_FIELDS = {"id", "response", "answered", "correct", "confidence", "grading"}
 CONFIDENCE_FIELDS = {"verbal", "logprob_mean", "logprob_low10", "consistency"}
 
 
@@ -111,7 +107,8 @@ def no_sleep(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     async def fake_sleep(seconds: float) -> None:
         delays.append(seconds)
 
-    monkeypatch.setattr("benchmarks.collect.asyncio.sleep", fake_sleep)
+    monkeypatch.setattr("cost_models.upstream.asyncio.sleep", fake_sleep)
+    monkeypatch.setattr("cost_models.upstream.random.random", lambda: 0.0)  # no jitter
     return delays
 
 
@@ -274,7 +271,7 @@ def test_a_killed_run_keeps_every_record_it_wrote(tmp_path: Path) -> None:
 def test_server_errors_are_retried_then_raised(tmp_path: Path, no_sleep: list[float]) -> None:
     out = tmp_path / "r.jsonl"
     up = FakeUpstream(fail={3: 500, 4: 500, 5: 500})
-    with pytest.raises(CollectError, match=r"failed after 3 tries: upstream answered 500"):
+    with pytest.raises(CollectError, match=r"failed after 3 tries: upstream answered HTTP 500"):
         _run(_items(), out, up)
     assert len(up.bodies) == 5  # q1, q2, then q3 three times
     assert no_sleep == [0.5, 1.0]  # back-off between tries, none after the last
@@ -295,7 +292,7 @@ def test_a_client_error_fails_at_once(tmp_path: Path, no_sleep: list[float],
                                       status: int) -> None:
     up = FakeUpstream(fail={1: status})
     out = tmp_path / "r.jsonl"
-    with pytest.raises(CollectError, match=rf"upstream answered {status}: .*boom {status}"):
+    with pytest.raises(CollectError, match=rf"answered HTTP {status}: .*boom {status}"):
         _run(_items(), out, up)
     assert len(up.bodies) == 1 and no_sleep == []
     assert out.read_text() == ""
@@ -306,7 +303,8 @@ def test_connection_errors_are_retried(tmp_path: Path, no_sleep: list[float]) ->
         raise httpx.ConnectError("connection refused", request=request)
 
     with pytest.raises(CollectError, match=r"upstream http://upstream.test/v1 failed after "
-                                           r"3 tries: connection refused"):
+                                           r"3 tries: cannot reach the upstream at "
+                                           r"http://upstream.test/v1: connection refused"):
         asyncio.run(collect(_items("q1"), _settings(), tmp_path / "r.jsonl",
                             transport=httpx.MockTransport(refuse)))
     assert no_sleep == [0.5, 1.0]
@@ -380,13 +378,13 @@ def test_cli_upstream_failure_exits_2_keeping_what_was_written(
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     out = tmp_path / "r.jsonl"
     code = main(["collect", "--data", str(_dataset(tmp_path)), "--upstream", "http://u.test/v1",
-                 "--model", "m", "--out", str(out)])
+                 "--model", "m", "--retries", "3", "--out", str(out)])
     err = capsys.readouterr().err
     assert code == 2
     assert err.splitlines() == [
         "utilityguard: error: upstream http://u.test/v1 failed after 3 tries: upstream "
-        'answered 500: {"error":{"message":"boom 500"}} (records written so far are kept in '
-        f"{out})"]
+        'answered HTTP 500: {"error":{"message":"boom 500"}} (records written so far are kept '
+        f"in {out})"]
     assert [r["id"] for r in _records(out)] == ["q1", "q2"]
     # the rerun resumes where it stopped
     up.fail = {}
@@ -437,7 +435,7 @@ def test_cli_regrade(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
 # --- a real local server ------------------------------------------------------------------------
 
 @pytest.fixture
-def real_upstream() -> Iterator[tuple[str, list[dict[str, Any]]]]:
+def real_upstream(serve_app: Callable[[Any], str]) -> tuple[str, list[dict[str, Any]]]:
     """An OpenAI-compatible endpoint served by uvicorn on 127.0.0.1 in a thread."""
     seen: list[dict[str, Any]] = []
 
@@ -447,25 +445,7 @@ def real_upstream() -> Iterator[tuple[str, list[dict[str, Any]]]]:
         return JSONResponse(completion(_reply_for(body), logprobs=bool(body.get("logprobs"))))
 
     app = Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"])])
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    config = uvicorn.Config(app, log_level="warning", lifespan="off", ws="none", http="h11")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
-        time.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{port}/v1", seen
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-        sock.close()
-        assert not thread.is_alive()
+    return serve_app(app), seen
 
 
 def test_cli_against_a_real_local_server(real_upstream: tuple[str, list[dict[str, Any]]],

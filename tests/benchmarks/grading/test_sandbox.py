@@ -8,9 +8,11 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from benchmarks.grading import sandbox
 from benchmarks.grading.sandbox import Limits, run_code
 
 FAST = Limits(wall_s=20.0, cpu_s=2)
@@ -102,10 +104,20 @@ def test_new_processes_and_ctypes_are_refused(body: str) -> None:
     assert run_code(_candidate("x = 1"), ["assert True"], FAST) is True  # the control
 
 
-def test_the_working_directory_is_temporary_and_removed() -> None:
-    before = set(Path(tempfile.gettempdir()).glob("utilityguard-code-*"))
+def test_the_working_directory_is_temporary_and_removed(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    made: list[str] = []
+    real = tempfile.TemporaryDirectory
+
+    def recording(*args: Any, **kwargs: Any) -> Any:
+        d = real(*args, **kwargs)
+        made.append(d.name)
+        return d
+
+    monkeypatch.setattr(sandbox.tempfile, "TemporaryDirectory", recording)
     body = "import os\nhere = os.getcwd()\nopen('left-behind.txt', 'w').write('x')"
     checks = ["import os\nassert os.path.basename(here).startswith('utilityguard-code-')",
               "assert os.path.exists('left-behind.txt')"]
     assert run_code(_candidate(body), checks, FAST) is True
-    assert set(Path(tempfile.gettempdir()).glob("utilityguard-code-*")) == before
+    assert len(made) == 1 and Path(made[0]).name.startswith("utilityguard-code-")
+    assert not Path(made[0]).exists()

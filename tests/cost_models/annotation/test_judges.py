@@ -11,7 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from cost_models.annotation import judges as judges_module
+from cost_models import upstream as upstream_module
 from cost_models.annotation.fit import Judgment
 from cost_models.annotation.judges import (
     SETTING,
@@ -32,7 +32,7 @@ KEY = "sk-test-0123456789-secret"
 
 @pytest.fixture(autouse=True)
 def _no_backoff(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(judges_module.time, "sleep", lambda _s: None)
+    monkeypatch.setattr(upstream_module.time, "sleep", lambda _s: None)
 
 
 @pytest.mark.parametrize(
@@ -163,7 +163,8 @@ def test_llm_judge_gives_up_after_its_retries() -> None:
 
 def test_llm_judge_backs_off_between_tries_only(monkeypatch: pytest.MonkeyPatch) -> None:
     sleeps: list[float] = []
-    monkeypatch.setattr(judges_module.time, "sleep", sleeps.append)
+    monkeypatch.setattr(upstream_module.time, "sleep", sleeps.append)
+    monkeypatch.setattr(upstream_module.random, "random", lambda: 0.0)  # no jitter
     judge = _judge([httpx.Response(500)] * 3, [], retries=3)
     with pytest.raises(JudgeError):
         judge.judge("t1", ITEMS)

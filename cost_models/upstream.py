@@ -1,0 +1,262 @@
+"""The one OpenAI-compatible chat client: error translation and retries.
+
+Every call the distribution makes to a model endpoint goes through here: the guard proxy's
+upstream, ``collect`` (benchmarks), the grading judge (benchmarks) and the consequence judges
+(``cost_models.annotation``). It lives in ``cost_models`` because the consequence judges need it
+and ``cost_models`` may not import ``guard``.
+
+* **Errors** — httpx exceptions become :class:`UpstreamTimeout` / :class:`UpstreamUnavailable`,
+  an HTTP error status :class:`UpstreamStatusError` (status, a capped body, ``retry-after``),
+  a reply that is not a JSON object :class:`UpstreamError`. Nothing else catches httpx errors.
+* **Retries** (:class:`ChatClient`, :class:`SyncChatClient`) — a timeout, an unreachable
+  endpoint, a 5xx or a 429 is retried up to ``retries`` attempts in all; the wait honours the
+  endpoint's ``retry-after`` (seconds or an HTTP date) and is otherwise exponential backoff
+  with jitter, capped at ``max_backoff``; any other 4xx is raised at once (the request itself is
+  wrong); a reply the caller's ``check`` rejects (:class:`UnusableReply`) is retried too.
+  Bodies and headers are never logged: they may carry a credential.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import logging
+import random
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import httpx
+
+from policies.exceptions import UtilityGuardError
+
+log = logging.getLogger(__name__)
+ERROR_HEADERS = ("retry-after",)
+MAX_ERROR_BODY = 64 * 1024
+RETRIED_STATUS = frozenset({429, 500, 502, 503, 504})
+Check = Callable[[dict[str, Any]], None]
+
+
+class UpstreamError(UtilityGuardError):
+    """The upstream model endpoint failed; the proxy renders it as a 502/504 error."""
+
+
+class UpstreamTimeout(UpstreamError):
+    """The upstream did not answer within the configured timeout (or the total deadline)."""
+
+
+class UpstreamUnavailable(UpstreamError):
+    """The upstream could not be reached (connection refused or reset, DNS, TLS)."""
+
+
+class UnusableReply(UpstreamError):
+    """A 2xx reply the caller cannot use (e.g. a judge's reply it cannot parse); retried like a
+    transient failure, within the same budget of attempts."""
+
+
+class UpstreamStatusError(UpstreamError):
+    """The upstream answered with an HTTP error status.
+
+    Parameters
+    ----------
+    status : int
+        The HTTP status code the upstream returned.
+    body : str
+        The (possibly truncated) response body, kept for the error message; a 4xx body is
+        passed to the proxy's client. Never logged (it may echo a credential).
+    headers : mapping of str to str, optional
+        Response headers worth passing on (``retry-after``).
+    """
+
+    def __init__(self, status: int, body: str = "", headers: Mapping[str, str] | None = None
+                 ) -> None:
+        self.status = status
+        self.body = body
+        self.headers = dict(headers or {})
+        super().__init__(f"upstream answered HTTP {status}: {body[:200]}")
+
+
+def display_url(url: str | httpx.URL) -> str:
+    """``url`` without user info, query or fragment, for messages and logs.
+
+    >>> display_url("https://user:secret@api.example.com/v1?key=abc")
+    'https://api.example.com/v1'
+    """
+    u = httpx.URL(str(url))
+    return str(u.copy_with(username=None, password=None, query=None, fragment=None))
+
+
+def translate(exc: httpx.HTTPError, name: str) -> UpstreamError:
+    """The upstream error for an httpx exception raised while talking to ``name``."""
+    if isinstance(exc, httpx.TimeoutException):
+        return UpstreamTimeout(
+            f"the upstream at {name} did not answer in time ({type(exc).__name__})")
+    reason = str(exc) or type(exc).__name__
+    return UpstreamUnavailable(f"cannot reach the upstream at {name}: {reason}")
+
+
+def check_status(response: httpx.Response) -> None:
+    """Raise :class:`UpstreamStatusError` unless ``response`` has a 2xx status."""
+    if 200 <= response.status_code < 300:
+        return
+    text = response.content[:MAX_ERROR_BODY].decode("utf-8", errors="replace")
+    keep = {h: response.headers[h] for h in ERROR_HEADERS if h in response.headers}
+    raise UpstreamStatusError(response.status_code, text, headers=keep)
+
+
+def json_object(response: httpx.Response, name: str) -> dict[str, Any]:
+    """The response body as a JSON object, or :class:`UnusableReply` (retried by the clients)."""
+    try:
+        data = json.loads(response.content)
+    except ValueError:
+        raise UnusableReply(f"the upstream at {name} returned a reply that is not JSON"
+                            ) from None
+    if not isinstance(data, dict):
+        raise UnusableReply(f"the upstream at {name} returned a JSON {type(data).__name__}, "
+                            "not a chat completion")
+    return data
+
+
+def retry_after(headers: Mapping[str, str]) -> float | None:
+    """Seconds to wait from a ``retry-after`` header (delta-seconds or an HTTP date).
+
+    >>> retry_after({"retry-after": "3"})
+    3.0
+    >>> retry_after({}) is None
+    True
+    """
+    raw = headers.get("retry-after")
+    if raw is None:
+        return None
+    try:
+        return max(0.0, float(raw))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def backoff(attempt: int, headers: Mapping[str, str], *, base: float, cap: float) -> float:
+    """The wait before retry number ``attempt + 1``: the endpoint's ``retry-after`` if it gave
+    one, else ``base * 2**attempt`` with up to 25% jitter; never more than ``cap``."""
+    told = retry_after(headers)
+    if told is not None:
+        return min(cap, told)
+    return float(min(cap, base * 2.0**attempt * (1.0 + 0.25 * random.random())))
+
+
+def _retryable(exc: UpstreamError) -> bool:
+    if isinstance(exc, UpstreamStatusError):
+        return exc.status in RETRIED_STATUS
+    return isinstance(exc, (UpstreamTimeout, UpstreamUnavailable, UnusableReply))
+
+
+class _Base:
+    def __init__(self, base_url: str, *, api_key: str | None, retries: int, base_backoff: float,
+                 max_backoff: float) -> None:
+        if retries < 1:
+            raise ValueError(f"retries must be >= 1, got {retries}")
+        self.name = display_url(base_url).rstrip("/")
+        self.headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self.retries = retries
+        self.base_backoff = base_backoff
+        self.max_backoff = max_backoff
+
+    def _wait(self, attempt: int, exc: UpstreamError) -> float | None:
+        """Seconds to wait before retrying after ``exc``, or ``None`` to give up."""
+        if not _retryable(exc) or attempt + 1 >= self.retries:
+            return None
+        headers = exc.headers if isinstance(exc, UpstreamStatusError) else {}
+        delay = backoff(attempt, headers, base=self.base_backoff, cap=self.max_backoff)
+        log.info("upstream %s: %s; retry %d/%d in %.2f s", self.name, type(exc).__name__,
+                 attempt + 1, self.retries - 1, delay)
+        return delay
+
+
+class ChatClient(_Base):
+    """Async ``POST /chat/completions`` with retries (see the module docstring)."""
+
+    def __init__(self, base_url: str, *, api_key: str | None = None, timeout: float = 300.0,
+                 retries: int = 5, base_backoff: float = 0.5, max_backoff: float = 60.0,
+                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+        super().__init__(base_url, api_key=api_key, retries=retries, base_backoff=base_backoff,
+                         max_backoff=max_backoff)
+        self._client = httpx.AsyncClient(base_url=base_url.rstrip("/"), timeout=timeout,
+                                         headers=self.headers, transport=transport)
+
+    async def complete(self, body: Mapping[str, Any], check: Check | None = None
+                       ) -> dict[str, Any]:
+        """The chat completion for ``body``, retried; :class:`UpstreamError` on failure.
+        ``check(completion)`` may raise :class:`UnusableReply` to have the request retried."""
+        attempt = 0
+        while True:
+            try:
+                try:
+                    r = await self._client.post("/chat/completions", json=dict(body))
+                except httpx.HTTPError as exc:
+                    raise translate(exc, self.name) from None
+                check_status(r)
+                data = json_object(r, self.name)
+                if check is not None:
+                    check(data)
+                return data
+            except UpstreamError as exc:
+                delay = self._wait(attempt, exc)
+                if delay is None:
+                    raise
+            await asyncio.sleep(delay)
+            attempt += 1
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+
+class SyncChatClient(_Base):
+    """Blocking ``POST /chat/completions`` with retries (see the module docstring)."""
+
+    def __init__(self, base_url: str, *, api_key: str | None = None, timeout: float = 60.0,
+                 retries: int = 3, base_backoff: float = 0.25, max_backoff: float = 60.0,
+                 transport: httpx.BaseTransport | None = None) -> None:
+        super().__init__(base_url, api_key=api_key, retries=retries, base_backoff=base_backoff,
+                         max_backoff=max_backoff)
+        self._client = httpx.Client(base_url=base_url.rstrip("/"), timeout=timeout,
+                                    headers=self.headers, transport=transport)
+
+    def complete(self, body: Mapping[str, Any], check: Check | None = None) -> dict[str, Any]:
+        """The chat completion for ``body``, retried; :class:`UpstreamError` on failure.
+        ``check(completion)`` may raise :class:`UnusableReply` to have the request retried."""
+        attempt = 0
+        while True:
+            try:
+                try:
+                    r = self._client.post("/chat/completions", json=dict(body))
+                except httpx.HTTPError as exc:
+                    raise translate(exc, self.name) from None
+                check_status(r)
+                data = json_object(r, self.name)
+                if check is not None:
+                    check(data)
+                return data
+            except UpstreamError as exc:
+                delay = self._wait(attempt, exc)
+                if delay is None:
+                    raise
+            time.sleep(delay)
+            attempt += 1
+
+    def close(self) -> None:
+        self._client.close()
+
+
+def message_text(completion: Mapping[str, Any]) -> str:
+    """The first choice's message content (``""`` when empty), or :class:`UpstreamError` when
+    the reply has no choices (an error object sent with status 200 is not an empty reply)."""
+    choices = completion.get("choices")
+    if not choices or not isinstance(choices[0], dict):
+        raise UpstreamError(f"upstream reply has no choices: {json.dumps(completion)[:200]}")
+    msg = choices[0].get("message") or {}
+    return str(msg.get("content") or "")

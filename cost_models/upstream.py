@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import itertools
 import json
 import logging
 import random
@@ -166,10 +167,17 @@ class _Base:
         self.base_backoff = base_backoff
         self.max_backoff = max_backoff
 
-    def _wait(self, attempt: int, exc: UpstreamError) -> float | None:
-        """Seconds to wait before retrying after ``exc``, or ``None`` to give up."""
+    def _accept(self, response: httpx.Response, check: Check | None) -> dict[str, Any]:
+        check_status(response)
+        data = json_object(response, self.name)
+        if check is not None:
+            check(data)
+        return data
+
+    def _wait(self, attempt: int, exc: UpstreamError) -> float:
+        """Seconds to wait before retrying after ``exc``; re-raises it when it is final."""
         if not _retryable(exc) or attempt + 1 >= self.retries:
-            return None
+            raise exc
         headers = exc.headers if isinstance(exc, UpstreamStatusError) else {}
         delay = backoff(attempt, headers, base=self.base_backoff, cap=self.max_backoff)
         log.info("upstream %s: %s; retry %d/%d in %.2f s", self.name, type(exc).__name__,
@@ -192,24 +200,16 @@ class ChatClient(_Base):
                        ) -> dict[str, Any]:
         """The chat completion for ``body``, retried; :class:`UpstreamError` on failure.
         ``check(completion)`` may raise :class:`UnusableReply` to have the request retried."""
-        attempt = 0
-        while True:
+        for attempt in itertools.count():
             try:
                 try:
                     r = await self._client.post("/chat/completions", json=dict(body))
                 except httpx.HTTPError as exc:
                     raise translate(exc, self.name) from None
-                check_status(r)
-                data = json_object(r, self.name)
-                if check is not None:
-                    check(data)
-                return data
+                return self._accept(r, check)
             except UpstreamError as exc:
-                delay = self._wait(attempt, exc)
-                if delay is None:
-                    raise
-            await asyncio.sleep(delay)
-            attempt += 1
+                await asyncio.sleep(self._wait(attempt, exc))
+        raise AssertionError("unreachable")
 
     async def aclose(self) -> None:
         await self._client.aclose()
@@ -229,24 +229,16 @@ class SyncChatClient(_Base):
     def complete(self, body: Mapping[str, Any], check: Check | None = None) -> dict[str, Any]:
         """The chat completion for ``body``, retried; :class:`UpstreamError` on failure.
         ``check(completion)`` may raise :class:`UnusableReply` to have the request retried."""
-        attempt = 0
-        while True:
+        for attempt in itertools.count():
             try:
                 try:
                     r = self._client.post("/chat/completions", json=dict(body))
                 except httpx.HTTPError as exc:
                     raise translate(exc, self.name) from None
-                check_status(r)
-                data = json_object(r, self.name)
-                if check is not None:
-                    check(data)
-                return data
+                return self._accept(r, check)
             except UpstreamError as exc:
-                delay = self._wait(attempt, exc)
-                if delay is None:
-                    raise
-            time.sleep(delay)
-            attempt += 1
+                time.sleep(self._wait(attempt, exc))
+        raise AssertionError("unreachable")
 
     def close(self) -> None:
         self._client.close()

@@ -5,6 +5,8 @@ from __future__ import annotations
 import email.utils
 import json
 import time
+from collections.abc import Callable
+from typing import Any
 
 import httpx
 import pytest
@@ -32,19 +34,13 @@ def sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     return waited
 
 
-def _client(responses: list[httpx.Response | Exception], seen: list[httpx.Request],
-            **kw: object) -> SyncChatClient:
-    queue = list(responses)
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        seen.append(request)
-        nxt = queue.pop(0)
-        if isinstance(nxt, Exception):
-            raise nxt
-        return nxt
-
-    return SyncChatClient("http://up.test/v1", transport=httpx.MockTransport(handler),
-                          **kw)  # type: ignore[arg-type]
+@pytest.fixture
+def client(queued_transport: Any) -> Callable[..., SyncChatClient]:
+    def make(responses: list[httpx.Response | Exception], seen: list[httpx.Request],
+             **kw: Any) -> SyncChatClient:
+        return SyncChatClient("http://up.test/v1", transport=queued_transport(responses, seen),
+                              **kw)
+    return make
 
 
 def test_retry_after_seconds_and_http_dates() -> None:
@@ -65,9 +61,10 @@ def test_backoff_doubles_is_capped_and_prefers_retry_after(
     assert backoff(0, {"retry-after": "400"}, base=0.5, cap=60) == 60
 
 
-def test_429_is_retried_after_the_time_the_endpoint_asks(sleeps: list[float]) -> None:
+def test_429_is_retried_after_the_time_the_endpoint_asks(
+        client: Any, sleeps: list[float]) -> None:
     seen: list[httpx.Request] = []
-    c = _client([httpx.Response(429, headers={"retry-after": "3"}, json={}),
+    c = client([httpx.Response(429, headers={"retry-after": "3"}, json={}),
                  httpx.Response(200, json=OK)], seen)
     assert c.complete({"model": "m"}) == OK
     assert len(seen) == 2 and sleeps == [3.0]
@@ -75,18 +72,20 @@ def test_429_is_retried_after_the_time_the_endpoint_asks(sleeps: list[float]) ->
 
 
 @pytest.mark.parametrize("status", [500, 502, 503, 504])
-def test_server_errors_are_retried_with_backoff(sleeps: list[float], status: int) -> None:
+def test_server_errors_are_retried_with_backoff(
+        client: Any, sleeps: list[float], status: int) -> None:
     seen: list[httpx.Request] = []
-    c = _client([httpx.Response(status)] * 3, seen, retries=3)
+    c = client([httpx.Response(status)] * 3, seen, retries=3)
     with pytest.raises(UpstreamStatusError) as err:
         c.complete({})
     assert err.value.status == status and len(seen) == 3 and sleeps == [0.25, 0.5]
 
 
 @pytest.mark.parametrize("status", [400, 401, 403, 404, 422])
-def test_client_errors_are_not_retried(sleeps: list[float], status: int) -> None:
+def test_client_errors_are_not_retried(
+        client: Any, sleeps: list[float], status: int) -> None:
     seen: list[httpx.Request] = []
-    c = _client([httpx.Response(status, text="nope")], seen)
+    c = client([httpx.Response(status, text="nope")], seen)
     with pytest.raises(UpstreamStatusError, match=f"HTTP {status}: nope"):
         c.complete({})
     assert len(seen) == 1 and sleeps == []
@@ -96,22 +95,24 @@ def test_client_errors_are_not_retried(sleeps: list[float], status: int) -> None
     (httpx.ConnectError("refused"), UpstreamUnavailable),
     (httpx.ReadTimeout("slow"), UpstreamTimeout),
 ])
-def test_transport_errors_are_translated_and_retried(sleeps: list[float], exc: Exception,
+def test_transport_errors_are_translated_and_retried(
+        client: Any, sleeps: list[float], exc: Exception,
                                                      kind: type[UpstreamError]) -> None:
     seen: list[httpx.Request] = []
     with pytest.raises(kind, match=r"up\.test"):
-        _client([exc, exc], seen, retries=2).complete({})
+        client([exc, exc], seen, retries=2).complete({})
     assert len(seen) == 2 and sleeps == [0.25]
 
 
-def test_a_rejected_reply_is_retried_within_the_same_budget(sleeps: list[float]) -> None:
+def test_a_rejected_reply_is_retried_within_the_same_budget(
+        client: Any, sleeps: list[float]) -> None:
     seen: list[httpx.Request] = []
 
     def check(data: dict[str, object]) -> None:
         if data.get("bad"):
             raise UnusableReply("bad reply")
 
-    c = _client([httpx.Response(200, json={"bad": 1}), httpx.Response(200, text="not json"),
+    c = client([httpx.Response(200, json={"bad": 1}), httpx.Response(200, text="not json"),
                  httpx.Response(200, json=OK)], seen, retries=3)
     assert c.complete({}, check=check) == OK
     assert len(seen) == 3

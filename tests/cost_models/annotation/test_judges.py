@@ -7,6 +7,7 @@ import json
 import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -82,19 +83,19 @@ def _reply(content: str | None, status: int = 200) -> httpx.Response:
     return httpx.Response(status, json={"choices": [{"message": {"content": content}}]})
 
 
+_transport: dict[str, Any] = {}
+
+
+@pytest.fixture(autouse=True)
+def _queued(queued_transport: Any) -> None:
+    _transport["make"] = queued_transport
+
+
 def _judge(responses: Sequence[httpx.Response | Exception],
            seen: list[httpx.Request], **kwargs: object) -> LLMJudge:
-    queue = list(responses)
-
-    def handler(request: httpx.Request) -> httpx.Response:
-        seen.append(request)
-        nxt = queue.pop(0)
-        if isinstance(nxt, Exception):
-            raise nxt
-        return nxt
-
     return LLMJudge("http://judge.test/v1/", "judge-model", api_key=KEY,
-                    transport=httpx.MockTransport(handler), **kwargs)  # type: ignore[arg-type]
+                    transport=_transport["make"](responses, seen),
+                    **kwargs)  # type: ignore[arg-type]
 
 
 def test_llm_judge_sends_the_setting_and_parses_the_reply() -> None:

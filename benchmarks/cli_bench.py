@@ -9,8 +9,8 @@ from typing import Any
 
 from rich.console import Console
 
-from benchmarks.bench.data import shipped_responses
-from benchmarks.bench.report import print_table, write_outputs
+from benchmarks.bench.data import shipped_response_files
+from benchmarks.bench.report import models_markdown, models_table, print_table, write_outputs
 from benchmarks.bench.run import run_bench
 from cost_models.datasets import load_seed, load_utilitybench
 from guard.cli import CLIError
@@ -24,11 +24,15 @@ def register(sub: Any) -> None:
             "best cost-blind confidence threshold, always refuse, oracle) on the same graded "
             "responses: UtilityAUC and the paper's metrics with bootstrap intervals, a C_R "
             "sweep, a per-domain breakdown; results.json, report.md and PNG plots in --out. "
-            "Without arguments: the shipped seed set and SmolLM2-135M-Instruct responses."),
+            "Without arguments: the shipped seed set and every shipped model's responses "
+            "(several models: one table with a row per model and policy, like the paper's "
+            "Table 1)."),
     )
     p.add_argument("--data", default="seed", help="dataset with costs, or 'seed' (default)")
-    p.add_argument("--responses", type=Path, default=None,
-                   help="graded response records (default: shipped SmolLM2 responses)")
+    p.add_argument("--responses", type=Path, action="append", default=None,
+                   help="graded response records; repeat it for several models (one table, a "
+                        "row per model and policy; each model's outputs in --out/<model>/). "
+                        "Default: every shipped model's responses on the seed set")
     p.add_argument("--c-r", type=float, default=2.0, help="price of an unnecessary refusal (2)")
     p.add_argument("--cost-model", type=Path, default=None,
                    help="cost model dir (default: shipped)")
@@ -57,29 +61,54 @@ def run(args: argparse.Namespace) -> int:
     if args.folds < 2 or args.bootstrap < 0:
         raise CLIError("--folds must be >= 2 and --bootstrap >= 0")
     items = load_seed() if args.data == "seed" else load_utilitybench(args.data)
-    responses = args.responses or shipped_responses()
     if args.responses is None and args.data != "seed":
         raise CLIError("--responses is required with --data (the shipped responses are for "
                        "the seed set)")
+    files: list[Path] = args.responses or shipped_response_files()
     console = Console(stderr=True)
-    with console.status("bench") as status:
-        results = run_bench(items, responses, c_r=args.c_r, cost_model=args.cost_model,
-                            calibrator=args.calibrator, signal=args.signal, folds=args.folds,
-                            n_boot=args.bootstrap, seed=args.seed, trust=args.trust,
-                            group_folds=args.group_folds,
-                            paired_full=args.paired_full_sweep,
-                            progress=lambda msg: status.update(f"bench: {msg}"))
+    runs = []
+    for k, responses in enumerate(files):
+        with console.status("bench") as status:
+            tag = f" ({k + 1}/{len(files)} {responses.parent.name})" if len(files) > 1 else ""
+
+            def progress(msg: str, tag: str = tag, status: Any = status) -> None:
+                status.update(f"bench{tag}: {msg}")
+
+            runs.append(run_bench(
+                items, responses, c_r=args.c_r, cost_model=args.cost_model,
+                calibrator=args.calibrator, signal=args.signal, folds=args.folds,
+                n_boot=args.bootstrap, seed=args.seed, trust=args.trust,
+                group_folds=args.group_folds, paired_full=args.paired_full_sweep,
+                progress=progress))
     out_console = Console()
     if not out_console.is_terminal:  # piped or logged: rich would squeeze the table into 80
         out_console = Console(width=140)
-    print_table(results, out_console)
-    r = results["responses"]
-    print(f"{results['n']} items with a response ({r['missing_responses']} dataset items without "
-          f"one; {r['unmatched_responses']} responses for ids not in the dataset, not used)")
-    plots = write_outputs(results, args.out, plots=not args.no_plots)
-    if plots:
-        note = f" and {len(plots)} plots"
+    if len(runs) > 1:
+        out_console.print(models_table(runs))
     else:
-        note = " (no plots)" if args.no_plots else " (no plots: install utilityguard[bench])"
-    print(f"wrote {args.out / 'results.json'}, {args.out / 'report.md'}" + note)
+        print_table(runs[0], out_console)
+    for results in runs:
+        r = results["responses"]
+        print(f"{r.get('model')}: {results['n']} items with a response "
+              f"({r['missing_responses']} dataset items without one; "
+              f"{r['unmatched_responses']} responses for ids not in the dataset, not used)")
+        out = args.out if len(runs) == 1 else args.out / _slug(results, runs)
+        plots = write_outputs(results, out, plots=not args.no_plots)
+        if plots:
+            note = f" and {len(plots)} plots"
+        else:
+            note = " (no plots)" if args.no_plots else " (no plots: install utilityguard[bench])"
+        print(f"wrote {out / 'results.json'}, {out / 'report.md'}" + note)
+    if len(runs) > 1:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "models.md").write_text(models_markdown(runs) + "\n", encoding="utf-8")
+        print(f"wrote {args.out / 'models.md'}")
     return 0
+
+
+def _slug(results: dict[str, Any], runs: list[dict[str, Any]]) -> str:
+    """A directory name per model: the model name (made safe), else the file's folder."""
+    name = str(results["responses"].get("model") or Path(results["responses"]["file"]).parent.name)
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
+    names = [str(r["responses"].get("model")) for r in runs]
+    return safe if names.count(name) == 1 else f"{safe}-{runs.index(results) + 1}"

@@ -183,10 +183,12 @@ def read_choice(reply: str, question: str | None) -> ChoiceReading:
     Examples
     --------
     >>> q = "Which?\\nA) Yes\\nB) No"
-    >>> read_choice("B) No", q)
-    ChoiceReading(letter='B', conflict=False)
-    >>> read_choice("A) No", q)
-    ChoiceReading(letter=None, conflict=True)
+    >>> r = read_choice("B) No", q)
+    >>> r.letter, r.conflict
+    ('B', False)
+    >>> r = read_choice("A) No", q)
+    >>> r.letter, r.conflict
+    (None, True)
     """
     text = reply.replace("*", "")
     options = options_in(question) if question else {}

@@ -31,6 +31,15 @@ def shipped_responses() -> Path:
     return Path(str(resources.files("benchmarks").joinpath(SHIPPED_RESPONSES)))
 
 
+def shipped_response_files() -> list[Path]:
+    """Every model's shipped responses on the seed set (``data/<model>/responses.jsonl``),
+    SmolLM2 first; the bench's default."""
+    root = Path(str(resources.files("benchmarks").joinpath("data")))
+    files = sorted(root.glob("*/responses.jsonl"))
+    first = shipped_responses()
+    return [first, *[f for f in files if f.resolve() != first.resolve()]]
+
+
 @dataclass
 class BenchData:
     """Aligned per-item arrays (one entry per item that has a response)."""

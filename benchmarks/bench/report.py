@@ -68,6 +68,34 @@ def terminal_table(results: dict[str, Any]) -> Table:
     return t
 
 
+def models_table(runs: list[dict[str, Any]]) -> Table:
+    """One table for several models, a row per model and policy (the paper's Table 1 shape:
+    the raw model, the guard and the baselines on each model's own responses)."""
+    first = runs[0]
+    t = Table(title=f"utilityguard bench — {len(runs)} models, C_R = {first['c_r']:g} "
+                    "(95% bootstrap CI)")
+    t.add_column("model", no_wrap=True)
+    t.add_column("policy", no_wrap=True)
+    for _, label in COLUMNS[:5]:
+        t.add_column(label, justify="right")
+    for k, results in enumerate(runs):
+        model = str(results["responses"].get("model"))
+        for j, (name, res) in enumerate(results["policies"].items()):
+            t.add_row(model if j == 0 else "", name, *[_cell(res, key) for key, _ in COLUMNS[:5]],
+                      end_section=j == len(results["policies"]) - 1 and k < len(runs) - 1)
+    return t
+
+
+def models_markdown(runs: list[dict[str, Any]]) -> str:
+    """:func:`models_table` as Markdown (UtilityAUC with its interval, then the point values)."""
+    head = "| model | policy | " + " | ".join(label for _, label in COLUMNS[:5]) + " |"
+    sep = "|" + " --- |" * 7
+    rows = [f"| {r['responses'].get('model')} | `{name}` | {_cell(res, 'utility_auc')} | "
+            + " | ".join(fmt(res[k]) for k, _ in COLUMNS[1:5]) + " |"
+            for r in runs for name, res in r["policies"].items()]
+    return "\n".join([head, sep, *rows])
+
+
 def print_table(results: dict[str, Any], console: Console | None = None) -> None:
     (console or Console()).print(terminal_table(results))
 

@@ -120,7 +120,7 @@ def test_without_arguments_the_seed_set_and_shipped_responses_are_used(
     assert main(["bench"]) == 2
     assert capsys.readouterr().err == "utilityguard: error: stop here\n"
     assert [it.id for it in seen["items"]] == [it.id for it in load_seed()]
-    assert seen["responses"] == shipped_responses()
+    assert seen["responses"] == shipped_responses()  # the first of the shipped models
     assert seen["c_r"] == 2.0 and seen["cost_model"] is None and seen["n_boot"] == 1000
     assert not (tmp_path / "bench-out").exists()
 
@@ -293,3 +293,33 @@ def test_duplicate_item_ids_in_the_dataset_are_an_error(
     assert code == 2
     assert capsys.readouterr().err.splitlines() == [
         "utilityguard: error: dataset: duplicate item id 'med-0000'"]
+
+
+# --- several models ---------------------------------------------------------------------------
+
+def test_several_response_files_give_one_table_with_a_row_per_model(
+        bench_files: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rows = [json.loads(x) for x in bench_files.responses.read_text().splitlines() if x.strip()]
+    other = tmp_path / "other.jsonl"  # the same records under a second model name
+    other.write_text("".join(json.dumps({**r, "model": "model-two"}) + "\n" for r in rows))
+    first_model = rows[0].get("model")
+    out = tmp_path / "out"
+    code = main(["bench", "--data", str(bench_files.data), "--responses",
+                 str(bench_files.responses), "--responses", str(other), "--cost-model",
+                 str(bench_files.cost_model), "--bootstrap", "10", "--no-plots", "--out",
+                 str(out)])
+    assert code == 0
+    stdout = capsys.readouterr().out
+    assert "2 models" in stdout and "model-two" in stdout and str(first_model) in stdout
+    md = (out / "models.md").read_text().splitlines()
+    assert md[0].startswith("| model | policy | UtilityAUC")
+    body = [line for line in md[2:] if line.strip()]
+    assert len(body) == 2 * len(POLICIES)  # a row per model and policy
+    assert {line.split("|")[1].strip() for line in body} == {str(first_model), "model-two"}
+    for sub in (str(first_model), "model-two"):
+        results = json.loads((out / sub / "results.json").read_text())
+        assert list(results["policies"]) == list(POLICIES)
+    # the same responses under another name give the same numbers
+    one = json.loads((out / str(first_model) / "results.json").read_text())["policies"]
+    two = json.loads((out / "model-two" / "results.json").read_text())["policies"]
+    assert one["guard"]["utility_auc"] == two["guard"]["utility_auc"]

@@ -28,7 +28,7 @@ from benchmarks.collect import (
     stage_agreement,
 )
 from benchmarks.grading.judge import JudgeSettings
-from cost_models.datasets import load_seed, load_utilitybench
+from cost_models.datasets import load_seed, load_seed_questions, load_utilitybench
 from guard.cli import CLIError
 
 
@@ -51,7 +51,8 @@ def register(sub: Any) -> None:
         ),
     )
     p.add_argument("--data", default="seed",
-                   help="dataset (.jsonl/.csv/.parquet) or 'seed' (default: the shipped seed set)")
+                   help="dataset (.jsonl/.csv/.parquet) or 'seed' (default: the shipped seed set; "
+                        "with --regrade, every seed question, the removed near-duplicates too)")
     p.add_argument("--upstream", action="append", metavar="URL",
                    help="base URL, e.g. http://127.0.0.1:8080/v1; repeat it to spread requests "
                         "over several endpoints serving the same model (required unless "
@@ -121,7 +122,10 @@ def run(args: argparse.Namespace) -> int:
     if args.concurrency < 1 or args.retries < 1:
         raise CLIError("--concurrency and --retries must be at least 1")
     judge = _judge(args)
-    items = load_seed() if args.data == "seed" else load_utilitybench(args.data, require_cost=False)
+    if args.data == "seed":  # records collected before the deduplication refer to every question
+        items = load_seed_questions() if args.regrade else load_seed()
+    else:
+        items = load_utilitybench(args.data, require_cost=False)
     if args.regrade:
         if not args.out.exists():
             raise CLIError(f"{args.out}: no such file to re-grade")

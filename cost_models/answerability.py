@@ -3,8 +3,11 @@
 When a query may require a refusal, refusing is worth ``alpha (-C_R) + (1 - alpha)`` rather
 than ``-C_R``, and the Bayes rule becomes ``q >= 1 - alpha (1 + C_R)`` (DESIGN.md; with
 ``alpha = 1`` it is the paper's rule). This is a text classifier for ``alpha``: the cost
-model's features (word 1-2-grams + word-boundary character 4-grams, TF-IDF) with logistic
-regression, following the scikit-learn estimator contract.
+model's features with logistic regression, following the scikit-learn estimator contract:
+``features="affix-embed"`` (default) stacks the affix TF-IDF (word 1-2-grams + word-boundary
+character 4-grams) with wordllama sentence embeddings, ``"affix"`` is the TF-IDF alone. The
+defaults (features and ``C``) were chosen by grouped-by-source cross-validation on the seed
+set: a held-out source is a kind of question the classifier never saw (README: "Features").
 """
 
 from __future__ import annotations
@@ -18,11 +21,14 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_is_fitted
 
-from cost_models.features import affix_tfidf
+from cost_models.features import affix_embed, affix_tfidf
 from cost_models.regressor import _texts
 from policies.exceptions import InvalidValueError
 
 FloatArray = NDArray[np.float64]
+FEATURES = ("affix-embed", "affix")
+#: the embedding block's weight for this classifier (grouped CV on the seed set)
+ANSWERABILITY_EMBED_WEIGHT = 0.5
 
 
 class AnswerabilityModel(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
@@ -32,12 +38,16 @@ class AnswerabilityModel(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     ----------
     C : float
         Inverse regularization strength of the logistic regression.
+    features : {"affix-embed", "affix"}
+        TF-IDF stacked with wordllama embeddings, or the TF-IDF alone.
     max_chars : int
         Texts are cut to this many characters before featurizing.
     """
 
-    def __init__(self, C: float = 3.0, max_chars: int = 4000) -> None:
+    def __init__(self, C: float = 30.0, features: str = "affix-embed",
+                 max_chars: int = 4000) -> None:
         self.C = C
+        self.features = features
         self.max_chars = max_chars
 
     def fit(self, X: Any, y: Any) -> AnswerabilityModel:
@@ -52,7 +62,12 @@ class AnswerabilityModel(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         labels = labels.astype(bool)
         if labels.all() or not labels.any():
             raise InvalidValueError("y needs both answerable and refusal-required examples")
-        self.pipeline_ = Pipeline([("features", affix_tfidf()),
+        if self.features not in FEATURES:
+            raise InvalidValueError(f"features must be one of {', '.join(FEATURES)}, "
+                                    f"got {self.features!r}")
+        feats = affix_embed(ANSWERABILITY_EMBED_WEIGHT) if self.features == "affix-embed" \
+            else affix_tfidf()
+        self.pipeline_ = Pipeline([("features", feats),
                                    ("model", LogisticRegression(C=self.C, max_iter=2000))])
         self.pipeline_.fit(texts, labels)
         self.classes_ = np.array([False, True])

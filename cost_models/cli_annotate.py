@@ -99,7 +99,7 @@ def register(sub: Any) -> None:
     d.add_argument("--data", required=True, help="items with id and question")
     d.add_argument("--tfidf-min", type=float, default=0.28, help="TF-IDF cosine (0.28)")
     d.add_argument("--embed-min", type=float, default=0.60,
-                   help="wordllama cosine (0.60; needs utilityguard[embed]); < 0 to skip")
+                   help="wordllama embedding cosine (0.60); < 0 to skip")
     d.add_argument("--across", default="domain",
                    help="only pairs whose values of this field differ ('' for all pairs)")
     d.add_argument("--out", type=Path, required=True, help="candidate pairs JSONL")

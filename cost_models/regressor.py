@@ -10,6 +10,8 @@ median ``exp(mu)`` would understate expected losses. ``s^2`` is estimated out of
 Kinds:
 
 * ``affix-ridge`` (default): word 1-2-grams + word-boundary character 4-grams, TF-IDF, ridge;
+* ``affix-embed-ridge``: the affix TF-IDF stacked with wordllama static sentence embeddings
+  (256-d, weights in the ``wordllama`` wheel), ridge;
 * ``char-ridge``: word 1-2-grams + ``char_wb`` 3-5-grams, TF-IDF, ridge (slower);
 * ``svd-hgb``: word + char TF-IDF -> truncated SVD (256) -> histogram gradient boosting.
 """
@@ -29,15 +31,15 @@ from sklearn.ensemble import HistGradientBoostingRegressor
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import Ridge
 from sklearn.model_selection import GroupKFold, KFold
-from sklearn.pipeline import Pipeline
+from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.utils.validation import check_is_fitted
 
-from cost_models.features import affix_tfidf, word_char_tfidf
+from cost_models.features import EmbeddingFeatures, affix_embed, affix_tfidf, word_char_tfidf
 from policies import expected_cost_lognormal
 from policies.exceptions import InvalidValueError
 
 FloatArray = NDArray[np.float64]
-KINDS = ("affix-ridge", "char-ridge", "svd-hgb")
+KINDS = ("affix-ridge", "affix-embed-ridge", "char-ridge", "svd-hgb")
 
 
 def _texts(X: Any) -> list[str]:
@@ -56,6 +58,8 @@ def _texts(X: Any) -> list[str]:
 def build_pipeline(kind: str, alpha: float, random_state: int) -> Pipeline:
     if kind == "affix-ridge":
         return Pipeline([("features", affix_tfidf()), ("model", Ridge(alpha=alpha))])
+    if kind == "affix-embed-ridge":
+        return Pipeline([("features", affix_embed()), ("model", Ridge(alpha=alpha))])
     if kind == "char-ridge":
         return Pipeline([("features", word_char_tfidf()), ("model", Ridge(alpha=alpha))])
     if kind == "svd-hgb":
@@ -98,7 +102,7 @@ class CostRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
 
     Parameters
     ----------
-    kind : {"affix-ridge", "char-ridge", "svd-hgb"}
+    kind : {"affix-ridge", "affix-embed-ridge", "char-ridge", "svd-hgb"}
     alpha : float
         Ridge penalty (ridge kinds).
     cv : int
@@ -162,17 +166,35 @@ class CostRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
         if hasattr(self, "coef_"):  # ridge: skip the pipeline's per-call validation overhead
             if len(texts) == 1 and self._one_table() is not None:
                 return np.array([self._mu_one(texts[0])], dtype=np.float64)
+            vec, emb = self._parts()
+            if vec is not None and emb is not None:  # no sparse copy of the dense block
+                n = len(vec.vocabulary_)
+                mu = vec.transform(texts) @ self.coef_[:n] + emb.transform(texts) @ self.coef_[n:]
+                return np.asarray(mu + self.intercept_, dtype=np.float64)
             feats = self.pipeline_.named_steps["features"].transform(texts)
             return np.asarray(feats @ self.coef_ + self.intercept_, dtype=np.float64)
         return np.asarray(self.pipeline_.predict(texts), dtype=np.float64)
 
+    def _parts(self) -> tuple[TfidfVectorizer | None, EmbeddingFeatures | None]:
+        """The TF-IDF vectorizer and the embedding block of the features (``None`` each when
+        the features are not one TF-IDF vectorizer, optionally followed by embeddings)."""
+        feats = self.pipeline_.named_steps["features"]
+        if isinstance(feats, TfidfVectorizer):
+            return feats, None
+        if isinstance(feats, FeatureUnion) and len(feats.transformer_list) == 2:
+            (_, vec), (_, emb) = feats.transformer_list
+            if isinstance(vec, TfidfVectorizer) and isinstance(emb, EmbeddingFeatures):
+                return vec, emb
+        return None, None
+
     def _one_table(self) -> dict[str, tuple[float, float]] | None:
         """``term -> (idf, coef)`` for the one-query fast path (built on first use); ``None``
-        when the features are not a single sublinear, l2-normalized TF-IDF vectorizer."""
+        when the features are not a sublinear, l2-normalized TF-IDF vectorizer (optionally
+        stacked with embeddings, whose coefficients follow the TF-IDF ones)."""
         table: dict[str, tuple[float, float]] | None = self.__dict__.get("_one_table_")
         if table is None:
-            vec = self.pipeline_.named_steps["features"]
-            if not (isinstance(vec, TfidfVectorizer) and vec.sublinear_tf and vec.use_idf
+            vec, _ = self._parts()
+            if not (vec is not None and vec.sublinear_tf and vec.use_idf
                     and vec.norm == "l2" and hasattr(self, "coef_")):
                 return None
             idf, coef = vec.idf_, self.coef_
@@ -187,8 +209,10 @@ class CostRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
         table = self._one_table()
         if table is None:  # pragma: no cover - predict_log checks before calling
             raise RuntimeError("the one-query path needs a single TF-IDF + ridge model")
-        analyzer = self.pipeline_.named_steps["features"].build_analyzer()
-        counts = Counter(analyzer(text))
+        vec, emb = self._parts()
+        if vec is None:  # pragma: no cover - _one_table checked it
+            raise RuntimeError("the one-query path needs a TF-IDF + ridge model")
+        counts = Counter(vec.build_analyzer()(text))
         dot = sq = 0.0
         for term, n in counts.items():
             hit = table.get(term)
@@ -196,7 +220,11 @@ class CostRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
                 w = (1.0 + math.log(n)) * hit[0]
                 dot += w * hit[1]
                 sq += w * w
-        return self.intercept_ + (dot / math.sqrt(sq) if sq > 0.0 else 0.0)
+        mu = self.intercept_ + (dot / math.sqrt(sq) if sq > 0.0 else 0.0)
+        if emb is not None:  # the embedding block's coefficients follow the vocabulary's
+            e = emb.transform([text])[0]
+            mu += float(e @ self.coef_[len(vec.vocabulary_):])
+        return mu
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)

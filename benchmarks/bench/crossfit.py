@@ -164,5 +164,6 @@ def answerability(data: BenchData, folds: Sequence[tuple[IntArray, IntArray]]
             continue
         model = AnswerabilityModel().fit([data.questions[i] for i in train], y)
         alpha[test] = model.predict_alpha([data.questions[i] for i in test])
-    return Answerability(alpha, "out of fold: a text classifier (TF-IDF + logistic "
+    return Answerability(alpha, "out of fold: a text classifier (TF-IDF + wordllama embeddings, "
+                                "logistic "
                                 "regression) fitted on the other folds' answerability labels")

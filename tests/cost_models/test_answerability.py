@@ -25,7 +25,7 @@ def test_learns_and_predicts_probabilities() -> None:
 
 def test_estimator_contract() -> None:
     m = AnswerabilityModel(C=1.0)
-    assert clone(m).get_params() == {"C": 1.0, "max_chars": 4000}
+    assert clone(m).get_params() == {"C": 1.0, "features": "affix-embed", "max_chars": 4000}
     with pytest.raises(NotFittedError):
         m.predict_alpha(["q"])
     assert m.fit(ANSWERABLE + REFUSE, [1] * 30 + [0] * 30) is m
@@ -43,3 +43,17 @@ def test_estimator_contract() -> None:
 def test_bad_input(texts: object, labels: object, match: str) -> None:
     with pytest.raises(ValueError, match=match):
         AnswerabilityModel().fit(texts, labels)
+
+
+@pytest.mark.parametrize("features", ["affix-embed", "affix"])
+def test_both_feature_sets_learn(features: str) -> None:
+    pytest.importorskip("wordllama")
+    m = AnswerabilityModel(features=features).fit(ANSWERABLE + REFUSE,
+                                                  [True] * 30 + [False] * 30)
+    a = m.predict_alpha(["What is the capital of Chile?", "Should I quit my job tonight?"])
+    assert a[0] > 0.5 > a[1]
+
+
+def test_unknown_features_are_refused() -> None:
+    with pytest.raises(ValueError, match="features must be one of affix-embed, affix"):
+        AnswerabilityModel(features="bert").fit(ANSWERABLE + REFUSE, [True] * 30 + [False] * 30)

@@ -31,8 +31,24 @@ def test_without_wordllama_the_error_says_what_to_install(monkeypatch: pytest.Mo
                                                           ) -> None:
     embeddings._model.cache_clear()
     monkeypatch.setitem(sys.modules, "wordllama", None)  # import fails
-    with pytest.raises(UtilityGuardError, match=r"pip install 'utilityguard\[embed\]'"):
+    with pytest.raises(UtilityGuardError, match=r"pip install wordllama"):
         embeddings.embed(["x"])
     monkeypatch.undo()
     embeddings._model.cache_clear()
     assert embeddings.embed(["x"]).shape == (1, 256)
+
+
+def test_order_of_lengths_does_not_change_the_vectors() -> None:
+    texts = ["a much longer question about the maximum dose of a medicine for a child?", "hi",
+             "What is the capital of France?"] * 30
+    got = embeddings.embed(texts)
+    one_by_one = np.vstack([embeddings.embed([t]) for t in texts[:3]])
+    np.testing.assert_allclose(got[:3], one_by_one, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(got[3:6], got[:3], rtol=0, atol=0)
+
+
+def test_a_text_without_tokens_embeds_to_zero_not_nan() -> None:
+    e = embeddings.embed(["", "What is the capital of France?"])
+    assert np.isfinite(e).all()
+    assert not e[0].any()
+    assert np.linalg.norm(e[1]) == pytest.approx(1.0, abs=1e-6)

@@ -252,3 +252,16 @@ def test_one_query_fast_path_equals_the_batch_path() -> None:
     one = np.array([model.predict_log([t])[0] for t in texts])
     np.testing.assert_allclose(one, batch, rtol=0, atol=1e-10)
     assert "_one_table_" not in model.__getstate__()
+
+
+def test_embedding_kind_one_query_path_equals_the_batch_path() -> None:
+    pytest.importorskip("wordllama")
+    texts, cost, sources = _data(n=48)
+    model = CostRegressor(kind="affix-embed-ridge", cv=3).fit(texts, cost, groups=sources)
+    vocab = len(model.pipeline_.named_steps["features"].transformer_list[0][1].vocabulary_)
+    assert model.coef_.shape == (vocab + 256,)  # TF-IDF block, then the 256-d embedding block
+    probe = [*texts[:10], "", "How much insulin should I take before dinner?"]
+    batch = model.predict_log(probe)
+    one = np.array([model.predict_log([t])[0] for t in probe])
+    np.testing.assert_allclose(one, batch, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(batch, model.pipeline_.predict(probe), rtol=0, atol=1e-10)

@@ -174,7 +174,8 @@ def test_select_and_train_skips_comparing_the_kind_with_itself() -> None:
 
 def test_select_and_train_rejects_an_unknown_kind() -> None:
     texts, cost, sources = _data()
-    with pytest.raises(ValueError, match="kind must be one of affix-ridge, char-ridge, svd-hgb"):
+    with pytest.raises(ValueError, match="kind must be one of affix-ridge, affix-embed-ridge, "
+                                         "char-ridge, svd-hgb"):
         select_and_train(texts, cost, sources, kind="gpt")
 
 

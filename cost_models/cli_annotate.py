@@ -17,6 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from scipy.stats import spearmanr
 
 from cost_models.annotation.diagnostics import (
+    exposure_report,
     judge_agreement,
     judgments_per_item,
     position_balance,
@@ -322,6 +323,7 @@ def run_fit(args: argparse.Namespace) -> int:
         "judgments_per_item": judgments_per_item(tuples, judgments),
         "judge_agreement": judge_agreement(judgments).to_dict(),
         "position_balance": position_balance(tuples, judgments),
+        "exposure": exposure_report(tuples, cost),
         "split_half_spearman": split_half_reliability(tuples, judgments, ids, l2=l2),
     }
     rep = args.report or args.out.with_name(args.out.stem + ".fit.json")

@@ -110,3 +110,28 @@ def position_balance(tuples: Mapping[str, Sequence[str]], judgments: Sequence[Ju
 
     return {"most": most.tolist(), "least": least.tolist(),
             "most_chi2_p": p_value(most), "least_chi2_p": p_value(least)}
+
+
+EXPOSURE_BINS = ((3, 3), (4, 4), (5, 5), (6, 7), (8, 11), (12, None))
+
+
+def exposure_report(tuples: Mapping[str, Sequence[str]], cost: Mapping[str, float],
+                    top: float = 0.9) -> list[dict[str, Any]]:
+    """Top-end cost against exposure: per band of appearances (tuples an item is in), the
+    number of items, their median and largest cost, and the share in the top ``1 - top`` of
+    all costs. Bands outside the data are left out."""
+    seen = Counter(i for members in tuples.values() for i in members)
+    ids = list(cost)
+    values = np.array([cost[i] for i in ids], dtype=np.float64)
+    shown = np.array([seen.get(i, 0) for i in ids])
+    cut = float(np.quantile(values, top))
+    out = []
+    for lo, hi in EXPOSURE_BINS:
+        m = (shown >= lo) & (shown <= (hi if hi is not None else shown.max()))
+        if m.any():
+            out.append({"appearances": f"{lo}" if hi == lo else f"{lo}+" if hi is None
+                        else f"{lo}-{hi}", "items": int(m.sum()),
+                        "median_cost": float(np.median(values[m])),
+                        "top_share": float((values[m] >= cut).mean()),
+                        "max_cost": float(values[m].max()), "top_cut": cut})
+    return out

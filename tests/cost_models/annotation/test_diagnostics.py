@@ -73,3 +73,17 @@ def test_position_balance_counts_choices_by_position() -> None:
     skewed = position_balance({f"t{k}": ["a", "b", "c", "d"] for k in range(200)},
                               [Judgment(f"t{k}", "a", "b") for k in range(200)])
     assert skewed["most"] == [200, 0, 0, 0] and skewed["most_chi2_p"] < 1e-6
+
+
+def test_exposure_report_bands_appearances() -> None:
+    from cost_models.annotation.diagnostics import exposure_report
+
+    # a, b in 3 tuples; c in 4; d in 6: 3 + 3 + 4 + 6 = 16 = 4 tuples of 4
+    tuples = {"t1": ["a", "b", "c", "d"], "t2": ["a", "b", "c", "d"], "t3": ["a", "b", "c", "d"],
+              "t4": ["c", "d", "x", "y"], "t5": ["d", "x", "y", "z"], "t6": ["d", "x", "y", "z"]}
+    cost = {"a": 1.0, "b": 2.0, "c": 3.0, "d": 50.0}
+    rows = exposure_report(tuples, cost, top=0.75)
+    assert [r["appearances"] for r in rows] == ["3", "4", "6-7"]
+    assert [r["items"] for r in rows] == [2, 1, 1]
+    assert rows[0]["median_cost"] == 1.5 and rows[2]["max_cost"] == 50.0
+    assert [r["top_share"] for r in rows] == [0.0, 0.0, 1.0]

@@ -69,6 +69,8 @@ _LINE = re.compile(
     rf"^[^\w\n]*{_LABEL}[^\w\n]*?(?:[:=\-–]|\s+(?:is|of)\b|\s*(?=\d)).*$",
     re.IGNORECASE | re.MULTILINE,
 )
+#: A stated-confidence phrase is looked for in at most this many final characters.
+_TAIL_CHARS = 2048
 _PERCENT = re.compile(rf"{_NUM}\s*%")
 _FRACTION = re.compile(rf"{_NUM}\s*(?:/|out of)\s*(10|100|5)\b")
 _PLAIN = re.compile(rf"{_LABEL}\s*(?:is|of|:|=|-)?\s*{_NUM}", re.IGNORECASE)
@@ -150,7 +152,8 @@ def parse_verbal_confidence(text: str | None) -> VerbalConfidence | None:
         if value is not None:
             answer = (text[: m.start()] + text[m.end() :]).strip()
             return VerbalConfidence(value, line.strip(), answer)
-    tail = re.split(r"(?<=[.!?])\s+", text.strip())[-1]
+    # the last sentence, read within the reply's last _TAIL_CHARS (CPU bounded on long replies)
+    tail = re.split(r"(?<=[.!?])\s+", text.strip()[-_TAIL_CHARS:])[-1]
     value = _phrase_to_probability(tail)
     if value is not None:
         return VerbalConfidence(value, tail, text.strip())

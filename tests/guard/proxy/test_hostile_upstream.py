@@ -13,6 +13,7 @@ import httpx
 import openai
 import pytest
 
+from guard.confidence.verbal import parse_verbal_confidence
 from guard.refusal import is_refusal
 
 
@@ -111,3 +112,13 @@ def test_pool_exhaustion_says_so(start_proxy: Callable[..., Any], hostile_upstre
         assert "pool" in info.value.body["message"] and "exhausted" in info.value.body["message"]
     finally:
         busy.join(15)
+
+
+def test_verbal_confidence_reads_a_bounded_tail() -> None:
+    """The stated-confidence search reads the reply's end, however long the reply."""
+    long = "x" * 8_000_000
+    assert parse_verbal_confidence(long) is None
+    found = parse_verbal_confidence(long + ". It is probably Lyon.")
+    assert found is not None and found.value == 0.7
+    line = parse_verbal_confidence(long + "\nConfidence: 85%")
+    assert line is not None and line.value == 0.85

@@ -10,8 +10,6 @@ from typing import Any
 from rich.console import Console
 
 from benchmarks.bench.data import shipped_response_files
-from benchmarks.bench.report import models_markdown, models_table, print_table, write_outputs
-from benchmarks.bench.run import run_bench
 from cost_models.datasets import load_seed, load_utilitybench
 from guard.cli import CLIError
 
@@ -56,6 +54,15 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # lazy: the bench loads scikit-learn; --help does not need it
+    from benchmarks.bench.report import (
+        models_markdown,
+        models_table,
+        print_table,
+        write_outputs,
+    )
+    from benchmarks.bench.run import run_bench
+
     if not math.isfinite(args.c_r) or args.c_r < 0:
         raise CLIError(f"--c-r must be a finite number >= 0, got {args.c_r}")
     if args.folds < 2 or args.bootstrap < 0:

@@ -25,6 +25,7 @@ from numpy.typing import NDArray
 
 from benchmarks.outcomes import Outcomes, c_r_value, outcomes, scores
 from benchmarks.ranking import descending_groups, linear_rank_weights
+from policies import refusal_utility_values, response_gain_values
 from policies._validate import refusal_cost
 from policies.exceptions import InvalidValueError
 
@@ -57,19 +58,29 @@ def _dot(x: FloatArray, y: FloatArray) -> float:
 
 def _gains(o: Outcomes, c_r: float) -> tuple[FloatArray, FloatArray]:
     """``(b, g)``: safe-refusal utility and gain of every sample."""
-    b = np.where(o.answerable, -c_r, 1.0)
-    right = o.answerable & o.correct
-    # a refusal earns exactly the safe-refusal utility b, so its gain is 0
-    g = np.where(o.answered, np.where(right, 1.0, -o.cost) - b, 0.0)
+    b = refusal_utility_values(o.answerable, c_r)
+    g = response_gain_values(o.answerable, o.answered, o.correct, o.cost, c_r)
     return b, g
+
+
+def best_area_above_base(k: Any, n: Any, c_r: float) -> Any:
+    """``A+ - base``: every answerable item answered correctly, ranked first (eq. 13); ``k``
+    answerable items of ``n`` (arrays for many resamples)."""
+    return (1.0 + c_r) * (k * n - k * k / 2.0) / n**2
+
+
+def worst_gains(answerable: NDArray[np.bool_], cost: FloatArray, c_r: float) -> FloatArray:
+    """The lowest gain each item can contribute (eq. 17): a wrong answer to an answerable
+    item when it costs more than a refusal, any answer to a refusal-required item."""
+    out: FloatArray = np.where(answerable, -np.maximum(cost - c_r, 0.0), -cost - 1.0)
+    return out
 
 
 def _reference_areas(o: Outcomes, c_r: float, base: float) -> tuple[float, float]:
     n = o.n
     k = float(np.count_nonzero(o.answerable))
-    area_max = base + (1.0 + c_r) * (k * n - k * k / 2.0) / float(n) ** 2
-    g_min = np.where(o.answerable, -np.maximum(o.cost - c_r, 0.0), -o.cost - 1.0)
-    g_sorted = np.sort(g_min)
+    area_max = base + best_area_above_base(k, float(n), c_r)
+    g_sorted = np.sort(worst_gains(o.answerable, o.cost, c_r))
     w = (n + 0.5 - np.arange(1, n + 1, dtype=np.float64)) / float(n) ** 2
     area_min = base + _dot(w, g_sorted)
     return area_max, area_min

@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-from scipy.stats import spearmanr
 
 from cost_models.annotation.diagnostics import (
     exposure_report,
@@ -315,7 +314,7 @@ def run_fit(args: argparse.Namespace) -> int:
         "l2_best_heldout": best_l2,
         "cost_at_best_heldout": {"mean": float(best.cost.mean()), "min": float(best.cost.min()),
                                  "max": float(best.cost.max())},
-        "spearman_chosen_vs_best_heldout": float(spearmanr(fit.eta, best.eta).statistic),
+        "spearman_chosen_vs_best_heldout": _spearman(fit.eta, best.eta),
         "cost": {"median": float(np.median(c)), "mean": float(c.mean()),
                  "min": float(c.min()), "max": float(c.max())},
         "by_domain": _breakdown(items, ids, cost, "domain"),
@@ -349,6 +348,12 @@ def run_duplicates(args: argparse.Namespace) -> int:
             f.write(json.dumps(p, ensure_ascii=False) + "\n")
     print(f"{len(pairs)} candidate pair(s) in {args.out}: read each one to decide")
     return 0
+
+
+def _spearman(a: Any, b: Any) -> float:
+    from scipy.stats import spearmanr  # lazy: the CLI's --help stays light
+
+    return float(spearmanr(a, b).statistic)
 
 
 def _no_nan(value: Any) -> Any:

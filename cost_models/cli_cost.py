@@ -11,13 +11,10 @@ from typing import Any
 
 import numpy as np
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-from scipy.stats import spearmanr
 
 from cost_models.datasets import DatasetItem, load_seed, load_utilitybench
-from cost_models.model_io import default_model_dir, load_model, save_model
+from cost_models.kinds import KINDS
 from cost_models.persistence import sha256_rows
-from cost_models.regressor import KINDS
-from cost_models.training import ALPHAS, decision_agreement, decision_regret, select_and_train
 from policies import answer_threshold
 from policies.exceptions import InvalidValueError
 
@@ -93,6 +90,10 @@ def _load(args: argparse.Namespace) -> list[DatasetItem]:
 
 
 def run_train(args: argparse.Namespace) -> int:
+    # lazy: scikit-learn loads only when a command needs it, so --help stays light
+    from cost_models.model_io import save_model
+    from cost_models.training import ALPHAS, select_and_train
+
     items = _load(args)
     if len(items) < 4 * args.folds:
         raise InvalidValueError(f"{args.data}: {len(items)} items are too few to train with "
@@ -155,6 +156,11 @@ def run_train(args: argparse.Namespace) -> int:
 
 
 def run_eval(args: argparse.Namespace) -> int:
+    from scipy.stats import spearmanr
+
+    from cost_models.model_io import default_model_dir, load_model
+    from cost_models.training import decision_agreement, decision_regret
+
     model = load_model(args.model or default_model_dir(), trust=args.trust)
     items = _load(args)
     texts = [it.question for it in items]
@@ -172,6 +178,8 @@ def run_eval(args: argparse.Namespace) -> int:
 
 
 def run_predict(args: argparse.Namespace) -> int:
+    from cost_models.model_io import default_model_dir, load_model
+
     model = load_model(args.model or default_model_dir(), trust=args.trust)
     questions = args.questions or [line.rstrip("\n") for line in sys.stdin if line.strip()]
     if not questions:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import numbers
 import os
 import socket
 from collections.abc import Iterable, Mapping, Sequence
@@ -24,6 +25,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from policies.exceptions import InvalidValueError
@@ -69,17 +71,48 @@ _TRUE = {"true", "1", "yes", "y", "t"}
 _FALSE = {"false", "0", "no", "n", "f"}
 
 
-def _bool(value: Any, where: str) -> bool:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, (int, float)) and value in (0, 1):
+def parse_bool(value: Any) -> bool | None:
+    """The one boolean parser of records and datasets: ``True``/``False``, ``1``/``0`` and the
+    strings ``true/false, yes/no, y/n, t/f, 1/0`` (any case, surrounding spaces ignored);
+    ``None``, ``""`` and NaN are missing (``None``). Anything else is an
+    :class:`~policies.exceptions.InvalidValueError`.
+
+    Examples
+    --------
+    >>> [parse_bool(v) for v in (True, 0, " Yes ", "f", "", None)]
+    [True, False, True, False, None, None]
+    >>> parse_bool("maybe")
+    Traceback (most recent call last):
+    ...
+    policies.exceptions.InvalidValueError: expected true/false (or 1/0, yes/no), got 'maybe'
+    """
+    if isinstance(value, (bool, np.bool_)):
         return bool(value)
-    text = str(value).strip().lower()
-    if text in _TRUE:
-        return True
-    if text in _FALSE:
-        return False
-    raise DatasetError(f"{where}: expected a boolean (true/false, 1/0), got {value!r}")
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    if isinstance(value, numbers.Integral) and value in (0, 1):
+        return bool(value)
+    if isinstance(value, float) and value in (0.0, 1.0):
+        return bool(value)
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if not text:
+            return None
+        if text in _TRUE:
+            return True
+        if text in _FALSE:
+            return False
+    raise InvalidValueError(f"expected true/false (or 1/0, yes/no), got {value!r}")
+
+
+def _bool(value: Any, where: str) -> bool:
+    try:
+        parsed = parse_bool(value)
+    except InvalidValueError:
+        parsed = None
+    if parsed is None:
+        raise DatasetError(f"{where}: expected a boolean (true/false, 1/0), got {value!r}")
+    return parsed
 
 
 def _references(value: Any) -> list[str]:

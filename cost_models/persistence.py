@@ -18,9 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-import joblib
 import numpy as np
-import sklearn
 
 from policies.exceptions import InvalidValueError
 
@@ -51,6 +49,9 @@ def sha256_rows(rows: Any) -> str:
 
 
 def versions() -> dict[str, str]:
+    import joblib
+    import sklearn
+
     return {
         "python": platform.python_version(),
         "scikit-learn": sklearn.__version__,
@@ -78,6 +79,8 @@ def save_artifact(
     # usual permissions (umask), not the 0600 of a NamedTemporaryFile
     tmp_path = d / f".{name}.joblib.{os.getpid()}.{secrets.token_hex(4)}.tmp"
     try:
+        import joblib
+
         joblib.dump(obj, tmp_path, compress=3)
         tmp_path.replace(target)
     finally:
@@ -128,9 +131,12 @@ def load_artifact(directory: str | os.PathLike[str], *, name: str, trust: bool =
                 "for a file you made yourself."
             )
         made_with = meta.get("versions", {}).get("scikit-learn")
-        if made_with != sklearn.__version__:
+        running = versions()["scikit-learn"]
+        if made_with != running:
             raise ArtifactError(
-                f"{target}: made with scikit-learn {made_with}, this is {sklearn.__version__}; "
+                f"{target}: made with scikit-learn {made_with}, this is {running}; "
                 "retrain it (or pass trust=True / --trust to load anyway)"
             )
+    import joblib
+
     return joblib.load(target)

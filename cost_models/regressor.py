@@ -35,11 +35,11 @@ from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.utils.validation import check_is_fitted
 
 from cost_models.features import EmbeddingFeatures, affix_embed, affix_tfidf, word_char_tfidf
+from cost_models.kinds import KINDS
 from policies import expected_cost_lognormal
 from policies.exceptions import InvalidValueError
 
 FloatArray = NDArray[np.float64]
-KINDS = ("affix-ridge", "affix-embed-ridge", "char-ridge", "svd-hgb")
 
 
 def _texts(X: Any) -> list[str]:

@@ -26,8 +26,9 @@ from numpy.typing import NDArray
 from scipy.stats import spearmanr
 from sklearn.base import clone
 
-from cost_models.regressor import KINDS, CostRegressor, cv_scheme, folds, is_grouped
-from policies import should_answer
+from cost_models.kinds import KINDS
+from cost_models.regressor import CostRegressor, cv_scheme, folds, is_grouped
+from policies import expected_utility_values, refusal_expected_utility_values, should_answer
 from policies.exceptions import InvalidValueError
 
 FloatArray = NDArray[np.float64]
@@ -57,10 +58,11 @@ def decision_regret(pred_cost: Any, true_cost: Any, c_r: float = 2.0) -> float:
     pc = np.asarray(pred_cost, dtype=np.float64)[:, None]
     tc = np.asarray(true_cost, dtype=np.float64)[:, None]
     p = P_GRID[None, :]
-    q = p - (1.0 - p) * tc
+    q = expected_utility_values(p, tc)
+    refuse = refusal_expected_utility_values(c_r)
     take = should_answer(p, pc, c_r)
-    best = np.maximum(q, -c_r)
-    return float(np.mean(best - np.where(take, q, -c_r)))
+    best = np.maximum(q, refuse)
+    return float(np.mean(best - np.where(take, q, refuse)))
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ __all__ = [
     "InvalidValueError",
     "PayloadTooLargeError",
     "PermissionDeniedError",
+    "RecordError",
     "UpstreamError",
     "UpstreamPoolExhausted",
     "UpstreamStatusError",
@@ -43,6 +44,10 @@ __all__ = [
 
 class ConfigError(InvalidValueError):
     """The guard, the decorator or a command was configured with values it cannot use."""
+
+
+class RecordError(InvalidValueError):
+    """A response record that cannot be read; the message names the file, row and field."""
 
 
 class ConfidenceError(InvalidValueError):

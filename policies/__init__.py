@@ -7,18 +7,32 @@ from policies.decision import (
     answer_threshold,
     expected_cost_lognormal,
     expected_utility,
+    expected_utility_values,
     refusal_expected_utility,
+    refusal_expected_utility_values,
     should_answer,
 )
-from policies.utility import refusal_utility, response_gain, response_utility
+from policies.utility import (
+    refusal_utility,
+    refusal_utility_values,
+    response_gain,
+    response_gain_values,
+    response_utility,
+    response_utility_values,
+)
 
 __all__ = [
     "answer_threshold",
     "expected_cost_lognormal",
     "expected_utility",
+    "expected_utility_values",
     "refusal_expected_utility",
+    "refusal_expected_utility_values",
     "refusal_utility",
+    "refusal_utility_values",
     "response_gain",
+    "response_gain_values",
     "response_utility",
+    "response_utility_values",
     "should_answer",
 ]

@@ -36,6 +36,29 @@ from policies._validate import (
 from policies.exceptions import InvalidValueError
 
 
+def expected_utility_values(p: Any, cost: Any) -> Any:
+    """``q = p - (1 - p) L`` of already-validated values (no checks, numpy broadcasting):
+    the one place the formula is written; :func:`expected_utility` validates and calls it.
+
+    Examples
+    --------
+    >>> expected_utility_values(np.array([0.75, 0.5]), 2.0).tolist()
+    [0.25, -0.5]
+    """
+    return p - (1.0 - p) * cost
+
+
+def refusal_expected_utility_values(c_r: Any, alpha: Any = 1.0) -> Any:
+    """``alpha (-C_R) + (1 - alpha)`` of already-validated values (no checks).
+
+    Examples
+    --------
+    >>> refusal_expected_utility_values(2.0), refusal_expected_utility_values(2.0, 0.5)
+    (-2.0, -0.5)
+    """
+    return alpha * (-c_r) + (1.0 - alpha)
+
+
 def expected_utility(p: Any, cost: Any) -> Any:
     """Expected utility of answering, ``q = p - (1 - p) L`` (eq. 82).
 
@@ -49,7 +72,7 @@ def expected_utility(p: Any, cost: Any) -> Any:
     p_ = probability("p", p)
     cost_ = positive_cost("cost", cost)
     p_, cost_ = broadcast(p=p_, cost=cost_)
-    return unwrap(p_ - (1.0 - p_) * cost_)
+    return unwrap(expected_utility_values(p_, cost_))
 
 
 def refusal_expected_utility(c_r: Any = 2.0, *, alpha: Any = 1.0) -> Any:
@@ -65,7 +88,7 @@ def refusal_expected_utility(c_r: Any = 2.0, *, alpha: Any = 1.0) -> Any:
     cr = refusal_cost("c_r", c_r)
     al = probability("alpha", alpha)
     cr, al = broadcast(c_r=cr, alpha=al)
-    return unwrap(al * (-cr) + (1.0 - al))
+    return unwrap(refusal_expected_utility_values(cr, al))
 
 
 def answer_threshold(cost: Any, c_r: Any = 2.0, *, alpha: Any = 1.0) -> Any:

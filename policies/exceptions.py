@@ -13,6 +13,8 @@ derive from it is a bug and is shown as one (a traceback).
     │   ├── ConfigError                       guard.exceptions: a Guard / decorator / command
     │   │                                     set up wrongly
     │   ├── ConfidenceError                   guard.exceptions: a confidence that cannot be used
+    │   ├── RecordError                       guard.exceptions: a response record that cannot
+    │   │                                     be read (file, row and field in the message)
     │   ├── CalibrationError                  guard.exceptions: too few / one-class records,
     │   │                                     an unfitted calibrator
     │   ├── ArtifactError                     cost_models.persistence: a missing, modified or

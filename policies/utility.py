@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from policies._validate import (
     as_bool,
@@ -24,6 +25,54 @@ from policies._validate import (
     refusal_cost,
     unwrap,
 )
+
+FloatArray = NDArray[np.float64]
+
+
+def refusal_utility_values(answerable: Any, c_r: Any) -> FloatArray:
+    """``b = (1 - a) - a C_R`` of already-validated arrays (no checks): the one place the
+    formula is written; :func:`refusal_utility` validates and calls it, the bench calls it
+    on arrays it validated once.
+
+    Examples
+    --------
+    >>> refusal_utility_values(np.array([True, False]), 2.0).tolist()
+    [-2.0, 1.0]
+    """
+    out: FloatArray = np.where(answerable, -np.asarray(c_r, dtype=np.float64), 1.0)
+    return out
+
+
+def response_utility_values(answerable: Any, answered: Any, correct: Any, cost: Any, c_r: Any
+                            ) -> FloatArray:
+    """``v`` of already-validated arrays (no checks, numpy broadcasting): ``+1`` for a correct
+    answer to an answerable query, ``-L`` for any other answer, ``b`` for a refusal.
+
+    Examples
+    --------
+    >>> a, d, c = np.array([True, True, False]), np.array([True, False, True]), np.ones(3, bool)
+    >>> response_utility_values(a, d, c, np.array([5.0, 5.0, 5.0]), 2.0).tolist()
+    [1.0, -2.0, -5.0]
+    """
+    right = np.asarray(answered) & np.asarray(answerable) & np.asarray(correct)
+    out: FloatArray = np.where(answered, np.where(right, 1.0, -np.asarray(cost)),
+                               refusal_utility_values(answerable, c_r))
+    return out
+
+
+def response_gain_values(answerable: Any, answered: Any, correct: Any, cost: Any, c_r: Any
+                         ) -> FloatArray:
+    """``g = v - b`` of already-validated arrays (0 for a refusal: it earns exactly ``b``).
+
+    Examples
+    --------
+    >>> a, d, c = np.array([True, True, False]), np.array([True, False, True]), np.ones(3, bool)
+    >>> response_gain_values(a, d, c, np.array([5.0, 5.0, 5.0]), 2.0).tolist()
+    [3.0, 0.0, -6.0]
+    """
+    out: FloatArray = (response_utility_values(answerable, answered, correct, cost, c_r)
+                       - refusal_utility_values(answerable, c_r))
+    return out
 
 
 def refusal_utility(answerable: Any, c_r: Any = 2.0) -> Any:
@@ -37,7 +86,7 @@ def refusal_utility(answerable: Any, c_r: Any = 2.0) -> Any:
     a = as_bool("answerable", answerable)
     cr = refusal_cost("c_r", c_r)
     a, cr = broadcast(answerable=a, c_r=cr)
-    return unwrap(np.where(a, -cr, 1.0))
+    return unwrap(refusal_utility_values(a, cr))
 
 
 def response_utility(
@@ -69,9 +118,7 @@ def response_utility(
     cost_ = positive_cost("cost", cost)
     cr = refusal_cost("c_r", c_r)
     a, d, c, cost_, cr = broadcast(answerable=a, answered=d, correct=c, cost=cost_, c_r=cr)
-    right = d & a & c
-    v = np.where(d, np.where(right, 1.0, -cost_), np.where(a, -cr, 1.0))
-    return unwrap(v)
+    return unwrap(response_utility_values(a, d, c, cost_, cr))
 
 
 def response_gain(

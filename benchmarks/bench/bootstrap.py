@@ -28,7 +28,8 @@ from benchmarks.bench.compared_policies import PolicyRun, utilities
 from benchmarks.bench.data import BenchData
 from benchmarks.ranking import descending_groups
 from benchmarks.riskeval import _inconsistent
-from policies import answer_threshold
+from benchmarks.utility_auc import best_area_above_base, worst_gains
+from policies import answer_threshold, refusal_utility_values, response_gain_values
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.intp]
@@ -83,12 +84,12 @@ def auc_bounds(data: BenchData, w: FloatArray, c_r: float) -> tuple[FloatArray, 
     """Per resample: size ``n``, the refuse-all area ``base`` and UtilityAUC's ``A-`` and
     ``A+`` (policy-independent, so computed once per ``C_R`` for many policies)."""
     a = data.answerable
-    b = np.where(a, -c_r, 1.0)
+    b = refusal_utility_values(a, c_r)
     n = w.sum(axis=1)
     base = (w @ b) / n
     k = w @ a.astype(np.float64)
-    area_max = base + (1.0 + c_r) * (k * n - k * k / 2.0) / n**2
-    g_min = np.where(a, -np.maximum(data.cost - c_r, 0.0), -data.cost - 1.0)
+    area_max = base + best_area_above_base(k, n, c_r)
+    g_min = worst_gains(a, data.cost, c_r)
     order = np.argsort(g_min, kind="stable")
     ws, gs = w[:, order], g_min[order]
     start = np.cumsum(ws, axis=1) - ws  # positions before each item's copies
@@ -103,9 +104,7 @@ def utility_auc_given(data: BenchData, run: PolicyRun, w: FloatArray, c_r: float
                       ) -> FloatArray:
     """UtilityAUC of ``run`` per resample, with :func:`auc_bounds` of the same ``w``."""
     n, base, area_min, area_max = bounds
-    right = data.answerable & data.correct
-    b = np.where(data.answerable, -c_r, 1.0)
-    g = np.where(run.answered, np.where(right, 1.0, -data.cost) - b, 0.0)
+    g = response_gain_values(data.answerable, run.answered, data.correct, data.cost, c_r)
     area = base + _ranked(w, g, run.score, n)
     out: FloatArray = np.clip((area - area_min) / (area_max - area_min), 0.0, 1.0)
     return out

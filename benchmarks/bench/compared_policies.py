@@ -33,7 +33,13 @@ from numpy.typing import NDArray
 
 from benchmarks.bench.crossfit import IntArray, Probabilities
 from benchmarks.bench.data import BenchData
-from policies import should_answer
+from policies import (
+    expected_utility_values,
+    refusal_expected_utility_values,
+    response_gain_values,
+    response_utility_values,
+    should_answer,
+)
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
@@ -51,9 +57,7 @@ class PolicyRun:
 
 def utilities(data: BenchData, answered: BoolArray, c_r: float) -> FloatArray:
     """Per-item response utility ``v`` of delivering ``answered``."""
-    right = data.answerable & data.correct
-    return np.where(answered, np.where(right, 1.0, -data.cost),
-                    np.where(data.answerable, -c_r, 1.0))
+    return response_utility_values(data.answerable, answered, data.correct, data.cost, c_r)
 
 
 def bayes(data: BenchData, p: FloatArray, cost: FloatArray, c_r: float,
@@ -65,8 +69,8 @@ def bayes(data: BenchData, p: FloatArray, cost: FloatArray, c_r: float,
     pf = np.where(have, p, 0.0)
     take = data.answered & have & np.asarray(should_answer(pf, cost, c_r, alpha=alpha),
                                              dtype=bool)
-    refuse = np.asarray(alpha) * (-c_r) + (1.0 - np.asarray(alpha))
-    score = np.where(have, pf - (1.0 - pf) * cost - refuse, -np.inf)
+    refuse = refusal_expected_utility_values(c_r, np.asarray(alpha))
+    score = np.where(have, expected_utility_values(pf, cost) - refuse, -np.inf)
     return take, score
 
 
@@ -101,7 +105,8 @@ def run_policies(data: BenchData, pred_cost: FloatArray, probs: Probabilities,
     runs["guard_oracle_cost"] = PolicyRun("guard_oracle_cost", take, score, cal)
     take, score = bayes(data, cal, pred_cost, c_r)
     runs["guard_paper_rule"] = PolicyRun("guard_paper_rule", take, score, cal)
-    gain = utilities(data, np.ones(data.n, dtype=bool), c_r) - np.where(data.answerable, -c_r, 1.0)
+    gain = response_gain_values(data.answerable, np.ones(data.n, dtype=bool), data.correct,
+                                data.cost, c_r)
     take = np.zeros(data.n, dtype=bool)
     for train, test in folds:
         t = best_threshold(raw[train], data.answered[train], gain[train])

@@ -8,7 +8,6 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
-from scipy.stats import spearmanr
 
 from cost_models.annotation.fit import Judgment, fit_bradley_terry
 
@@ -86,6 +85,8 @@ def split_half_reliability(
     )
     a = fit_bradley_terry(tuples, [j for j in judgments if j.tuple_id in half], ids, l2=l2)
     b = fit_bradley_terry(tuples, [j for j in judgments if j.tuple_id not in half], ids, l2=l2)
+    from scipy.stats import spearmanr  # lazy: the CLI's --help stays light
+
     rho = spearmanr(a.eta, b.eta).statistic
     return float(rho)
 

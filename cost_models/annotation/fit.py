@@ -23,8 +23,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-from scipy.optimize import minimize
-from threadpoolctl import threadpool_limits
 
 from policies.exceptions import InvalidValueError
 
@@ -175,6 +173,9 @@ def fit_bradley_terry(
     members, bpos, wpos, weight = design(tuples, judgments, ids)
     # one BLAS thread: L-BFGS-B's many tiny BLAS calls are ~100x slower with a thread pool on
     # a busy machine (measured on 2 loaded cores: select_l2 on 40 items 4 s vs 0.04 s)
+    from scipy.optimize import minimize  # lazy: the CLI's --help stays light
+    from threadpoolctl import threadpool_limits
+
     with threadpool_limits(limits=1, user_api="blas"):
         res = minimize(
             _nll_and_grad, np.zeros(len(ids)), args=(members, bpos, wpos, weight, l2),

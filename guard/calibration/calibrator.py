@@ -22,8 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator, clone
-from sklearn.model_selection import StratifiedKFold
 
 from cost_models.persistence import load_artifact, save_artifact, sha256_rows
 from guard.calibration.methods import METHODS, BoolArray, check_xy, class_counts, make_method
@@ -83,12 +81,14 @@ def raw_probability(signal: str, value: Any) -> Any:
 
 
 def _folds(y: BoolArray, cv: int, random_state: int | None) -> list[tuple[Any, Any]]:
+    from sklearn.model_selection import StratifiedKFold  # lazy: import guard stays light
+
     k = min(cv, *class_counts(y))
     splitter = StratifiedKFold(n_splits=k, shuffle=True, random_state=random_state)
     return list(splitter.split(np.zeros((y.shape[0], 1)), y))
 
 
-class Calibrator(BaseEstimator):  # type: ignore[misc]
+class Calibrator:
     """Map one confidence signal to ``P(correct)``, fitted on graded records.
 
     Parameters
@@ -135,6 +135,14 @@ class Calibrator(BaseEstimator):  # type: ignore[misc]
         self.signal = signal
         self.cv = cv
         self.random_state = random_state
+
+    def __repr__(self) -> str:
+        return (f"Calibrator(method={self.method!r}, signal={self.signal!r}, cv={self.cv!r}, "
+                f"random_state={self.random_state!r})")
+
+    def unfitted_copy(self) -> Calibrator:
+        """A new, unfitted calibrator with the same parameters."""
+        return Calibrator(self.method, self.signal, self.cv, self.random_state)
 
     def _check_params(self) -> None:
         if self.method != "auto" and self.method not in METHODS:
@@ -239,5 +247,5 @@ def cross_val_probability(calibrator: Calibrator, x: Any, y: Any) -> FloatArray:
         )
     oof = np.empty(xs.shape[0], dtype=np.float64)
     for train, test in _folds(ys, calibrator.cv, calibrator.random_state):
-        oof[test] = clone(calibrator).fit(xs[train], ys[train]).predict(xs[test])
+        oof[test] = calibrator.unfitted_copy().fit(xs[train], ys[train]).predict(xs[test])
     return oof

@@ -2,7 +2,7 @@
 
 Each map has ``fit(x, y) -> self`` on a 1-D float signal (larger = more confident) and bool
 correctness, and ``predict(x) -> p``. Predictions are plain numpy, so calibrating one value
-costs microseconds on the request path.
+costs microseconds on the request path; scikit-learn is imported only to fit.
 """
 
 from __future__ import annotations
@@ -11,8 +11,6 @@ from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
-from sklearn.isotonic import IsotonicRegression
-from sklearn.linear_model import LogisticRegression
 
 from guard.calibration.scoring import FloatArray, as_labels, as_signal_values
 from guard.exceptions import CalibrationError
@@ -48,6 +46,8 @@ class PlattCalibration:
         self.mean_ = float(x.mean())
         self.scale_ = float(x.std()) or 1.0
         z = ((x - self.mean_) / self.scale_).reshape(-1, 1)
+        from sklearn.linear_model import LogisticRegression  # lazy: import guard stays light
+
         lr = LogisticRegression(C=self.C, max_iter=1000).fit(z, y.astype(np.int64))
         self.coef_ = float(lr.coef_[0, 0])
         self.intercept_ = float(lr.intercept_[0])
@@ -66,6 +66,8 @@ class IsotonicCalibration:
     """
 
     def fit(self, x: FloatArray, y: BoolArray) -> IsotonicCalibration:
+        from sklearn.isotonic import IsotonicRegression  # lazy: import guard stays light
+
         iso = IsotonicRegression(y_min=0.0, y_max=1.0, increasing=True, out_of_bounds="clip")
         iso.fit(x, y.astype(np.float64))
         self.x_: FloatArray = np.asarray(iso.X_thresholds_, dtype=np.float64)

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-import benchmarks.cli_bench as cli_bench
+import benchmarks.bench.run
 from benchmarks.bench.compared_policies import POLICIES
 from benchmarks.bench.data import shipped_responses
 from benchmarks.bench.evaluate import METRICS
@@ -115,7 +115,7 @@ def test_without_arguments_the_seed_set_and_shipped_responses_are_used(
         seen.update(items=items, responses=responses, **kwargs)
         raise CLIError("stop here")
 
-    monkeypatch.setattr(cli_bench, "run_bench", fake_run_bench)
+    monkeypatch.setattr(benchmarks.bench.run, "run_bench", fake_run_bench)
     monkeypatch.chdir(tmp_path)
     assert main(["bench"]) == 2
     assert capsys.readouterr().err == "utilityguard: error: stop here\n"

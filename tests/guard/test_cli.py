@@ -109,3 +109,14 @@ def test_usage_errors_are_one_line_with_a_suggestion(argv: list[str], expected: 
     err = capsys.readouterr().err
     assert err.startswith("utilityguard: error: ") and err.count("\n") == 1
     assert err.rstrip("\n").endswith(expected)
+
+
+def test_help_loads_no_heavy_library() -> None:
+    """``utilityguard --help`` imports every command's parser, none of their heavy work."""
+    code = ("import sys; from guard.cli import main\n"
+            "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+            "print(sorted(m for m in ('sklearn', 'scipy', 'matplotlib') if m in sys.modules),"
+            " file=sys.stderr)")
+    err = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stderr
+    assert err.strip() == "[]"

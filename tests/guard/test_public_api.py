@@ -5,6 +5,8 @@ from __future__ import annotations
 import doctest
 import importlib
 import pkgutil
+import subprocess
+import sys
 from types import ModuleType
 
 import pytest
@@ -66,3 +68,13 @@ def test_docstring_examples(name: str) -> None:
     module = importlib.import_module(name)
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS, verbose=False)
     assert result.failed == 0
+
+
+def test_import_guard_loads_no_heavy_library() -> None:
+    """A decorator user pays for numpy and pydantic, not for scikit-learn / scipy."""
+    code = ("import sys, guard; guard.Guard; guard.Calibrator; "
+            "print(sorted(m for m in ('sklearn', 'scipy', 'joblib', 'matplotlib', 'fastapi') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "[]"

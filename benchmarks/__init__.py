@@ -15,10 +15,12 @@ from benchmarks.selective import auarc, aurc, cw_aurc, eaurc
 from benchmarks.table import Table1Row, table1
 from benchmarks.utility_auc import (
     UtilityArea,
+    best_area_above_base,
     utility_area,
     utility_auc,
     utility_auc_sweep,
     utility_curve,
+    worst_gains,
 )
 from guard.calibration.scoring import brier, ece
 
@@ -27,6 +29,7 @@ __all__ = [
     "UtilityArea",
     "auarc",
     "aurc",
+    "best_area_above_base",
     "brier",
     "cw_aurc",
     "eaurc",
@@ -38,4 +41,5 @@ __all__ = [
     "utility_auc",
     "utility_auc_sweep",
     "utility_curve",
+    "worst_gains",
 ]

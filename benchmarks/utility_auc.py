@@ -65,13 +65,21 @@ def _gains(o: Outcomes, c_r: float) -> tuple[FloatArray, FloatArray]:
 
 def best_area_above_base(k: Any, n: Any, c_r: float) -> Any:
     """``A+ - base``: every answerable item answered correctly, ranked first (eq. 13); ``k``
-    answerable items of ``n`` (arrays for many resamples)."""
+    answerable items of ``n`` (arrays for many resamples).
+
+    >>> best_area_above_base(2.0, 4.0, 2.0)  # 3 (2 * 4 - 4 / 2) / 16
+    1.125
+    """
     return (1.0 + c_r) * (k * n - k * k / 2.0) / n**2
 
 
 def worst_gains(answerable: NDArray[np.bool_], cost: FloatArray, c_r: float) -> FloatArray:
     """The lowest gain each item can contribute (eq. 17): a wrong answer to an answerable
-    item when it costs more than a refusal, any answer to a refusal-required item."""
+    item when it costs more than a refusal, any answer to a refusal-required item.
+
+    >>> worst_gains(np.array([True, True, False]), np.array([5.0, 1.0, 5.0]), 2.0).tolist()
+    [-3.0, -0.0, -6.0]
+    """
     out: FloatArray = np.where(answerable, -np.maximum(cost - c_r, 0.0), -cost - 1.0)
     return out
 

@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import csv
 import json
 import math
 from pathlib import Path
 from typing import Any
 
 from benchmarks.table import table1
-from cost_models.datasets import DatasetError, read_rows
 from guard.cli import CLIError
+from guard.response_records import read_response_records
 
 
 def register(sub: Any) -> None:
@@ -55,19 +54,6 @@ def _get(row: dict[str, Any], path: str) -> Any:
     return cur
 
 
-def _bool_field(value: Any, where: str, *, nullable: bool = False) -> bool | None:
-    if isinstance(value, bool):
-        return value
-    if value in (0, 1) and not isinstance(value, float):
-        return bool(value)
-    if isinstance(value, str) and value.strip().lower() in {"true", "false", "1", "0"}:
-        return value.strip().lower() in {"true", "1"}
-    missing = value is None or value == "" or (isinstance(value, float) and math.isnan(value))
-    if nullable and missing:
-        return None
-    raise CLIError(f"{where}: expected true/false, got {value!r}")
-
-
 def _float_field(value: Any, where: str) -> float:
     if isinstance(value, bool) or value is None or value == "":
         raise CLIError(f"{where}: expected a number, got {value!r}")
@@ -81,38 +67,25 @@ def _float_field(value: Any, where: str) -> float:
 
 
 def parse_records(path: Path, score_field: str | None) -> dict[str, list[Any]]:
-    try:
-        rows = read_rows(path)
-    except DatasetError as exc:
-        raise CLIError(str(exc)) from None
-    except UnicodeDecodeError as exc:
-        raise CLIError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-    except (ValueError, OSError, csv.Error) as exc:  # e.g. pyarrow's ArrowInvalid, a directory
-        detail = " ".join(str(exc).split())  # one line
-        raise CLIError(f"{path}: cannot read records: {detail}") from None
-    if not rows:
-        raise CLIError(f"{path}: no records")
+    """The metric's columns from the response records of ``path`` (each must carry the
+    dataset fields ``answerable`` and ``cost``)."""
+    records = read_response_records(path)
     fields = ("answerable", "answered", "correct", "cost", "score")
     cols: dict[str, list[Any]] = {k: [] for k in fields}
-    for n, row in enumerate(rows, start=1):
+    for n, rec in enumerate(records, start=1):
         at = f"{path}, row {n}"
-        for name in ("answerable", "answered", "cost"):
-            if name not in row:
-                raise CLIError(f"{at}: missing field '{name}'")
-        a = _bool_field(row["answerable"], f"{at}, field 'answerable'")
-        d = _bool_field(row["answered"], f"{at}, field 'answered'")
-        c = _bool_field(row.get("correct"), f"{at}, field 'correct'", nullable=True)
-        if a and d and c is None:
+        if rec.answerable is None:
+            raise CLIError(f"{at}: missing field 'answerable'")
+        if rec.cost is None:
+            raise CLIError(f"{at}: missing field 'cost'")
+        if rec.answerable and rec.answered and rec.correct is None:
             raise CLIError(f"{at}, field 'correct': required for an answered, answerable item")
-        cost = _float_field(row["cost"], f"{at}, field 'cost'")
-        if not math.isfinite(cost) or cost <= 0:
-            raise CLIError(f"{at}, field 'cost': must be a finite number > 0, got {row['cost']!r}")
-        cols["answerable"].append(a)
-        cols["answered"].append(d)
-        cols["correct"].append(c)
-        cols["cost"].append(cost)
+        cols["answerable"].append(rec.answerable)
+        cols["answered"].append(rec.answered)
+        cols["correct"].append(rec.correct)
+        cols["cost"].append(rec.cost)
         if score_field:
-            raw = _get(row, score_field)
+            raw = _get(rec.model_dump(), score_field)
             if raw is None:
                 raise CLIError(f"{at}: missing field '{score_field}' (--score)")
             cols["score"].append(_float_field(raw, f"{at}, field '{score_field}'"))

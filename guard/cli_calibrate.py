@@ -20,8 +20,6 @@ on stderr and the sidecar's evaluation says ``"worse_than_raw": true``: serving 
 from __future__ import annotations
 
 import argparse
-import json
-import math
 import shlex
 import sys
 from pathlib import Path
@@ -29,7 +27,6 @@ from typing import Any
 
 import numpy as np
 
-from cost_models.datasets import DatasetError, read_rows
 from cost_models.persistence import sha256_file
 from guard.calibration import (
     LOG_SIGNALS,
@@ -42,9 +39,9 @@ from guard.calibration import (
 )
 from guard.calibration.scoring import FloatArray
 from guard.cli import CLIError
+from guard.records import REPLY_SIGNALS
+from guard.response_records import ResponseRecord, read_response_records
 
-#: Signals a response record carries (``confidence.<signal>``).
-RECORD_SIGNALS = ("logprob_mean", "logprob_low10", "verbal", "consistency")
 #: Fewer usable records than this give a calibrator too noisy to trust.
 MIN_RECORDS = 20
 MIN_PER_CLASS = 3
@@ -64,7 +61,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--responses", required=True, type=Path,
                    help="graded response records (.jsonl, .csv or .parquet)")
-    p.add_argument("--signal", default="logprob_mean", choices=RECORD_SIGNALS,
+    p.add_argument("--signal", default="logprob_mean", choices=REPLY_SIGNALS,
                    help="the confidence signal to calibrate (default logprob_mean)")
     p.add_argument("--method", default="auto", choices=("auto", *METHODS),
                    help="calibration method (default auto)")
@@ -74,68 +71,37 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
-def _signal_value(row: dict[str, Any], signal: str) -> Any:
-    conf = row.get("confidence")
-    if isinstance(conf, str) and conf.strip().startswith("{"):
-        try:
-            conf = json.loads(conf)
-        except json.JSONDecodeError:
-            conf = None
-    if isinstance(conf, dict) and signal in conf:
-        return conf[signal]
-    return row.get(f"confidence.{signal}")
-
-
-def _bool(value: Any) -> bool | None:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-        return value.strip().lower() == "true"
-    return None
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or value is None or value == "":
-        return None
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        return None
-    return v if math.isfinite(v) else None
-
-
-def usable_pairs(rows: list[dict[str, Any]], signal: str, source: str
+def usable_pairs(records: list[ResponseRecord], signal: str, source: str
                  ) -> tuple[FloatArray, np.ndarray[Any, np.dtype[np.bool_]], int]:
-    """(signal values, correct, number of answered records) of the answered records with a
-    numeric signal; :class:`CLIError` when they cannot train a calibrator."""
+    """(signal values, correct, number of answered records) of the answered records with the
+    signal; :class:`CLIError` when they cannot train a calibrator."""
     xs: list[float] = []
     ys: list[bool] = []
     answered = 0
     with_signal = 0
-    for n, row in enumerate(rows, start=1):
-        value = _number(_signal_value(row, signal))
+    for n, rec in enumerate(records, start=1):
+        value = rec.confidence.get(signal)
         with_signal += value is not None
-        if _bool(row.get("answered")) is not True:
+        if not rec.answered:
             continue
         answered += 1
-        correct = _bool(row.get("correct"))
-        if correct is None:
+        if rec.correct is None:
             raise CLIError(
-                f"{source}: record {row.get('id', n)!r} is answered but 'correct' is "
-                f"{row.get('correct')!r}; grade every answered record (true/false) first"
+                f"{source}: record {rec.id or n!r} is answered but 'correct' is missing; "
+                "grade every answered record (true/false) first"
             )
         if value is not None:
             xs.append(value)
-            ys.append(correct)
+            ys.append(rec.correct)
     if with_signal == 0:
         raise CLIError(
             f"{source}: no record has confidence.{signal}; collect it first "
-            f"(choose --signal from {', '.join(RECORD_SIGNALS)})"
+            f"(choose --signal from {', '.join(REPLY_SIGNALS)})"
         )
     if len(xs) < MIN_RECORDS:
         raise CLIError(
             f"{source}: only {len(xs)} answered records with confidence.{signal} "
-            f"(of {len(rows)} records, {answered} answered); at least {MIN_RECORDS} are needed"
+            f"(of {len(records)} records, {answered} answered); at least {MIN_RECORDS} are needed"
         )
     n_correct = sum(ys)
     if n_correct in (0, len(ys)):
@@ -159,11 +125,7 @@ def _metrics(prob: Any, correct: Any) -> dict[str, float]:
 def run(args: argparse.Namespace) -> int:
     """Fit, evaluate and write the calibrator; print a before/after table."""
     source = str(args.responses)
-    try:
-        rows = read_rows(args.responses)
-    except DatasetError as exc:
-        raise CLIError(str(exc)) from None
-    x, y, answered = usable_pairs(rows, args.signal, source)
+    x, y, answered = usable_pairs(read_response_records(args.responses), args.signal, source)
     cal = Calibrator(method=args.method, signal=args.signal, cv=args.cv, random_state=args.seed)
     before = _metrics(raw_probability(args.signal, x), y)
     after = _metrics(cross_val_probability(cal, x, y), y)

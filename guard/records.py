@@ -19,6 +19,13 @@ from guard.exceptions import ConfidenceError
 
 #: The confidence signals, in the order the guard prefers them without a calibrator.
 SIGNALS = ("logprob_mean", "verbal", "consistency", "logprob_low10", "caller")
+#: The signals read from a model's reply (what a response record stores); ``caller`` is given
+#: by the caller instead.
+REPLY_SIGNALS = tuple(s for s in SIGNALS if s != "caller")
+#: Signals that are log-probabilities (<= 0); their raw probability is ``exp(value)``.
+LOG_SIGNALS = ("logprob_mean", "logprob_low10")
+#: Signals that are already probabilities in [0, 1].
+PROB_SIGNALS = tuple(s for s in SIGNALS if s not in LOG_SIGNALS)
 
 Decision = Literal["answer", "refuse", "passthrough_refusal"]
 Mode = Literal["enforce", "shadow"]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 from dataclasses import dataclass, field
 from importlib import resources
@@ -14,11 +13,15 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cost_models.datasets import DatasetItem
+from guard.exceptions import RecordError
+from guard.records import REPLY_SIGNALS
+from guard.response_records import ResponseRecord, read_response_records
 from policies.exceptions import InvalidValueError
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
-SIGNALS = ("logprob_mean", "logprob_low10", "verbal", "consistency")
+#: The signals the bench reads (the guard's order of preference).
+SIGNALS = REPLY_SIGNALS
 SHIPPED_RESPONSES = "data/smollm2/responses.jsonl"
 
 
@@ -72,26 +75,6 @@ class BenchData:
                           dtype=np.intp)
 
 
-def _flag(value: Any, where: str, *, nullable: bool = False) -> bool | None:
-    if isinstance(value, bool):
-        return value
-    if value is None and nullable:
-        return None
-    raise BenchError(f"{where}: expected true/false{' or null' if nullable else ''}, "
-                     f"got {value!r}")
-
-
-def _signal(conf: dict[str, Any], name: str, where: str) -> float:
-    v = conf.get(name)
-    if v is None:
-        return math.nan
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-        raise BenchError(f"{where}: confidence.{name} must be a finite number or null, got {v!r}")
-    if name in ("verbal", "consistency") and not 0.0 <= v <= 1.0:
-        raise BenchError(f"{where}: confidence.{name} must be a probability in [0, 1], got {v!r}")
-    return float(v)
-
-
 def load_bench(items: list[DatasetItem], responses: Path) -> BenchData:
     """Join ``items`` with the response records in ``responses`` (JSONL)."""
     if not responses.exists():
@@ -105,52 +88,39 @@ def load_bench(items: list[DatasetItem], responses: Path) -> BenchData:
     for it in items:
         if it.cost is None:
             raise BenchError(f"item {it.id}: the bench needs a cost for every item")
-    recs: dict[str, dict[str, Any]] = {}
+    try:
+        records = read_response_records(responses)
+    except RecordError as exc:
+        raise BenchError(str(exc)) from None
+    recs: dict[str, ResponseRecord] = {}
     unmatched: set[str] = set()
     model = None
-    for n, line in enumerate(raw.decode("utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{responses}, line {n}"
-        try:
-            r = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise BenchError(f"{where}: invalid JSON ({exc.msg})") from None
-        if not isinstance(r, dict) or "id" not in r:
+    for n, r in enumerate(records, start=1):
+        where = f"{responses}, row {n}"
+        if r.id is None:
             raise BenchError(f"{where}: a response record needs an 'id'")
-        rid = str(r["id"])
-        if rid in recs or rid in unmatched:
-            raise BenchError(f"{where}: duplicate response for id {rid!r}")
-        if rid not in by_item:  # the bench uses the ids both files have, and says so
-            unmatched.add(rid)
+        if r.id in recs or r.id in unmatched:
+            raise BenchError(f"{where}: duplicate response for id {r.id!r}")
+        if r.id not in by_item:  # the bench uses the ids both files have, and says so
+            unmatched.add(r.id)
             continue
-        if rid in recs:
-            raise BenchError(f"{where}: duplicate response for id {rid!r}")
-        for key in ("answered",):
-            if key not in r:
-                raise BenchError(f"{where}: missing field '{key}'")
-        recs[rid] = r
-        model = model or r.get("model")
+        recs[r.id] = r
+        model = model or r.model
     if not recs:
-        raise BenchError(f"{responses}: no response records" + (
-            f" for the dataset's ids ({len(unmatched)} record(s), none with an id in the "
-            "dataset)" if unmatched else ""))
+        raise BenchError(f"{responses}: no response records for the dataset's ids "
+                         f"({len(unmatched)} record(s), none with an id in the dataset)")
     order = [it.id for it in items if it.id in recs]
     sig: dict[str, list[float]] = {s: [] for s in SIGNALS}
     answered, correct = [], []
     for rid in order:
         r, where = recs[rid], f"{responses}, record {rid}"
-        d = _flag(r["answered"], f"{where}, field 'answered'")
-        c = _flag(r.get("correct"), f"{where}, field 'correct'", nullable=True)
-        if d and by_item[rid].answerable and c is None:
+        if r.answered and by_item[rid].answerable and r.correct is None:
             raise BenchError(f"{where}, field 'correct': required for an answered, answerable item")
-        answered.append(bool(d))
-        correct.append(bool(c) and bool(by_item[rid].answerable))
-        conf = r.get("confidence") or {}
-        if not isinstance(conf, dict):
-            raise BenchError(f"{where}, field 'confidence': expected an object")
-        for s in SIGNALS:
-            sig[s].append(_signal(conf, s, where))
+        answered.append(r.answered)
+        correct.append(bool(r.correct) and bool(by_item[rid].answerable))
+        for s_ in SIGNALS:
+            value = r.confidence.get(s_)
+            sig[s_].append(math.nan if value is None else value)
     sel = [by_item[i] for i in order]
     return BenchData(
         ids=order, questions=[it.question for it in sel], domains=[it.domain for it in sel],

@@ -27,6 +27,7 @@ from cost_models.persistence import load_artifact, save_artifact, sha256_rows
 from guard.calibration.methods import METHODS, BoolArray, check_xy, class_counts, make_method
 from guard.calibration.scoring import FloatArray, as_signal_values, brier, ece
 from guard.exceptions import CalibrationError, ConfidenceError
+from guard.records import LOG_SIGNALS, PROB_SIGNALS
 
 __all__ = [
     "LOG_SIGNALS",
@@ -39,10 +40,6 @@ __all__ = [
     "raw_probability",
 ]
 
-#: Signals that are log-probabilities (<= 0); their raw probability is ``exp(value)``.
-LOG_SIGNALS = ("logprob_mean", "logprob_low10")
-#: Signals that are already probabilities in [0, 1].
-PROB_SIGNALS = ("verbal", "consistency", "caller")
 ARTIFACT_NAME = "calibrator"
 log = logging.getLogger(__name__)
 

@@ -151,7 +151,7 @@ def _no_answered(rows: list[dict[str, Any]]) -> list[str]:
 
 
 def _answered_not_bool(rows: list[dict[str, Any]]) -> list[str]:
-    rows[2]["answered"] = "yes"
+    rows[2]["answered"] = "maybe"
     return _lines(rows)
 
 
@@ -175,7 +175,7 @@ def _inf_logprob(rows: list[dict[str, Any]]) -> list[str]:
 
 
 def _string_logprob(rows: list[dict[str, Any]]) -> list[str]:
-    rows[6]["confidence"]["logprob_mean"] = "-0.5"
+    rows[6]["confidence"]["logprob_mean"] = "low"
     return _lines(rows)
 
 
@@ -200,25 +200,25 @@ def _empty(rows: list[dict[str, Any]]) -> list[str]:
     [
         pytest.param(_unknown_ids, r"no response records for the dataset's ids \(120 record\(s\), "
                      r"none with an id in the dataset\)", id="no-id-in-the-dataset"),
-        pytest.param(_duplicate, r"line 121: duplicate response for id 'med-0003'",
+        pytest.param(_duplicate, r"row 121: duplicate response for id 'med-0003'",
                      id="duplicate-id"),
         pytest.param(_bad_json, r"line 5: invalid JSON", id="invalid-json"),
-        pytest.param(_no_answered, r"line 3: missing field 'answered'", id="answered-missing"),
-        pytest.param(_answered_not_bool, r"record geo-0002, field 'answered': expected true/false",
+        pytest.param(_no_answered, r"row 3 \(id 'geo-0002'\), missing field 'answered'", id="answered-missing"),
+        pytest.param(_answered_not_bool, r"row 3 \(id 'geo-0002'\), field 'answered': expected true/false",
                      id="answered-not-a-bool"),
         pytest.param(_no_correct, r"record \w+-\d+, field 'correct': required for an answered, "
                                   r"answerable item", id="correct-missing"),
-        pytest.param(_nan_logprob, r"record med-0006: confidence.logprob_mean must be a finite",
+        pytest.param(_nan_logprob, r"row 7 \(id 'med-0006'\), field 'confidence.logprob_mean': .*finite number, got NaN",
                      id="nan-logprob"),
-        pytest.param(_inf_logprob, r"record med-0006: confidence.logprob_low10 must be a finite",
+        pytest.param(_inf_logprob, r"row 7 \(id 'med-0006'\), field 'confidence.logprob_low10': .*finite number, got -inf",
                      id="inf-logprob"),
-        pytest.param(_string_logprob, r"record med-0006: confidence.logprob_mean must be a",
+        pytest.param(_string_logprob, r"row 7 \(id 'med-0006'\), field 'confidence.logprob_mean': .*number.*'low'",
                      id="text-logprob"),
-        pytest.param(_verbal_percent, r"record med-0006: confidence.verbal must be a probability",
+        pytest.param(_verbal_percent, r"row 7 \(id 'med-0006'\), field 'confidence.verbal': .*less than or equal to 1, got 85",
                      id="verbal-out-of-range"),
         pytest.param(_no_signal, r": no answered response has a confidence signal",
                      id="no-confidence-signal"),
-        pytest.param(_empty, r": no response records", id="no-records"),
+        pytest.param(_empty, r": no records", id="no-records"),
     ],
 )
 def test_bad_responses_are_one_line_errors(

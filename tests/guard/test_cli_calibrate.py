@@ -74,7 +74,7 @@ def test_other_signal_and_method(tmp_path: Path, capsys: pytest.CaptureFixture[s
                      "logprob_mean", "all 30 usable records are correct", id="one-class"),
         pytest.param([*records(30), {"id": "ungraded", "answered": True, "correct": None,
                                      "confidence": {"logprob_mean": -0.3}}],
-                     "logprob_mean", "'ungraded' is answered but 'correct' is None",
+                     "logprob_mean", "'ungraded' is answered but 'correct' is missing",
                      id="ungraded"),
         pytest.param([{**r, "correct": i < 2} for i, r in enumerate(records(30))],
                      "logprob_mean", "2 correct and 28 incorrect", id="tiny-class"),

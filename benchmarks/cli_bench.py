@@ -12,6 +12,7 @@ from rich.console import Console
 from benchmarks.bench.data import shipped_response_files
 from cost_models.datasets import load_seed, load_utilitybench
 from guard.cli import CLIError
+from policies import DEFAULT_C_R
 
 
 def register(sub: Any) -> None:
@@ -31,7 +32,8 @@ def register(sub: Any) -> None:
                    help="graded response records; repeat it for several models (one table, a "
                         "row per model and policy; each model's outputs in --out/<model>/). "
                         "Default: every shipped model's responses on the seed set")
-    p.add_argument("--c-r", type=float, default=2.0, help="price of an unnecessary refusal (2)")
+    p.add_argument("--c-r", type=float, default=DEFAULT_C_R,
+                   help=f"price of an unnecessary refusal ({DEFAULT_C_R:g})")
     p.add_argument("--cost-model", type=Path, default=None,
                    help="cost model dir (default: shipped)")
     p.add_argument("--calibrator", type=Path, default=None,

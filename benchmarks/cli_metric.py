@@ -11,6 +11,7 @@ from typing import Any
 from benchmarks.table import table1
 from guard.cli import CLIError
 from guard.response_records import read_response_records
+from policies import DEFAULT_C_R
 
 
 def register(sub: Any) -> None:
@@ -25,7 +26,8 @@ def register(sub: Any) -> None:
         ),
     )
     p.add_argument("file", type=Path, help="records file (.jsonl, .csv or .parquet)")
-    p.add_argument("--c-r", type=float, default=2.0, help="price of an unnecessary refusal (2)")
+    p.add_argument("--c-r", type=float, default=DEFAULT_C_R,
+                   help=f"price of an unnecessary refusal ({DEFAULT_C_R:g})")
     p.add_argument("--score", default=None,
                    help="field to order responses by, dotted for nested (confidence.logprob_mean)")
     p.add_argument("--json", action="store_true", help="print one JSON object")

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from policies import DEFAULT_C_R
 from policies._validate import as_bool, positive_cost, probability, refusal_cost, same_length
 from policies.decision import answer_threshold
 from policies.exceptions import InvalidValueError
@@ -56,7 +57,7 @@ def _inconsistent(c: FloatArray, d: BoolArray, tau_raw: FloatArray) -> BoolArray
     return out
 
 
-def policy_consistency(confidence: Any, answered: Any, cost: Any, c_r: Any = 2.0) -> float:
+def policy_consistency(confidence: Any, answered: Any, cost: Any, c_r: Any = DEFAULT_C_R) -> float:
     """Share of items whose decision is optimal under the stated confidence.
 
     Parameters
@@ -89,7 +90,7 @@ def policy_consistency(confidence: Any, answered: Any, cost: Any, c_r: Any = 2.0
     return float(np.mean(~_inconsistent(c, d, tau_raw)))
 
 
-def normalized_regret(confidence: Any, answered: Any, cost: Any, c_r: Any = 2.0) -> float:
+def normalized_regret(confidence: Any, answered: Any, cost: Any, c_r: Any = DEFAULT_C_R) -> float:
     """Mean of ``|c - tau|`` over items with a non-optimal decision (0 elsewhere).
 
     ``tau = clip((L - C_R) / (1 + L), 0, 1)``. Parameters as in :func:`policy_consistency`.

@@ -9,6 +9,7 @@ import numpy as np
 
 from benchmarks.outcomes import outcomes, scores
 from benchmarks.utility_auc import utility_auc
+from policies import DEFAULT_C_R
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,7 @@ class Table1Row:
 
 def table1(
     answerable: Any, answered: Any, correct: Any, cost: Any, score: Any = None,
-    *, c_r: float = 2.0,
+    *, c_r: float = DEFAULT_C_R,
 ) -> Table1Row:
     """Table 1 row; without ``score`` the binary protocol (answered = 1, refused = 0).
 

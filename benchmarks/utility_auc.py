@@ -25,7 +25,7 @@ from numpy.typing import NDArray
 
 from benchmarks.outcomes import Outcomes, c_r_value, outcomes, scores
 from benchmarks.ranking import descending_groups, linear_rank_weights
-from policies import refusal_utility_values, response_gain_values
+from policies import DEFAULT_C_R, refusal_utility_values, response_gain_values
 from policies._validate import refusal_cost
 from policies.exceptions import InvalidValueError
 
@@ -95,7 +95,7 @@ def _reference_areas(o: Outcomes, c_r: float, base: float) -> tuple[float, float
 
 
 def utility_area(
-    answerable: Any, answered: Any, correct: Any, cost: Any, score: Any, *, c_r: float = 2.0
+    answerable: Any, answered: Any, correct: Any, cost: Any, score: Any, *, c_r: float = DEFAULT_C_R
 ) -> UtilityArea:
     """Raw area ``A`` and the references ``A+`` and ``A-`` (eqs. 13 and 17).
 
@@ -120,7 +120,7 @@ def utility_area(
 
 
 def utility_auc(
-    answerable: Any, answered: Any, correct: Any, cost: Any, score: Any, *, c_r: float = 2.0
+    answerable: Any, answered: Any, correct: Any, cost: Any, score: Any, *, c_r: float = DEFAULT_C_R
 ) -> float:
     """UtilityAUC in [0, 1] of responses ordered by decreasing ``score``.
 
@@ -150,7 +150,7 @@ def utility_auc(
 
 
 def utility_curve(
-    answerable: Any, answered: Any, correct: Any, cost: Any, score: Any, *, c_r: float = 2.0
+    answerable: Any, answered: Any, correct: Any, cost: Any, score: Any, *, c_r: float = DEFAULT_C_R
 ) -> tuple[FloatArray, FloatArray]:
     """The utility curve ``(k / n, U_k)`` for ``k = 0..n`` (eq. 12).
 

@@ -28,7 +28,12 @@ from sklearn.base import clone
 
 from cost_models.kinds import KINDS
 from cost_models.regressor import CostRegressor, cv_scheme, folds, is_grouped
-from policies import expected_utility_values, refusal_expected_utility_values, should_answer
+from policies import (
+    DEFAULT_C_R,
+    expected_utility_values,
+    refusal_expected_utility_values,
+    should_answer,
+)
 from policies.exceptions import InvalidValueError
 
 FloatArray = NDArray[np.float64]
@@ -36,7 +41,7 @@ P_GRID = np.linspace(0.0, 1.0, 101)
 ALPHAS = (0.1, 0.3, 1.0, 3.0)
 
 
-def decision_agreement(pred_cost: Any, true_cost: Any, c_r: float = 2.0) -> float:
+def decision_agreement(pred_cost: Any, true_cost: Any, c_r: float = DEFAULT_C_R) -> float:
     """Share of (item, p) pairs on ``P_GRID`` where both costs give the same decision.
 
     >>> decision_agreement([2.0, 9.0], [2.0, 9.0])
@@ -48,7 +53,7 @@ def decision_agreement(pred_cost: Any, true_cost: Any, c_r: float = 2.0) -> floa
     return float(np.mean(should_answer(p, pc, c_r) == should_answer(p, tc, c_r)))
 
 
-def decision_regret(pred_cost: Any, true_cost: Any, c_r: float = 2.0) -> float:
+def decision_regret(pred_cost: Any, true_cost: Any, c_r: float = DEFAULT_C_R) -> float:
     """Mean expected-utility loss, over items and ``P_GRID``, of deciding with ``pred_cost``
     instead of the true cost (answering is worth ``p - (1 - p) L``, refusing ``-C_R``).
 
@@ -83,7 +88,7 @@ class CVScores:
 
 def grouped_cv(
     texts: Sequence[str], cost: Any, groups: Sequence[str] | None, *, kind: str, alpha: float,
-    cv: int = 5, nested: bool = False, c_r: float = 2.0, random_state: int = 0,
+    cv: int = 5, nested: bool = False, c_r: float = DEFAULT_C_R, random_state: int = 0,
     on_fold: Callable[[], None] | None = None,
 ) -> CVScores:
     """Out-of-fold scores with folds grouped by source (shuffled K-fold when ``groups`` is
@@ -145,7 +150,7 @@ class TrainReport:
 def select_and_train(
     texts: Sequence[str], cost: Any, groups: Sequence[str] | None, *, kind: str = "affix-ridge",
     alphas: Sequence[float] = ALPHAS, compare: Sequence[str] = (), cv: int = 5,
-    c_r: float = 2.0, on_fold: Callable[[], None] | None = None, group_name: str = "group",
+    c_r: float = DEFAULT_C_R, on_fold: Callable[[], None] | None = None, group_name: str = "group",
 ) -> tuple[CostRegressor, TrainReport]:
     """Pick ``alpha`` by grouped CV (lowest MAE of ``log L``), score the pick with nested
     grouped CV, score the ``compare`` kinds, and fit the pick on everything. Without enough

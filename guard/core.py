@@ -56,7 +56,7 @@ from guard.records import (
 )
 from guard.refusal import DEFAULT_REFUSAL_TEXT, is_refusal
 from guard.refused import refused_completion
-from policies import answer_threshold, expected_utility, refusal_expected_utility
+from policies import DEFAULT_C_R, answer_threshold, expected_utility, refusal_expected_utility
 
 log = logging.getLogger(__name__)
 R = TypeVar("R")
@@ -110,7 +110,7 @@ class Guard:
         cost_model: CostModel | None = None,
         calibrator: ProbabilityCalibrator | None = None,
         *,
-        c_r: float = 2.0,
+        c_r: float = DEFAULT_C_R,
         refusal_text: str = DEFAULT_REFUSAL_TEXT,
         mode: str = "enforce",
         no_confidence: NoConfidence = "refuse",

@@ -31,6 +31,7 @@ from pydantic import AliasChoices, Field, SecretStr, field_validator, model_vali
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from guard.refusal import DEFAULT_REFUSAL_TEXT
+from policies import DEFAULT_C_R
 
 ConfidenceKind = Literal["logprobs", "verbal", "consistency", "caller"]
 #: The confidence sources ``--confidence`` accepts.
@@ -74,7 +75,7 @@ class Settings(BaseSettings):
         default="logprobs",
         description="where p comes from: token logprobs, a stated confidence, agreement of "
                     "sampled replies, or the x-utilityguard-confidence header")
-    c_r: float = Field(default=2.0, ge=0.0, allow_inf_nan=False,
+    c_r: float = Field(default=DEFAULT_C_R, ge=0.0, allow_inf_nan=False,
                        json_schema_extra={"metavar": "C_R"},
                        description="price of an unnecessary refusal, >= 0")
     mode: Literal["enforce", "shadow"] = Field(

@@ -4,6 +4,7 @@ numpy only, no I/O. Every function takes scalars or arrays and returns the same 
 """
 
 from policies.decision import (
+    DEFAULT_C_R,
     answer_threshold,
     expected_cost_lognormal,
     expected_utility,
@@ -22,6 +23,7 @@ from policies.utility import (
 )
 
 __all__ = [
+    "DEFAULT_C_R",
     "answer_threshold",
     "expected_cost_lognormal",
     "expected_utility",

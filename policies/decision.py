@@ -35,6 +35,10 @@ from policies._validate import (
 )
 from policies.exceptions import InvalidValueError
 
+#: The default price of an unnecessary refusal ``C_R`` (UtilityBench's headline value); every
+#: default in the distribution refers to this constant.
+DEFAULT_C_R = 2.0
+
 
 def expected_utility_values(p: Any, cost: Any) -> Any:
     """``q = p - (1 - p) L`` of already-validated values (no checks, numpy broadcasting):
@@ -75,7 +79,7 @@ def expected_utility(p: Any, cost: Any) -> Any:
     return unwrap(expected_utility_values(p_, cost_))
 
 
-def refusal_expected_utility(c_r: Any = 2.0, *, alpha: Any = 1.0) -> Any:
+def refusal_expected_utility(c_r: Any = DEFAULT_C_R, *, alpha: Any = 1.0) -> Any:
     """Expected utility of refusing, ``alpha (-C_R) + (1 - alpha)``.
 
     Examples
@@ -91,7 +95,7 @@ def refusal_expected_utility(c_r: Any = 2.0, *, alpha: Any = 1.0) -> Any:
     return unwrap(refusal_expected_utility_values(cr, al))
 
 
-def answer_threshold(cost: Any, c_r: Any = 2.0, *, alpha: Any = 1.0) -> Any:
+def answer_threshold(cost: Any, c_r: Any = DEFAULT_C_R, *, alpha: Any = 1.0) -> Any:
     """Smallest ``p`` at which answering is optimal: ``(L - C_R) / (1 + L)``.
 
     A threshold <= 0 means "always answer" (an error costs less than a refusal).
@@ -118,7 +122,7 @@ def answer_threshold(cost: Any, c_r: Any = 2.0, *, alpha: Any = 1.0) -> Any:
     return unwrap(np.where(al == 1.0, paper, general))
 
 
-def should_answer(p: Any, cost: Any, c_r: Any = 2.0, *, alpha: Any = 1.0) -> Any:
+def should_answer(p: Any, cost: Any, c_r: Any = DEFAULT_C_R, *, alpha: Any = 1.0) -> Any:
     """Answer iff ``p >= (L - C_R) / (1 + L)`` (answer at equality).
 
     Parameters

@@ -25,6 +25,7 @@ from policies._validate import (
     refusal_cost,
     unwrap,
 )
+from policies.decision import DEFAULT_C_R
 
 FloatArray = NDArray[np.float64]
 
@@ -75,7 +76,7 @@ def response_gain_values(answerable: Any, answered: Any, correct: Any, cost: Any
     return out
 
 
-def refusal_utility(answerable: Any, c_r: Any = 2.0) -> Any:
+def refusal_utility(answerable: Any, c_r: Any = DEFAULT_C_R) -> Any:
     """Utility ``b = (1 - a) - a C_R`` of refusing.
 
     Examples
@@ -90,7 +91,7 @@ def refusal_utility(answerable: Any, c_r: Any = 2.0) -> Any:
 
 
 def response_utility(
-    answerable: Any, answered: Any, correct: Any, cost: Any, c_r: Any = 2.0
+    answerable: Any, answered: Any, correct: Any, cost: Any, c_r: Any = DEFAULT_C_R
 ) -> Any:
     """Utility ``v`` of one response or an array of responses.
 
@@ -122,7 +123,7 @@ def response_utility(
 
 
 def response_gain(
-    answerable: Any, answered: Any, correct: Any, cost: Any, c_r: Any = 2.0
+    answerable: Any, answered: Any, correct: Any, cost: Any, c_r: Any = DEFAULT_C_R
 ) -> Any:
     """Gain ``g = v - b`` of delivering a response instead of a safe refusal.
 

@@ -27,6 +27,7 @@ from cost_models.datasets import DatasetItem
 from cost_models.model_io import ARTIFACT, default_model_dir, load_model
 from cost_models.persistence import read_sidecar
 from guard.calibration import Calibrator
+from policies import DEFAULT_C_R
 
 Step = Callable[[str], None]
 
@@ -41,7 +42,7 @@ def _auc(y: np.ndarray, score: np.ndarray) -> float | None:
 
 
 def run_bench(
-    items: list[DatasetItem], responses: Path, *, c_r: float = 2.0,
+    items: list[DatasetItem], responses: Path, *, c_r: float = DEFAULT_C_R,
     cost_model: Path | None = None, calibrator: Path | None = None, signal: str | None = None,
     folds: int = 5, n_boot: int = 1000, seed: int = 0, trust: bool = False,
     group_folds: bool = False, paired_full: bool = False, progress: Step | None = None,

@@ -191,6 +191,9 @@ def _no_signal(rows: list[dict[str, Any]]) -> list[str]:
     return _lines(rows)
 
 
+ROW7 = r"row 7 \(id 'med-0006'\), field "
+
+
 def _empty(rows: list[dict[str, Any]]) -> list[str]:
     return ["", "  "]
 
@@ -203,18 +206,21 @@ def _empty(rows: list[dict[str, Any]]) -> list[str]:
         pytest.param(_duplicate, r"row 121: duplicate response for id 'med-0003'",
                      id="duplicate-id"),
         pytest.param(_bad_json, r"line 5: invalid JSON", id="invalid-json"),
-        pytest.param(_no_answered, r"row 3 \(id 'geo-0002'\), missing field 'answered'", id="answered-missing"),
-        pytest.param(_answered_not_bool, r"row 3 \(id 'geo-0002'\), field 'answered': expected true/false",
+        pytest.param(_no_answered, r"row 3 \(id 'geo-0002'\), missing field 'answered'",
+                     id="answered-missing"),
+        pytest.param(_answered_not_bool,
+                     r"row 3 \(id 'geo-0002'\), field 'answered': expected true/false",
                      id="answered-not-a-bool"),
         pytest.param(_no_correct, r"record \w+-\d+, field 'correct': required for an answered, "
                                   r"answerable item", id="correct-missing"),
-        pytest.param(_nan_logprob, r"row 7 \(id 'med-0006'\), field 'confidence.logprob_mean': .*finite number, got NaN",
+        pytest.param(_nan_logprob, ROW7 + r"'confidence.logprob_mean': .*finite number, got NaN",
                      id="nan-logprob"),
-        pytest.param(_inf_logprob, r"row 7 \(id 'med-0006'\), field 'confidence.logprob_low10': .*finite number, got -inf",
+        pytest.param(_inf_logprob, ROW7 + r"'confidence.logprob_low10': .*finite number, got -inf",
                      id="inf-logprob"),
-        pytest.param(_string_logprob, r"row 7 \(id 'med-0006'\), field 'confidence.logprob_mean': .*number.*'low'",
+        pytest.param(_string_logprob, ROW7 + r"'confidence.logprob_mean': .*number.*'low'",
                      id="text-logprob"),
-        pytest.param(_verbal_percent, r"row 7 \(id 'med-0006'\), field 'confidence.verbal': .*less than or equal to 1, got 85",
+        pytest.param(_verbal_percent, ROW7 + r"'confidence.verbal': .*less than or equal to 1, "
+                     r"got 85",
                      id="verbal-out-of-range"),
         pytest.param(_no_signal, r": no answered response has a confidence signal",
                      id="no-confidence-signal"),

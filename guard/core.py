@@ -29,7 +29,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterable, Mapping
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -41,8 +41,10 @@ from guard.confidence.extractors import (
     VerbalExtractor,
     apply_overrides,
     extract_confidence,
+    provided_signals,
 )
 from guard.context import remember_decision
+from guard.decision_config import DecisionConfig, NoConfidence, finite
 from guard.exceptions import ConfigError
 from guard.protocols import CostModel, ProbabilityCalibrator, load_default_cost_model
 from guard.records import (
@@ -60,23 +62,11 @@ from policies import DEFAULT_C_R, answer_threshold, expected_utility, refusal_ex
 
 log = logging.getLogger(__name__)
 R = TypeVar("R")
-NoConfidence = Literal["refuse", "answer"] | float
-
 def _finite(name: str, value: Any, low: float, high: float = math.inf) -> float:
     try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{name} must be a number; got {value!r}") from None
-    if isinstance(value, bool) or not (math.isfinite(v) and low <= v <= high):
-        bound = f"in [{low}, {high}]" if math.isfinite(high) else f">= {low}"
-        raise ConfigError(f"{name} must be a finite number {bound}; got {value!r}")
-    return v
-
-
-def _mode(mode: str) -> Mode:
-    if mode not in ("enforce", "shadow"):
-        raise ConfigError(f"mode must be 'enforce' or 'shadow'; got {mode!r}")
-    return "enforce" if mode == "enforce" else "shadow"
+        return finite(name, value, low, high)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 class Guard:
@@ -102,7 +92,11 @@ class Guard:
     signal : str, optional
         Without a calibrator, the only signal to read (default: the first present).
     extractors : iterable of Extractor, optional
-        How confidence is requested and read; default logprobs and verbal.
+        How confidence is requested and read; default logprobs and verbal. A calibrator
+        must read a signal they provide (or ``caller``): :class:`ConfigError` otherwise.
+    config : DecisionConfig, optional
+        ``c_r``, ``alpha``, ``mode``, ``no_confidence`` and ``refusal_text`` as one value
+        object (e.g. ``Settings.decision_config()``), instead of the keyword arguments.
     """
 
     def __init__(
@@ -117,17 +111,14 @@ class Guard:
         alpha: float | None = None,
         signal: str | None = None,
         extractors: Iterable[Extractor] | None = None,
+        config: DecisionConfig | None = None,
     ) -> None:
-        if not isinstance(refusal_text, str) or not refusal_text.strip():
-            raise ConfigError("refusal_text must be a non-empty string")
-        if isinstance(no_confidence, str):
-            if no_confidence not in ("refuse", "answer"):
-                raise ConfigError(
-                    f"no_confidence must be 'refuse', 'answer' or a prior probability; "
-                    f"got {no_confidence!r}"
-                )
-        else:
-            no_confidence = _finite("no_confidence", no_confidence, 0.0, 1.0)
+        if config is None:
+            config = DecisionConfig.build(c_r=c_r, alpha=alpha, mode=mode,
+                                          no_confidence=no_confidence, refusal_text=refusal_text)
+        #: c_r, alpha, mode, no_confidence, refusal_text (``config`` given: the keyword
+        #: arguments of the same names are not read)
+        self.config = config
         if signal is not None:
             if signal not in SIGNALS:
                 raise ConfigError(
@@ -140,16 +131,39 @@ class Guard:
         self._cost_model = cost_model
         self._cost_lock = threading.Lock()
         self.calibrator = calibrator
-        self.c_r = _finite("c_r", c_r, 0.0)
-        self.refusal_text = refusal_text
-        self.mode: Mode = _mode(mode)
-        self.no_confidence: NoConfidence = no_confidence
-        self.alpha = None if alpha is None else _finite("alpha", alpha, 0.0, 1.0)
         self.signal = signal
         self.extractors: tuple[Extractor, ...] = (
             (LogprobExtractor(), VerbalExtractor()) if extractors is None else tuple(extractors)
         )
+        if calibrator is not None:
+            provided = (*provided_signals(self.extractors), "caller")
+            if calibrator.signal not in provided:
+                raise ConfigError(
+                    f"the calibrator reads {calibrator.signal!r}, which the guard's extractors "
+                    f"do not provide ({', '.join(provided)}); pass extractors= that read it"
+                )
         self._signals = (signal,) if signal else tuple(s for s in SIGNALS if s != "caller")
+
+    @property
+    def c_r(self) -> float:
+        """The price of an unnecessary refusal (``self.config.c_r``)."""
+        return self.config.c_r
+
+    @property
+    def mode(self) -> Mode:
+        return self.config.mode
+
+    @property
+    def alpha(self) -> float | None:
+        return self.config.alpha
+
+    @property
+    def no_confidence(self) -> NoConfidence:
+        return self.config.no_confidence
+
+    @property
+    def refusal_text(self) -> str:
+        return self.config.refusal_text
 
     def __repr__(self) -> str:
         cal = type(self.calibrator).__name__ if self.calibrator is not None else None
@@ -217,10 +231,9 @@ class Guard:
         :func:`last_decision`.
         """
         t0 = time.perf_counter()
-        cr = self.c_r if c_r is None else _finite("c_r", c_r, 0.0)
-        md = self.mode if mode is None else _mode(mode)
-        al = self.alpha if alpha is None else _finite("alpha", alpha, 0.0, 1.0)
-        al = 1.0 if al is None else al
+        cfg = self.config.replaced(c_r=c_r, mode=mode, alpha=alpha)
+        cr, md = cfg.c_r, cfg.mode
+        al = 1.0 if cfg.alpha is None else cfg.alpha
         cost_source: CostSource
         decision: Decision
         if cost is not None:
@@ -242,7 +255,7 @@ class Guard:
             # threshold computed once above
             decision = "answer" if p >= threshold else "refuse"
         else:
-            decision = "answer" if self.no_confidence == "answer" or threshold <= 0 else "refuse"
+            decision = "answer" if cfg.no_confidence == "answer" or threshold <= 0 else "refuse"
         record = DecisionRecord(
             request_id=request_id or uuid.uuid4().hex,
             cost=cost_v, cost_source=cost_source, p=p, p_source=p_source,

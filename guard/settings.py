@@ -30,6 +30,9 @@ from typing import Annotated, Any, Literal
 from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
+from guard.decision_config import DecisionConfig
+from guard.exceptions import ConfigError
+from guard.records import Mode
 from guard.refusal import DEFAULT_REFUSAL_TEXT
 from policies import DEFAULT_C_R
 
@@ -78,7 +81,7 @@ class Settings(BaseSettings):
     c_r: float = Field(default=DEFAULT_C_R, ge=0.0, allow_inf_nan=False,
                        json_schema_extra={"metavar": "C_R"},
                        description="price of an unnecessary refusal, >= 0")
-    mode: Literal["enforce", "shadow"] = Field(
+    mode: Mode = Field(
         default="enforce",
         description="shadow: always deliver the reply, only record the decision")
     cost_model: Path | None = Field(
@@ -160,6 +163,21 @@ class Settings(BaseSettings):
     consistency_samples: int = Field(
         default=5, ge=2, le=32, json_schema_extra={"metavar": "N"},
         description="samples for --confidence consistency (2 to 32)")
+
+    @model_validator(mode="after")
+    def _decision_parameters(self) -> Settings:
+        try:
+            self.decision_config()
+        except ConfigError as exc:  # the guard's own checks, as a settings error
+            raise ValueError(str(exc)) from None
+        return self
+
+    def decision_config(self) -> DecisionConfig:
+        """``c_r``, ``mode``, ``no_confidence`` and ``refusal_text`` as the guard's value
+        object (validated by the same checks as ``Guard(...)``)."""
+        return DecisionConfig.build(c_r=self.c_r, mode=self.mode,
+                                    no_confidence=self.no_confidence,
+                                    refusal_text=self.refusal_text)
 
     @field_validator("upstream")
     @classmethod

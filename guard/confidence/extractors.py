@@ -35,6 +35,8 @@ class Extractor(Protocol):
     """What a confidence extractor provides (see the module docstring)."""
 
     name: str
+    #: the confidence signals this extractor can read from a reply (see ``guard.records``)
+    signals: tuple[str, ...]
 
     def request_overrides(self, body: Mapping[str, Any]) -> dict[str, Any]:
         """The request-body keys to set (new values; ``body`` is not modified)."""
@@ -66,6 +68,7 @@ class LogprobExtractor:
     """
 
     name = "logprobs"
+    signals: tuple[str, ...] = ("logprob_mean", "logprob_low10")
 
     def request_overrides(self, body: Mapping[str, Any]) -> dict[str, Any]:
         return {"logprobs": True, "top_logprobs": 1}
@@ -98,6 +101,7 @@ class VerbalExtractor:
     """
 
     name = "verbal"
+    signals: tuple[str, ...] = ("verbal",)
 
     def __init__(self, instruction: str = VERBAL_INSTRUCTION) -> None:
         self.instruction = instruction
@@ -146,6 +150,7 @@ class ConsistencyExtractor:
     """
 
     name = "consistency"
+    signals: tuple[str, ...] = ("consistency",)
 
     def __init__(
         self, n: int = 5, answer_type: str = "text", temperature: float | None = 0.7
@@ -176,6 +181,15 @@ class ConsistencyExtractor:
 
     def clean(self, text: str) -> str:
         return text
+
+
+def provided_signals(extractors: Iterable[Extractor]) -> tuple[str, ...]:
+    """The signals ``extractors`` can read, in order, without repeats.
+
+    >>> provided_signals([LogprobExtractor(), VerbalExtractor()])
+    ('logprob_mean', 'logprob_low10', 'verbal')
+    """
+    return tuple(dict.fromkeys(s for ex in extractors for s in getattr(ex, "signals", ())))
 
 
 def apply_overrides(extractors: Iterable[Extractor], body: Mapping[str, Any]) -> dict[str, Any]:

@@ -86,8 +86,7 @@ def build_guard(settings: Settings, cost_model: CostModel | None = None) -> Guar
             raise ConfigError(
                 f"the calibrator in {settings.calibrator} reads {calibrator.signal!r}, which "
                 f"confidence={settings.confidence!r} does not provide ({', '.join(allowed)})")
-    return Guard(cost_model, calibrator, c_r=settings.c_r, refusal_text=settings.refusal_text,
-                 mode=settings.mode, no_confidence=settings.no_confidence,
+    return Guard(cost_model, calibrator, config=settings.decision_config(),
                  extractors=build_extractors(settings))
 
 

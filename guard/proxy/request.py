@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 from starlette.requests import Request
 
 from guard.core import Guard
+from guard.decision_config import MODES
 from guard.exceptions import (
     AuthenticationError,
     ClientDisconnected,
@@ -239,7 +240,7 @@ def parse_overrides(headers: Mapping[str, str]) -> Overrides:
     mode: Mode | None = None
     if mode_raw is not None:
         m = mode_raw.strip().lower()
-        if m not in ("enforce", "shadow"):
+        if m not in MODES:
             raise InvalidRequestError(
                 f"header {MODE_HEADER} must be 'enforce' or 'shadow'; got {mode_raw!r}",
                 param=MODE_HEADER, code="invalid_header")

@@ -344,3 +344,23 @@ def test_apply_on_text_reads_verbal_confidence(guard_with_cost: Any) -> None:
     assert (delivered, record.decision) == ("I cannot answer.", "refuse")
     with pytest.raises(ConfigError, match="must be a str or a chat completion"):
         guard.apply(Q, 42)
+
+
+def test_a_calibrator_must_read_a_signal_the_extractors_provide() -> None:
+    from guard import ConsistencyExtractor, VerbalExtractor
+    from guard.decision_config import DecisionConfig
+
+    class Reads:
+        def __init__(self, signal: str) -> None:
+            self.signal = signal
+
+        def predict(self, x: Any) -> Any:
+            return np.full(len(x), 0.5)
+
+    with pytest.raises(ConfigError, match="reads 'consistency', which the guard's extractors"):
+        Guard(calibrator=Reads("consistency"), extractors=[VerbalExtractor()])
+    Guard(calibrator=Reads("consistency"), extractors=[ConsistencyExtractor(n=3)])
+    Guard(calibrator=Reads("caller"), extractors=[])  # a caller's p needs no extractor
+    cfg = DecisionConfig.build(c_r=5.0, mode="shadow")
+    g = Guard(config=cfg, c_r=1.0)  # the value object wins over the keywords
+    assert (g.c_r, g.mode, g.config) == (5.0, "shadow", cfg)

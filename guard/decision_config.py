@@ -1,0 +1,118 @@
+"""The decision parameters of a guard, as one validated value object.
+
+``c_r`` (the price of an unnecessary refusal), ``alpha`` (``P(answerable)``, ``None`` for the
+paper's rule), ``mode`` (``enforce`` or ``shadow``), ``no_confidence`` (what to do without a
+probability: ``refuse``, ``answer`` or a prior ``p``) and ``refusal_text``. The proxy's
+:class:`~guard.settings.Settings` declares its fields with the same types
+(:meth:`Settings.decision_config`), :class:`~guard.core.Guard` holds one and derives a
+per-call copy for ``decide``'s overrides (:meth:`DecisionConfig.replaced`), and the proxy's
+header parser reads a mode with the same vocabulary (:data:`MODES`).
+
+Examples
+--------
+>>> cfg = DecisionConfig.build(c_r=8)
+>>> cfg.c_r, cfg.mode, cfg.no_confidence
+(8.0, 'enforce', 'refuse')
+>>> cfg.replaced(mode="shadow").mode
+'shadow'
+>>> DecisionConfig.build(c_r=-1)
+Traceback (most recent call last):
+...
+guard.exceptions.ConfigError: c_r must be a finite number >= 0; got -1
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+
+from guard.exceptions import ConfigError
+from guard.records import Mode
+from guard.refusal import DEFAULT_REFUSAL_TEXT
+from policies import DEFAULT_C_R
+
+__all__ = ["MODES", "DecisionConfig", "Mode", "NoConfidence"]
+
+#: The guard's modes: ``shadow`` records the decision and always delivers the reply.
+MODES: tuple[str, ...] = get_args(Mode)
+NoConfidence = Literal["refuse", "answer"] | float
+
+
+def finite(name: str, value: Any, low: float, high: float = math.inf) -> float:
+    """``value`` as a float in ``[low, high]``; ``ValueError`` naming ``name`` otherwise."""
+    if isinstance(value, bool):
+        raise ValueError(f"{name} must be a number; got {value!r}")
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number; got {value!r}") from None
+    if not (math.isfinite(v) and low <= v <= high):
+        bound = f"in [{low}, {high}]" if math.isfinite(high) else f">= {low:g}"
+        raise ValueError(f"{name} must be a finite number {bound}; got {value!r}")
+    return v
+
+
+class DecisionConfig(BaseModel):
+    """``c_r``, ``alpha``, ``mode``, ``no_confidence`` and ``refusal_text``, validated."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    c_r: float = DEFAULT_C_R
+    alpha: float | None = None
+    mode: Mode = "enforce"
+    no_confidence: NoConfidence = "refuse"
+    refusal_text: str = DEFAULT_REFUSAL_TEXT
+
+    @field_validator("c_r", mode="before")
+    @classmethod
+    def _c_r(cls, value: Any) -> float:
+        return finite("c_r", value, 0.0)
+
+    @field_validator("alpha", mode="before")
+    @classmethod
+    def _alpha(cls, value: Any) -> float | None:
+        return None if value is None else finite("alpha", value, 0.0, 1.0)
+
+    @field_validator("mode", mode="before")
+    @classmethod
+    def _mode(cls, value: Any) -> Any:
+        if value not in MODES:
+            raise ValueError(f"mode must be 'enforce' or 'shadow'; got {value!r}")
+        return value
+
+    @field_validator("no_confidence", mode="before")
+    @classmethod
+    def _no_confidence(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            if value not in ("refuse", "answer"):
+                raise ValueError(f"no_confidence must be 'refuse', 'answer' or a prior "
+                                 f"probability; got {value!r}")
+            return value
+        return finite("no_confidence", value, 0.0, 1.0)
+
+    @field_validator("refusal_text", mode="before")
+    @classmethod
+    def _refusal_text(cls, value: Any) -> Any:
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError("refusal_text must be a non-empty string")
+        return value
+
+    @classmethod
+    def build(cls, **values: Any) -> DecisionConfig:
+        """A validated config; :class:`~guard.exceptions.ConfigError` naming the first bad
+        value."""
+        try:
+            return cls(**values)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            msg = str(first["msg"]).removeprefix("Value error, ")
+            if first["type"] != "value_error":
+                msg = f"{'.'.join(str(x) for x in first['loc'])}: {msg}"
+            raise ConfigError(msg) from None
+
+    def replaced(self, **changes: Any) -> DecisionConfig:
+        """A copy with ``changes`` (``None`` values are ignored), validated."""
+        given = {k: v for k, v in changes.items() if v is not None}
+        return self if not given else self.build(**{**self.model_dump(), **given})

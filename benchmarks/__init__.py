@@ -10,7 +10,7 @@
 Importing this package loads numpy only (no I/O, no optional dependencies).
 """
 
-from benchmarks.riskeval import normalized_regret, policy_consistency
+from benchmarks.riskeval import inconsistent_decisions, normalized_regret, policy_consistency
 from benchmarks.selective import auarc, aurc, cw_aurc, eaurc
 from benchmarks.table import Table1Row, table1
 from benchmarks.utility_auc import (
@@ -34,6 +34,7 @@ __all__ = [
     "cw_aurc",
     "eaurc",
     "ece",
+    "inconsistent_decisions",
     "normalized_regret",
     "policy_consistency",
     "table1",

@@ -28,9 +28,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from policies import DEFAULT_C_R
-from policies._validate import as_bool, positive_cost, probability, refusal_cost, same_length
 from policies.decision import answer_threshold
 from policies.exceptions import InvalidValueError
+from policies.validation import as_bool, positive_cost, probability, refusal_cost, same_length
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
@@ -51,8 +51,14 @@ def _inputs(
     return c, d, tau_raw
 
 
-def _inconsistent(c: FloatArray, d: BoolArray, tau_raw: FloatArray) -> BoolArray:
-    """Realized decision is not an optimal one (answering below, or refusing above, tau)."""
+def inconsistent_decisions(c: FloatArray, d: BoolArray, tau_raw: FloatArray) -> BoolArray:
+    """Where a realized decision is not an optimal one: answering below, or refusing above,
+    the threshold ``tau`` (equality is consistent either way).
+
+    >>> inconsistent_decisions(np.array([0.2, 0.9, 0.5]), np.array([True, False, True]),
+    ...                        np.array([0.5, 0.5, 0.5])).tolist()
+    [True, True, False]
+    """
     out: BoolArray = np.where(d, c < tau_raw, c > tau_raw)
     return out
 
@@ -87,7 +93,7 @@ def policy_consistency(confidence: Any, answered: Any, cost: Any, c_r: Any = DEF
     1.0
     """
     c, d, tau_raw = _inputs(confidence, answered, cost, c_r)
-    return float(np.mean(~_inconsistent(c, d, tau_raw)))
+    return float(np.mean(~inconsistent_decisions(c, d, tau_raw)))
 
 
 def normalized_regret(confidence: Any, answered: Any, cost: Any, c_r: Any = DEFAULT_C_R) -> float:
@@ -110,4 +116,4 @@ def normalized_regret(confidence: Any, answered: Any, cost: Any, c_r: Any = DEFA
     """
     c, d, tau_raw = _inputs(confidence, answered, cost, c_r)
     tau = np.clip(tau_raw, 0.0, 1.0)
-    return float(np.mean(np.where(_inconsistent(c, d, tau_raw), np.abs(c - tau), 0.0)))
+    return float(np.mean(np.where(inconsistent_decisions(c, d, tau_raw), np.abs(c - tau), 0.0)))

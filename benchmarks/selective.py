@@ -28,7 +28,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from benchmarks.ranking import tabulated_rank_weights
-from policies._validate import as_bool, as_float, positive_cost, same_length
+from policies.validation import as_bool, as_float, positive_cost, same_length
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]

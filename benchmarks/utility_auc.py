@@ -26,8 +26,8 @@ from numpy.typing import NDArray
 from benchmarks.outcomes import Outcomes, c_r_value, outcomes, scores
 from benchmarks.ranking import descending_groups, linear_rank_weights
 from policies import DEFAULT_C_R, refusal_utility_values, response_gain_values
-from policies._validate import refusal_cost
 from policies.exceptions import InvalidValueError
+from policies.validation import refusal_cost
 
 FloatArray = NDArray[np.float64]
 

@@ -25,7 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from policies._validate import (
+from policies.exceptions import InvalidValueError
+from policies.validation import (
     as_float,
     broadcast,
     positive_cost,
@@ -33,7 +34,6 @@ from policies._validate import (
     refusal_cost,
     unwrap,
 )
-from policies.exceptions import InvalidValueError
 
 #: The default price of an unnecessary refusal ``C_R`` (UtilityBench's headline value); every
 #: default in the distribution refers to this constant.

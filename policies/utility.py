@@ -18,14 +18,14 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from policies._validate import (
+from policies.decision import DEFAULT_C_R
+from policies.validation import (
     as_bool,
     broadcast,
     positive_cost,
     refusal_cost,
     unwrap,
 )
-from policies.decision import DEFAULT_C_R
 
 FloatArray = NDArray[np.float64]
 

@@ -27,7 +27,7 @@ from numpy.typing import NDArray
 from benchmarks.bench.compared_policies import PolicyRun, utilities
 from benchmarks.bench.data import BenchData
 from benchmarks.ranking import descending_groups
-from benchmarks.riskeval import _inconsistent
+from benchmarks.riskeval import inconsistent_decisions
 from benchmarks.utility_auc import best_area_above_base, worst_gains
 from policies import answer_threshold, refusal_utility_values, response_gain_values
 
@@ -149,7 +149,7 @@ def many(data: BenchData, run: PolicyRun, p_ref: FloatArray, w: FloatArray, c_r:
     have = np.isfinite(p_ref)
     c = np.where(have, p_ref, 0.0)
     tau_raw = np.asarray(answer_threshold(L, c_r), dtype=np.float64)
-    bad = _inconsistent(c, d, tau_raw) & have
+    bad = inconsistent_decisions(c, d, tau_raw) & have
     regret = np.where(bad, np.abs(c - np.clip(tau_raw, 0.0, 1.0)), 0.0)
     n_have = w @ have.astype(np.float64)
     cols["policy_consistency"] = _ratio(w @ (have & ~bad).astype(np.float64), n_have)

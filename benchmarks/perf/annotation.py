@@ -13,7 +13,7 @@ import time
 import numpy as np
 
 from benchmarks.perf._common import PerfResult
-from cost_models.annotation.fit import Judgment, _nll_and_grad, design, fit_bradley_terry
+from cost_models.annotation.fit import Judgment, design, fit_bradley_terry, nll_and_grad
 from cost_models.annotation.tuples import build_tuples
 
 N_ITEMS = 15_000
@@ -45,7 +45,7 @@ def run() -> list[PerfResult]:
     fit_s = time.perf_counter() - t0
     m, b, w, wt = design(tuples, judgments, ids)
     t1 = time.perf_counter()
-    _nll_and_grad(np.zeros(len(ids)), m, b, w, wt, 0.05)
+    nll_and_grad(np.zeros(len(ids)), m, b, w, wt, 0.05)
     grad_s = time.perf_counter() - t1
     return [PerfResult(f"Bradley-Terry fit: {N_ITEMS:,} items, {len(tuples):,} tuples",
                        fit_s, "s", grad_s, fit_s / grad_s,

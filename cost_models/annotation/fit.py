@@ -119,10 +119,13 @@ def design(
             np.asarray(wpos, dtype=np.intp), np.asarray(weight, dtype=np.float64))
 
 
-def _nll_and_grad(
+def nll_and_grad(
     eta: FloatArray, members: NDArray[np.intp], bpos: NDArray[np.intp],
     wpos: NDArray[np.intp], weight: FloatArray, l2: float,
 ) -> tuple[float, FloatArray]:
+    """Negative log-likelihood of the best-worst judgments (plus ``l2 |eta|^2``) and its
+    gradient in ``eta``; the objective :func:`fit_bradley_terry` minimizes (public for the
+    gradient check and the annotation benchmark)."""
     n = eta.shape[0]
     rows = np.arange(members.shape[0])
     x = eta[members]  # (J, k)
@@ -178,7 +181,7 @@ def fit_bradley_terry(
 
     with threadpool_limits(limits=1, user_api="blas"):
         res = minimize(
-            _nll_and_grad, np.zeros(len(ids)), args=(members, bpos, wpos, weight, l2),
+            nll_and_grad, np.zeros(len(ids)), args=(members, bpos, wpos, weight, l2),
             jac=True, method="L-BFGS-B", options={"maxiter": max_iter, "maxfun": 4 * max_iter},
         )
     eta = np.asarray(res.x, dtype=np.float64)
@@ -206,7 +209,7 @@ def heldout_nll(
             continue
         fit = fit_bradley_terry(tuples, train, item_ids, l2=l2)
         m, b, w, wt = design(tuples, test, item_ids)
-        total += _nll_and_grad(fit.eta, m, b, w, wt, 0.0)[0]
+        total += nll_and_grad(fit.eta, m, b, w, wt, 0.0)[0]
     return total
 
 

@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from policies._validate import as_bool, same_length
 from policies.exceptions import InvalidValueError
+from policies.validation import as_bool, same_length
 
 FloatArray = NDArray[np.float64]
 

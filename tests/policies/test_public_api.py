@@ -27,7 +27,7 @@ def test_all_matches_the_exported_names() -> None:
     assert len(policies.__all__) == len(set(policies.__all__))
 
 
-@pytest.mark.parametrize("name", policies.__all__)
+@pytest.mark.parametrize("name", [n for n in policies.__all__ if callable(getattr(policies, n))])
 def test_every_public_function_has_a_doctest(name: str) -> None:
     obj = getattr(policies, name)
     doc = inspect.getdoc(obj) or ""

@@ -14,11 +14,11 @@ from scipy.stats import spearmanr
 from cost_models.annotation.fit import (
     L2_GRID,
     Judgment,
-    _nll_and_grad,
     cost_scale,
     design,
     fit_bradley_terry,
     heldout_nll,
+    nll_and_grad,
     select_l2,
 )
 from cost_models.annotation.tuples import build_tuples
@@ -174,14 +174,14 @@ def test_a_tuple_judged_twice_weighs_as_much_as_one_judged_once() -> None:
                                atol=1e-6)
     # unweighted, the extra judgment would count double and move the scores
     m, b, w, _ = design(tuples, more, ids)
-    nll_unweighted = _nll_and_grad(base.eta, m, b, w, np.ones(len(more)), 0.1)
+    nll_unweighted = nll_and_grad(base.eta, m, b, w, np.ones(len(more)), 0.1)
     assert np.abs(nll_unweighted[1]).max() > 1e-3
 
 
 def test_nll_of_one_judgment_is_the_sequential_maxdiff_likelihood() -> None:
     eta = np.array([0.5, -1.0, 2.0, 0.0])
     members = np.array([[0, 1, 2, 3]])
-    nll, _ = _nll_and_grad(eta, members, np.array([2]), np.array([1]), np.ones(1), 0.0)
+    nll, _ = nll_and_grad(eta, members, np.array([2]), np.array([1]), np.ones(1), 0.0)
     p_best = math.exp(2.0) / sum(math.exp(e) for e in eta)
     p_worst = math.exp(1.0) / sum(math.exp(-e) for e in (0.5, -1.0, 0.0))
     assert nll == pytest.approx(-math.log(p_best * p_worst), rel=1e-12)
@@ -193,14 +193,14 @@ def test_gradient_matches_finite_differences(l2: float) -> None:
     ids = list("abcdef")
     m, b, w, wt = design(tuples, judgments, ids)
     eta = np.random.default_rng(7).normal(0.0, 1.5, len(ids))
-    _, grad = _nll_and_grad(eta, m, b, w, wt, l2)
+    _, grad = nll_and_grad(eta, m, b, w, wt, l2)
     h = 1e-6
     numeric = np.empty_like(eta)
     for k in range(eta.size):
         step = np.zeros_like(eta)
         step[k] = h
-        numeric[k] = (_nll_and_grad(eta + step, m, b, w, wt, l2)[0]
-                      - _nll_and_grad(eta - step, m, b, w, wt, l2)[0]) / (2 * h)
+        numeric[k] = (nll_and_grad(eta + step, m, b, w, wt, l2)[0]
+                      - nll_and_grad(eta - step, m, b, w, wt, l2)[0]) / (2 * h)
     np.testing.assert_allclose(grad, numeric, rtol=1e-6, atol=1e-8)
 
 
@@ -208,7 +208,7 @@ def test_gradient_is_stable_for_extreme_scores() -> None:
     tuples, judgments = _small()
     m, b, w, wt = design(tuples, judgments, list("abcdef"))
     eta = np.array([800.0, -800.0, 400.0, 0.0, -400.0, 10.0])
-    nll, grad = _nll_and_grad(eta, m, b, w, wt, 0.0)
+    nll, grad = nll_and_grad(eta, m, b, w, wt, 0.0)
     assert math.isfinite(nll)
     assert np.isfinite(grad).all()
 

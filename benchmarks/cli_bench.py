@@ -7,8 +7,6 @@ import math
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-
 from benchmarks.bench.data import shipped_response_files
 from cost_models.datasets import load_seed, load_utilitybench
 from guard.cli import CLIError
@@ -56,7 +54,9 @@ def register(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    # lazy: the bench loads scikit-learn; --help does not need it
+    # lazy: the bench loads scikit-learn (and rich its console); --help does not need them
+    from rich.console import Console
+
     from benchmarks.bench.report import (
         models_markdown,
         models_table,

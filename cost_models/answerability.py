@@ -1,7 +1,7 @@
 """Answerability: ``alpha = P(answerable | query)``, for the answerability-aware rule.
 
 When a query may require a refusal, refusing is worth ``alpha (-C_R) + (1 - alpha)`` rather
-than ``-C_R``, and the Bayes rule becomes ``q >= 1 - alpha (1 + C_R)`` (DESIGN.md; with
+than ``-C_R``, and the Bayes rule becomes ``q >= 1 - alpha (1 + C_R)`` (docs/design.md; with
 ``alpha = 1`` it is the paper's rule). This is a text classifier for ``alpha``: the cost
 model's features with logistic regression, following the scikit-learn estimator contract:
 ``features="affix-embed"`` (default) stacks the affix TF-IDF (word 1-2-grams + word-boundary

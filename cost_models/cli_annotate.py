@@ -10,10 +10,9 @@ import os
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from cost_models.annotation.diagnostics import (
     exposure_report,
@@ -40,6 +39,9 @@ from cost_models.annotation.judges import (
 from cost_models.annotation.tuples import build_tuples
 from cost_models.datasets import CANDIDATES, read_rows
 from policies.exceptions import InvalidValueError
+
+if TYPE_CHECKING:
+    from rich.progress import Progress
 
 
 def register(sub: Any) -> None:
@@ -107,6 +109,15 @@ def register(sub: Any) -> None:
 
 
 def _progress(label: str) -> Progress:
+    # lazy: rich's progress machinery is not needed for --help
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+
     return Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
 
 

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
 from cost_models.datasets import DatasetItem, load_seed, load_utilitybench
 from cost_models.kinds import KINDS
@@ -122,6 +121,8 @@ def run_train(args: argparse.Namespace) -> int:
         )
     n_alpha = len(ALPHAS) if args.kind.endswith("ridge") else 1
     total = args.folds * (n_alpha + 1 + len([k for k in compare if k != args.kind]))
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
     with Progress(TextColumn("train (CV folds)"), BarColumn(), MofNCompleteColumn()) as bar:
         task = bar.add_task("cv", total=total)
         model, report = select_and_train(texts, cost, groups, kind=args.kind, compare=compare,

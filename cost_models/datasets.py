@@ -1,7 +1,7 @@
 """Datasets in the UtilityBench shape: the shipped seed set and loaders for any local file or
 the real UtilityBench on Hugging Face.
 
-Item contract (DESIGN.md)::
+Item contract (docs/design.md)::
 
     {"id", "question", "answerable": bool, "cost": float > 0, "domain", "source",
      "reference": [str, ...], "answer_type": "choice" | "number" | "text" | "code"}

@@ -77,7 +77,7 @@ def model_card(meta: dict[str, Any]) -> str:
 
 A consequence-cost regressor: question text -> `E[L | x] = exp(mu + s^2/2)`, where `mu` is
 the predicted mean of `log L` and `s^2 = {_f(meta.get('residual_var'))}` the out-of-fold
-residual variance (log-normal mean correction; DESIGN.md).
+residual variance (log-normal mean correction; docs/design.md).
 
 - **Kind:** `{meta.get('kind')}` (alpha {meta.get('alpha')}), trained on
   {meta.get('n_train')} items of `{meta.get('data')}`.

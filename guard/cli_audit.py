@@ -1,6 +1,6 @@
 """``utilityguard audit``: read the proxy's audit log (SQLite file or PostgreSQL URL).
 
-``audit export`` writes each decision record as one JSON line (DESIGN.md's fields plus ``ts``,
+``audit export`` writes each decision record as one JSON line (docs/design.md's fields plus ``ts``,
 ``model``, ``stream`` and ``query``, which is null unless the proxy ran with
 ``audit_queries``), oldest first. ``audit report`` writes a self-contained HTML page of plots
 (:mod:`guard.proxy.audit.report`).

@@ -1,6 +1,6 @@
 """``utilityguard calibrate``: fit a confidence calibrator on graded response records.
 
-Reads response records (DESIGN.md's contract; JSONL, also CSV / parquet), keeps the answered
+Reads response records (docs/design.md's contract; JSONL, also CSV / parquet), keeps the answered
 ones whose ``confidence.<signal>`` is a number, fits a :class:`guard.calibration.Calibrator`
 and writes it with its integrity sidecar. Before writing, it reports ECE-10 and the Brier score
 of the raw mapping (``exp`` of a log-probability, or the stated probability) and of the

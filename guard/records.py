@@ -1,7 +1,7 @@
 """Typed records: the confidence signals of one reply, and the guard's decision about it.
 
-:class:`Confidence` is DESIGN.md's response-record ``"confidence"`` object plus ``caller`` (a
-probability supplied by the caller). :class:`DecisionRecord` is DESIGN.md's decision record
+:class:`Confidence` is docs/design.md's response-record ``"confidence"`` object plus ``caller`` (a
+probability supplied by the caller). :class:`DecisionRecord` is docs/design.md's decision record
 (also the audit-log row) with three optional extras: ``alpha``, ``signal`` and
 ``signal_value``. Both are immutable pydantic models; ``record.model_dump()`` gives the JSON row.
 """
@@ -120,7 +120,7 @@ class Confidence(BaseModel):
 
 
 class DecisionRecord(BaseModel):
-    """What the guard decided about one reply, and why (DESIGN.md's decision record).
+    """What the guard decided about one reply, and why (docs/design.md's decision record).
 
     ``decision`` is ``policies.should_answer(p, cost, c_r, alpha=alpha)`` when ``p`` is known;
     ``"passthrough_refusal"`` when the model refused by itself (its refusal is delivered as

@@ -4,7 +4,7 @@
 * ``model_confidence``: the raw model ordered by its confidence (the paper's Table 3);
 * ``guard``: predicted ``E[L]``, calibrated ``p``, the Bayes rule, scored by the expected
   gain over refusing. Half of a UtilityBench-shaped set must be refused, so answerability is
-  uncertain and the Bayes rule is DESIGN.md's answerability-aware one,
+  uncertain and the Bayes rule is docs/design.md's answerability-aware one,
   ``q >= 1 - alpha (1 + C_R)``, with ``alpha = P(answerable | query)`` from a text classifier
   fitted on the training folds (score ``q + C_R`` when ``alpha = 1``);
 * ``guard_oracle_cost``: the same with the true ``L`` (isolates cost-model error);

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from benchmarks.bench.result import BenchResult
+
 
 def _save(plt: Any, fig: Any, ax: Any, out: Path, name: str) -> str:
     """Legend, layout, write ``out/name`` and close the figure; return ``name``."""
@@ -15,7 +17,7 @@ def _save(plt: Any, fig: Any, ax: Any, out: Path, name: str) -> str:
     return name
 
 
-def make_plots(results: dict[str, Any], out: Path) -> list[str]:
+def make_plots(results: BenchResult, out: Path) -> list[str]:
     """Write the plots; return their file names (empty without matplotlib)."""
     try:
         import matplotlib

@@ -10,6 +10,8 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from benchmarks.bench.result import BenchResult
+
 COLUMNS = (("utility_auc", "UtilityAUC"), ("mean_utility", "Mean U"),
            ("answer_rate", "Answer rate"), ("ans_acc", "Ans. Acc"), ("ref_acc", "Ref. Acc"),
            ("policy_consistency", "Consistency"), ("normalized_regret", "Norm. regret"),
@@ -55,7 +57,7 @@ def _cell(res: dict[str, Any], key: str) -> str:
     return fmt(res[key]) + (f" [{fmt(ci[0], 3)}, {fmt(ci[1], 3)}]" if ci else "")
 
 
-def terminal_table(results: dict[str, Any]) -> Table:
+def terminal_table(results: BenchResult) -> Table:
     t = Table(title=f"utilityguard bench — {results['responses'].get('model')} on "
                     f"{results['n']} items, C_R = {results['c_r']:g} (95% bootstrap CI)")
     # never truncate a policy name (rich shrinks columns to 80 characters off a terminal)
@@ -68,7 +70,7 @@ def terminal_table(results: dict[str, Any]) -> Table:
     return t
 
 
-def models_table(runs: list[dict[str, Any]]) -> Table:
+def models_table(runs: list[BenchResult]) -> Table:
     """One table for several models, a row per model and policy (the paper's Table 1 shape:
     the raw model, the guard and the baselines on each model's own responses)."""
     first = runs[0]
@@ -86,7 +88,7 @@ def models_table(runs: list[dict[str, Any]]) -> Table:
     return t
 
 
-def models_markdown(runs: list[dict[str, Any]]) -> str:
+def models_markdown(runs: list[BenchResult]) -> str:
     """:func:`models_table` as Markdown (UtilityAUC with its interval, then the point values)."""
     head = "| model | policy | " + " | ".join(label for _, label in COLUMNS[:5]) + " |"
     sep = "|" + " --- |" * 7
@@ -96,11 +98,11 @@ def models_markdown(runs: list[dict[str, Any]]) -> str:
     return "\n".join([head, sep, *rows])
 
 
-def print_table(results: dict[str, Any], console: Console | None = None) -> None:
+def print_table(results: BenchResult, console: Console | None = None) -> None:
     (console or Console()).print(terminal_table(results))
 
 
-def markdown_table(results: dict[str, Any]) -> str:
+def markdown_table(results: BenchResult) -> str:
     head = "| policy | " + " | ".join(label for _, label in COLUMNS) + " |"
     sep = "|" + " --- |" * (len(COLUMNS) + 1)
     rows = [f"| `{name}` | " + " | ".join(fmt(res[k]) for k, _ in COLUMNS) + " |"
@@ -135,7 +137,7 @@ def paired_md(paired: dict[str, Any] | None) -> str:
     return "\n\n".join(parts)
 
 
-def report_md(results: dict[str, Any], plots: list[str]) -> str:
+def report_md(results: BenchResult, plots: list[str]) -> str:
     r, s = results["responses"], results["settings"]
     ci_rows = "\n".join(
         f"| `{name}` | {_cell(res, 'utility_auc')} | {_cell(res, 'mean_utility')} |"
@@ -202,7 +204,7 @@ above 0.
 """
 
 
-def write_outputs(results: dict[str, Any], out: Path, *, plots: bool = True) -> list[str]:
+def write_outputs(results: BenchResult, out: Path, *, plots: bool = True) -> list[str]:
     out.mkdir(parents=True, exist_ok=True)
     made: list[str] = []
     if plots:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -22,6 +21,7 @@ from benchmarks.bench.crossfit import (
 from benchmarks.bench.data import BenchError, load_bench
 from benchmarks.bench.evaluate import by_domain, c_r_grid, evaluate, sweep
 from benchmarks.bench.paired import paired_differences, paired_grid
+from benchmarks.bench.result import BenchResult, Curve
 from benchmarks.utility_auc import utility_curve
 from cost_models.datasets import DatasetItem
 from cost_models.model_io import ARTIFACT, default_model_dir, load_model
@@ -46,7 +46,7 @@ def run_bench(
     cost_model: Path | None = None, calibrator: Path | None = None, signal: str | None = None,
     folds: int = 5, n_boot: int = 1000, seed: int = 0, trust: bool = False,
     group_folds: bool = False, paired_full: bool = False, progress: Step | None = None,
-) -> dict[str, Any]:
+) -> BenchResult:
     """Everything ``results.json`` holds (see :mod:`benchmarks.bench.report`).
 
     ``group_folds``: cross-fit over folds that hold out whole sources (the items' ``source``),
@@ -89,7 +89,7 @@ def run_bench(
                for c in paired_grid(grid.tolist(), c_r, full=paired_full)}
     paired = paired_differences(data, runs_at, draw(data, n_boot, seed))
     right = data.answerable & data.correct
-    utility_curves = {}
+    utility_curves: dict[str, Curve] = {}
     for name, run in runs.items():
         cov, u = utility_curve(data.answerable, run.answered, right, data.cost, run.score, c_r=c_r)
         step = max(1, len(cov) // 400)

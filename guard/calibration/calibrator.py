@@ -1,7 +1,7 @@
 """Calibration: turning a raw confidence signal into a probability of being correct.
 
 The decision rule ``p >= (L - C_R) / (1 + L)`` is Bayes-optimal only for a calibrated ``p``
-(DESIGN.md, "beyond the paper"), and raw signals are not calibrated: ``exp(mean logprob)`` of a
+(docs/design.md, "beyond the paper"), and raw signals are not calibrated: ``exp(mean logprob)`` of a
 small model is close to 1 on most replies, right or wrong. A :class:`Calibrator` learns the map
 ``signal -> P(correct)`` from graded response records with one of three methods
 (:mod:`guard.calibration.methods`): ``"platt"`` (logistic regression), ``"isotonic"``

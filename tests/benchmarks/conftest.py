@@ -38,7 +38,7 @@ FILLER = ["quickly", "in detail", "for a beginner", "today", "exactly", "in one 
 
 
 def make_items(n: int = 120, seed: int = 0) -> list[dict[str, Any]]:
-    """``n`` dataset items (dicts in the DESIGN contract), domains round robin, half
+    """``n`` dataset items (dicts in the item contract of docs/design.md), domains round robin, half
     answerable, log-normal costs (median about 2) with a few high-cost items."""
     rng = np.random.default_rng(seed)
     names = list(DOMAINS)

@@ -2,7 +2,7 @@
 
 A :class:`Table` is a name and typed :class:`Column` s; each backend creates it (and adds the
 columns an older database lacks) from this one description, so SQLite and PostgreSQL hold the
-same schema. :data:`DECISIONS` is DESIGN.md's decision record
+same schema. :data:`DECISIONS` is docs/design.md's decision record
 (:class:`~guard.records.DecisionRecord`, one column per field, its type read from the field's
 annotation) plus ``ts`` (Unix time), ``model`` (what the client asked for), ``stream`` (0/1),
 ``query`` (the query text, null unless the proxy stores queries) and ``policy`` (the version

@@ -22,7 +22,7 @@ from guard.records import DecisionRecord
 
 CLIENT_KEY = "sk-client-SECRET-7f3a9"
 UPSTREAM_KEY = "sk-upstream-SECRET-c41d2"
-DESIGN_FIELDS = {"request_id", "cost", "cost_source", "p", "p_source", "threshold", "c_r",
+DECISION_RECORD_FIELDS = {"request_id", "cost", "cost_source", "p", "p_source", "threshold", "c_r",
                  "expected_utility_answer", "expected_utility_refuse", "decision", "mode",
                  "latency_ms"}
 RECORD = DecisionRecord(request_id="r", cost=4.0, cost_source="model", p=0.5,
@@ -55,7 +55,7 @@ def test_audit_rows(start_proxy: Any, make_client: Any, chat: Any, tmp_path: Pat
     assert [r["request_id"] for r in got] == ids
     assert [r["decision"] for r in got] == ["answer", "refuse", "answer"]
     assert [r["stream"] for r in got] == [0, 0, 1]
-    assert set(got[0]) >= DESIGN_FIELDS and got[0]["model"] == "fake-model"
+    assert set(got[0]) >= DECISION_RECORD_FIELDS and got[0]["model"] == "fake-model"
     assert [r["query"] for r in got] == (["sure", "dose unsure", "sure"] if store_queries
                                          else [None] * 3)
     assert sqlite3.connect(db).execute("PRAGMA journal_mode").fetchone()[0] == "wal"
@@ -116,7 +116,7 @@ def test_audit_export_cli(start_proxy: Any, make_client: Any, chat: Any, tmp_pat
     out = tmp_path / "out.jsonl"
     assert main(["audit", "export", "--path", str(db), "--out", str(out)]) == 0
     records = [json.loads(line) for line in out.read_text().splitlines()]
-    assert len(records) == 1 and set(records[0]) >= DESIGN_FIELDS
+    assert len(records) == 1 and set(records[0]) >= DECISION_RECORD_FIELDS
     assert (records[0]["decision"], records[0]["cost"], records[0]["stream"]) == (
         "refuse", 20.0, False)
     monkeypatch.chdir(tmp_path)

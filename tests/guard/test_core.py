@@ -114,22 +114,25 @@ def test_no_confidence_policy(policy: Any, cost: float, expected: str, p: float 
 
 
 @pytest.mark.parametrize(
-    "response",
+    ("response", "delivered"),
     [
-        pytest.param("I cannot answer.", id="paper-refusal"),
-        pytest.param("I'm sorry, but I can't help with that.", id="apology"),
-        pytest.param("I cannot answer.\nConfidence: 10%", id="with-confidence-line"),
-        pytest.param("", id="empty"),
-        pytest.param(None, id="no-content"),
+        pytest.param("I cannot answer.", "I cannot answer.", id="paper-refusal"),
+        pytest.param("I'm sorry, but I can't help with that.",
+                     "I'm sorry, but I can't help with that.", id="apology"),
+        pytest.param("I cannot answer.\nConfidence: 10%", "I cannot answer.",
+                     id="with-confidence-line"),
+        pytest.param("", "", id="empty"),
+        pytest.param(None, None, id="no-content"),
     ],
 )
-def test_model_refusals_pass_through(response: str | None) -> None:
+def test_model_refusals_pass_through(response: str | None, delivered: str | None) -> None:
+    """The model's own refusal is delivered in its own words (without a confidence line)."""
     guard = Guard()
     record = guard.decide(Q, response, confidence=0.99, cost=1.0)
     assert record.decision == "passthrough_refusal"
     assert record.delivered_refusal and not record.substitutes_refusal
     if response is not None:
-        assert guard.deliver(response, record) == guard.clean(response)
+        assert guard.deliver(response, record) == delivered
 
 
 class _Doubling:

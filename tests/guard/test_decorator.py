@@ -127,9 +127,12 @@ def test_real_smollm2_completion(kind: str, fixed_cost: Any) -> None:
     seen: list[DecisionRecord] = []
     fn = guarded(Guard(fixed_cost(8.0)), on_decision=seen.append)(make(kind, reply))
     out = run(fn, "What is 12 + 30?")
-    assert seen[0].signal == "logprob_mean" and seen[0].p is not None
-    expected = REFUSAL if seen[0].decision == "refuse" else raw["response"]
-    assert out.choices[0].message.content == expected
+    # by hand: the 11 token logprobs average -0.274, p = exp(-0.274) = 0.760, and with L = 8,
+    # C_R = 2 the threshold is (8 - 2) / 9 = 0.667, so the (wrong) "12 + 30 = 32." is answered
+    assert raw["response"] == "12 + 30 = 32."
+    assert seen[0].signal == "logprob_mean" and seen[0].p == pytest.approx(0.760, abs=1e-3)
+    assert seen[0].decision == "answer"
+    assert out.choices[0].message.content == "12 + 30 = 32."
     assert reply.model_dump_json() == before
 
 

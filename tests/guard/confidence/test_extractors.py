@@ -23,6 +23,7 @@ from guard import (
 )
 from guard.confidence import VERBAL_INSTRUCTION, parse_verbal_confidence
 from guard.confidence.extractors import apply_overrides, extract_confidence
+from guard.response_records import parse_response_record
 
 DATA = json.loads((Path(__file__).parents[1] / "data" / "smollm2_replies.json").read_text())
 SERVER = [r for r in DATA["replies"] if r["source"] == "llama_server"]
@@ -50,9 +51,23 @@ def test_logprobs_of_real_smollm2_completions(reply: dict[str, Any]) -> None:
     assert LogprobExtractor().extract(as_openai) == conf
 
 
-def test_collected_records_agree_with_the_extractor_definition() -> None:
-    record = next(r for r in DATA["replies"] if r["source"] == "collect_run")["record"]
-    assert record["confidence"]["logprob_low10"] <= record["confidence"]["logprob_mean"] <= 0.0
+def test_collected_record_is_read_by_the_one_reader() -> None:
+    """A record ``utilityguard collect`` wrote parses as a response record, and its signals
+    obey the definition (the mean of the lowest 10% of logprobs is <= their mean <= 0)."""
+    raw = next(r for r in DATA["replies"] if r["source"] == "collect_run")["record"]
+    rec = parse_response_record(raw, "collect_run")
+    assert rec.confidence.logprob_low10 is not None and rec.confidence.logprob_mean is not None
+    assert rec.confidence.logprob_low10 <= rec.confidence.logprob_mean <= 0.0
+    assert rec.answered is raw["answered"] and rec.response == raw.get("response")
+
+
+def test_logprob_signal_by_hand() -> None:
+    """20 tokens: the lowest 10% are the two lowest (-3 and -2), mean -2.5; the mean of all
+    is (-3 - 2 - 18 * 0.5) / 20 = -0.7."""
+    tokens = [{"token": "t", "logprob": v} for v in [-3.0, -2.0] + [-0.5] * 18]
+    conf = LogprobExtractor().extract(_chat("x", logprobs={"content": tokens}))
+    assert conf.logprob_low10 == pytest.approx(-2.5)
+    assert conf.logprob_mean == pytest.approx(-0.7)
 
 
 @pytest.mark.parametrize(
@@ -124,8 +139,11 @@ def test_smollm2_replies_to_the_verbal_instruction_give_no_signal() -> None:
     assert asked
     for reply in asked:
         assert VERBAL_INSTRUCTION in reply["request"]["messages"][0]["content"]
-        conf = VerbalExtractor().extract(reply["completion"])
-        assert conf.verbal == (parse_verbal_confidence(reply["response"]) or conf).verbal
+        # read: none of these replies states a confidence (server-06 "The capital of Japan
+        # is Tokyo.", server-07 and -08 run out of tokens mid-sentence)
+        assert "confidence" not in reply["response"].lower()
+        assert VerbalExtractor().extract(reply["completion"]).is_empty
+        assert parse_verbal_confidence(reply["response"]) is None
 
 
 def test_verbal_request_overrides_never_mutate_and_never_duplicate() -> None:

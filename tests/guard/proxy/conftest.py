@@ -67,6 +67,15 @@ class FakeUpstream:
     """An OpenAI-compatible upstream with scripted replies (see the module docstring)."""
 
     requests: list[dict[str, Any]] = field(default_factory=list)
+    #: ``len(requests)`` when the running test started (set by ``_mark_test_start``)
+    test_start: int = 0
+
+    def last_sent(self) -> dict[str, Any]:
+        """The last upstream request made by the running test (never one of an earlier
+        test's: fails when this test made none)."""
+        mine = self.requests[self.test_start:]
+        assert mine, "this test sent no request upstream"
+        return mine[-1]
 
     def app(self) -> Starlette:
         return Starlette(routes=[
@@ -228,6 +237,14 @@ def upstream() -> Iterator[tuple[FakeUpstream, Served]]:
 @pytest.fixture(scope="session")
 def fake(upstream: tuple[FakeUpstream, Served]) -> FakeUpstream:
     return upstream[0]
+
+
+@pytest.fixture(autouse=True)
+def _mark_test_start(request: pytest.FixtureRequest) -> None:
+    """Tests that read the fake upstream's requests see only their own."""
+    if "fake" in request.fixturenames:
+        fake_upstream: FakeUpstream = request.getfixturevalue("fake")
+        fake_upstream.test_start = len(fake_upstream.requests)
 
 
 def proxy_settings(upstream_url: str, **overrides: Any) -> Settings:

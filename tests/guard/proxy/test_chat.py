@@ -30,7 +30,7 @@ def test_answer_passes_through_unchanged(client: openai.OpenAI, chat: Any, fake:
     assert completion.choices[0].message.content == ANSWER
     assert completion.choices[0].finish_reason == "stop"
     assert completion.id == "chatcmpl-fake" and completion.usage is not None
-    sent = fake.requests[-1]["body"]
+    sent = fake.last_sent()["body"]
     assert sent["logprobs"] is True  # the guard asked for them, or the client did
     # a client asking for logprobs itself gets its request sent as it is (no top_logprobs)
     assert sent.get("top_logprobs") == (None if logprobs else 1)
@@ -82,7 +82,7 @@ def test_unknown_fields_are_forwarded_untouched(client: openai.OpenAI, chat: Any
     extra = {"repetition_penalty": 1.1, "custom": {"nested": [1, "two", None]}}
     client.chat.completions.create(**chat("sure", top_logprobs=3, logprobs=True, seed=7),
                                    extra_body=extra)
-    sent = fake.requests[-1]["body"]
+    sent = fake.last_sent()["body"]
     assert sent["repetition_penalty"] == 1.1 and sent["custom"] == extra["custom"]
     assert (sent["seed"], sent["top_logprobs"], sent["model"]) == (7, 3, "fake-model")
     assert sent["messages"] == [{"role": "user", "content": "sure"}]
@@ -118,7 +118,7 @@ def test_list_content_and_system_messages(client: openai.OpenAI, fake: Any) -> N
     raw = client.chat.completions.with_raw_response.create(model="m", messages=messages)
     assert raw.headers["x-utilityguard-cost"] == "20"  # priced on the text parts
     assert raw.headers["x-utilityguard-decision"] == "refuse"
-    assert fake.requests[-1]["body"]["messages"] == messages
+    assert fake.last_sent()["body"]["messages"] == messages
 
 
 def test_tool_call_is_delivered(client: openai.OpenAI, chat: Any) -> None:

@@ -137,7 +137,7 @@ def test_client_api_keys(start_proxy: Any, make_client: Any, chat: Any, fake: An
     served = start_proxy(api_keys=f"other-key,{CLIENT_KEY}")
     assert make_client(served).chat.completions.create(**chat("sure")).choices
     # the proxy key authenticates at the proxy; it is never forwarded to the provider
-    assert "authorization" not in fake.requests[-1]["headers"]
+    assert "authorization" not in fake.last_sent()["headers"]
     wrong = make_client(served, api_key="sk-wrong")
     with pytest.raises(openai.AuthenticationError) as info:
         wrong.chat.completions.create(**chat("sure"))
@@ -152,12 +152,12 @@ def test_client_api_keys(start_proxy: Any, make_client: Any, chat: Any, fake: An
 def test_authorization_forwarded_or_replaced(client: openai.OpenAI, start_proxy: Any,
                                              make_client: Any, chat: Any, fake: Any) -> None:
     client.chat.completions.create(**chat("sure"))
-    assert fake.requests[-1]["headers"]["authorization"] == f"Bearer {CLIENT_KEY}"
+    assert fake.last_sent()["headers"]["authorization"] == f"Bearer {CLIENT_KEY}"
     replaced = make_client(start_proxy(upstream_api_key=UPSTREAM_KEY))
     replaced.chat.completions.create(**chat("sure"))
-    assert fake.requests[-1]["headers"]["authorization"] == f"Bearer {UPSTREAM_KEY}"
+    assert fake.last_sent()["headers"]["authorization"] == f"Bearer {UPSTREAM_KEY}"
     replaced.models.list()
-    assert fake.requests[-1]["headers"]["authorization"] == f"Bearer {UPSTREAM_KEY}"
+    assert fake.last_sent()["headers"]["authorization"] == f"Bearer {UPSTREAM_KEY}"
 
 
 _json = st.recursive(

@@ -87,7 +87,7 @@ def test_caller_confidence(start_proxy: Any, make_client: Any, chat: Any, fake: 
     raw = create(c, chat("dose"), **headers)
     assert (raw.headers["x-utilityguard-decision"], raw.headers["x-utilityguard-confidence"]) \
         == (decision, p)
-    assert "logprobs" not in fake.requests[-1]["body"]
+    assert "logprobs" not in fake.last_sent()["body"]
 
 
 def test_no_confidence_prior(start_proxy: Any, make_client: Any, chat: Any) -> None:
@@ -110,7 +110,7 @@ def test_verbal_confidence(start_proxy: Any, make_client: Any, chat: Any, fake: 
     ok = create(c, chat("dose sure", stream=stream))
     assert (ok.headers["x-utilityguard-decision"], text(ok)) == ("answer", ANSWER)
     assert ok.headers["x-utilityguard-confidence"] == "0.95"
-    system = fake.requests[-1]["body"]["messages"][0]
+    system = fake.last_sent()["body"]["messages"][0]
     assert system["role"] == "system" and "Confidence: N%" in system["content"]
     refused = create(c, chat("dose unsure", stream=stream))
     assert (refused.headers["x-utilityguard-decision"], text(refused)) == ("refuse", REFUSAL)

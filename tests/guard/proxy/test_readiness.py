@@ -56,7 +56,7 @@ def test_client_logprobs_without_top_logprobs_as_upstream_sends(
         client: openai.OpenAI, chat: Any, upstream: Any, fake: Any) -> None:
     request = chat("a cheap question, sure", logprobs=True)
     via_proxy = client.chat.completions.create(**request)
-    sent = fake.requests[-1]["body"]
+    sent = fake.last_sent()["body"]
     assert sent["logprobs"] is True and "top_logprobs" not in sent
     with openai.OpenAI(base_url=upstream[1].url + "/v1", api_key="k", max_retries=0) as direct:
         expected = direct.chat.completions.create(**request)

@@ -38,7 +38,7 @@ def test_stream_sync_client(client: openai.OpenAI, chat: Any, fake: Any, questio
     assert chunks[-1].choices[0].finish_reason == "stop"
     assert all(c.object == "chat.completion.chunk" for c in chunks)
     assert all(c.choices[0].logprobs is None for c in chunks)  # not asked for
-    sent = fake.requests[-1]["body"]
+    sent = fake.last_sent()["body"]
     assert sent["stream"] is True and "stream_options" not in sent and sent["logprobs"] is True
 
 
@@ -85,7 +85,7 @@ def test_stream_usage_when_asked(client: openai.OpenAI, chat: Any, fake: Any,
                                  question: str) -> None:
     chunks = list(client.chat.completions.create(
         **chat(question, stream=True, stream_options={"include_usage": True})))
-    assert fake.requests[-1]["body"]["stream_options"] == {"include_usage": True}
+    assert fake.last_sent()["body"]["stream_options"] == {"include_usage": True}
     assert chunks[-1].choices == [] and chunks[-1].usage.total_tokens == 10
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -31,6 +30,7 @@ from pathlib import Path
 import httpx
 
 from benchmarks.perf._common import PerfResult
+from benchmarks.perf.servers import free_port, wait_until_serving
 
 ROUNDS_C1 = 400
 WORKERS = 2  # one proxy process per core of the 2-core target machine
@@ -39,23 +39,6 @@ BODY = {"model": "perf-model", "messages": [{"role": "user",
                                              "content": "What is the capital of France?"}]}
 
 
-def _port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _wait(url: str, proc: subprocess.Popen[bytes], timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"server for {url} exited with {proc.returncode}")
-        try:
-            if httpx.get(url, timeout=1.0).status_code < 500:
-                return
-        except httpx.HTTPError:
-            time.sleep(0.2)
-    raise RuntimeError(f"{url} did not start in {timeout} s")
 
 
 @contextmanager
@@ -63,7 +46,7 @@ def servers(workers: int = WORKERS, env: Mapping[str, str] | None = None
             ) -> Iterator[tuple[str, str]]:
     """``(upstream_base, proxy_base)`` with ``workers`` proxy processes, both stopped on exit;
     ``env`` adds ``UTILITYGUARD_*`` settings for the proxy (e.g. an audit log)."""
-    up_port, px_port = _port(), _port()
+    up_port, px_port = free_port(), free_port()
     base = {k: v for k, v in os.environ.items() if not k.startswith("UTILITYGUARD_")}
     upstream = subprocess.Popen(
         [sys.executable, "-m", "uvicorn", "benchmarks.perf.fake_upstream:app", "--host",
@@ -76,8 +59,8 @@ def servers(workers: int = WORKERS, env: Mapping[str, str] | None = None
          "--workers", str(workers)],
         env={**base, **(env or {})}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        _wait(f"http://127.0.0.1:{up_port}/v1/models", upstream)
-        _wait(f"http://127.0.0.1:{px_port}/healthz", proxy)
+        wait_until_serving(f"http://127.0.0.1:{up_port}/v1/models", upstream)
+        wait_until_serving(f"http://127.0.0.1:{px_port}/healthz", proxy)
         yield f"http://127.0.0.1:{up_port}/v1", f"http://127.0.0.1:{px_port}/v1"
     finally:
         for p in (proxy, upstream):

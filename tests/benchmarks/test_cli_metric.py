@@ -11,7 +11,7 @@ import pytest
 
 from benchmarks import table1, utility_auc
 from benchmarks.examples import EXAMPLE_FILE
-from guard.cli import main
+from tests.helpers import run_cli
 
 RECORDS: list[dict[str, Any]] = [
     {"id": "1", "answerable": True, "answered": True, "correct": True, "cost": 1.0,
@@ -49,9 +49,7 @@ def write_csv(path: Path, rows: list[dict[str, Any]]) -> Path:
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(["metric", *argv])
-    out, err = capsys.readouterr()
-    return code, out, err
+    return run_cli(capsys, "metric", *argv)
 
 
 # --------------------------------------------------------------------------- happy paths

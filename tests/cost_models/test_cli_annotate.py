@@ -16,7 +16,7 @@ from scipy.stats import spearmanr
 
 from cost_models import cli_annotate
 from cost_models.annotation import judges as judges_module
-from guard.cli import main
+from tests.helpers import one_line_error, run_cli
 
 N = 40
 KEY = "sk-annotate-test-secret-42"
@@ -60,16 +60,7 @@ def _judgments_for(tuples: Sequence[dict[str, Any]], judge: str = "human-1") -> 
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str | Path) -> tuple[int, str, str]:
-    code = main(["annotate", *map(str, argv)])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def _one_line_error(err: str) -> str:
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith("utilityguard: error: ")
-    return lines[0]
+    return run_cli(capsys, "annotate", *argv)
 
 
 def test_tuples_judge_fit_end_to_end(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -279,4 +270,4 @@ def test_user_errors_exit_2_with_one_line(
     }
     code, _, err = _run(capsys, *(a.format(**paths) for a in argv))
     assert code == 2
-    assert re.search(match, _one_line_error(err)), err
+    assert re.search(match, one_line_error(err)), err

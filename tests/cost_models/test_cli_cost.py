@@ -18,6 +18,7 @@ from cost_models.model_io import ARTIFACT, load_model
 from cost_models.persistence import read_sidecar, save_artifact
 from guard.cli import main
 from policies import answer_threshold
+from tests.helpers import one_line_error, run_cli
 
 WORDS = {"insulin": 2.5, "dose": 2.0, "bleach": 2.2, "loan": 1.0, "tax": 0.8, "court": 1.2,
          "river": -1.5, "capital": -1.2, "poem": -1.8, "trivia": -2.0, "sum": -0.8,
@@ -44,16 +45,7 @@ def _parquet(path: Path, n: int = 48, *, answerable: bool = False) -> Path:
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str | Path) -> tuple[int, str, str]:
-    code = main(["cost", *map(str, argv)])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def _one_line_error(err: str) -> str:
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith("utilityguard: error: ")
-    return lines[0]
+    return run_cli(capsys, "cost", *argv)
 
 
 COLS = ("--text-col", "prompt_text", "--cost-col", "L_value")
@@ -171,7 +163,7 @@ def test_predict_without_questions(capsys: pytest.CaptureFixture[str],
     monkeypatch.setattr(sys, "stdin", io.StringIO(""))
     code, _, err = _run(capsys, "predict")
     assert code == 2
-    assert "give questions as arguments" in _one_line_error(err)
+    assert "give questions as arguments" in one_line_error(err)
 
 
 def test_eval_the_default_model_on_the_seed(capsys: pytest.CaptureFixture[str]) -> None:
@@ -188,7 +180,7 @@ def test_unknown_layout_exits_2_listing_the_columns(
     data = _parquet(tmp_path / "odd.parquet")
     code, _, err = _run(capsys, "train", "--data", data, "--out", tmp_path / "m")
     assert code == 2
-    line = _one_line_error(err)
+    line = one_line_error(err)
     assert "cannot map required field(s) question, cost" in line
     assert f"columns found: {', '.join(ODD_COLUMNS)}" in line
     assert "--text-col/--cost-col" in line
@@ -202,7 +194,7 @@ def test_a_wrong_column_name_exits_2_with_the_real_columns(
     code, _, err = _run(capsys, "eval", "--data", data, "--text-col", "prompt",
                         "--cost-col", "L_value")
     assert code == 2
-    line = _one_line_error(err)
+    line = one_line_error(err)
     assert "column 'prompt' given for 'question' is not in the data" in line
     assert line.endswith(f"columns found: {', '.join(ODD_COLUMNS)}")
 
@@ -215,7 +207,7 @@ def test_a_bad_answerability_value_is_not_hidden(
                              "answerable": ["yes", "maybe"]}), path)
     code, _, err = _run(capsys, "eval", "--data", path, *COLS)
     assert code == 2
-    assert "row 2, field answerable: expected a boolean" in _one_line_error(err)
+    assert "row 2, field answerable: expected a boolean" in one_line_error(err)
 
 
 def test_a_tampered_model_exits_2_mentioning_trust(
@@ -232,7 +224,7 @@ def test_a_tampered_model_exits_2_mentioning_trust(
                  ["eval", "--model", copy, "--data", data, *COLS]):
         code, _, err = _run(capsys, *argv)
         assert code == 2
-        line = _one_line_error(err)
+        line = one_line_error(err)
         assert "sha256" in line and "--trust" in line
 
 
@@ -248,7 +240,7 @@ def test_trust_loads_a_model_whose_sidecar_differs(
     side.write_text(json.dumps(meta))
     code, _, err = _run(capsys, "predict", "--model", tmp_path, "q?")
     assert code == 2
-    assert "made with scikit-learn 0.1.0" in _one_line_error(err)
+    assert "made with scikit-learn 0.1.0" in one_line_error(err)
     code, out, _ = _run(capsys, "predict", "--model", tmp_path, "--trust", "q?")
     assert code == 0
     assert json.loads(out)["cost"] > 0
@@ -273,13 +265,13 @@ def test_train_user_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str],
     data = _parquet(tmp_path / "b.parquet")
     code, _, err = _run(capsys, "train", "--data", data, *COLS, *extra, "--out", tmp_path / "m")
     assert code == 2
-    assert match in _one_line_error(err)
+    assert match in one_line_error(err)
 
 
 def test_missing_model_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = _run(capsys, "predict", "--model", tmp_path / "nothing", "q?")
     assert code == 2
-    assert "no sidecar" in _one_line_error(err)
+    assert "no sidecar" in one_line_error(err)
 
 
 def _drop_columns(path: Path, out: Path, *drop: str) -> Path:

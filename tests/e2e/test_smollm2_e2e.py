@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -22,16 +21,12 @@ from pathlib import Path
 import httpx
 import pytest
 
+from benchmarks.perf.servers import ServerError, free_port, wait_until_serving
+
 pytestmark = pytest.mark.e2e
 
 REFUSAL = "I cannot answer."
 START_TIMEOUT_S = 180.0
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _gguf() -> Path:
@@ -44,17 +39,10 @@ def _gguf() -> Path:
 
 
 def _wait(url: str, proc: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + START_TIMEOUT_S
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"server exited with {proc.returncode}:\n{log.read_text()[-3000:]}")
-        try:
-            if httpx.get(url, timeout=2.0).status_code == 200:
-                return
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    pytest.fail(f"{url} did not come up in {START_TIMEOUT_S:.0f} s:\n{log.read_text()[-3000:]}")
+    try:
+        wait_until_serving(url, proc, timeout=START_TIMEOUT_S, log=log, poll=0.5)
+    except ServerError as exc:
+        pytest.fail(str(exc))
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:
@@ -69,7 +57,7 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 @pytest.fixture(scope="module")
 def llama(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     pytest.importorskip("llama_cpp", reason="run `make e2e` (installs llama-cpp-python)")
-    port = _free_port()
+    port = free_port()
     log = tmp_path_factory.mktemp("llama") / "server.log"
     cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(_gguf()),
            "--host", "127.0.0.1", "--port", str(port), "--logits_all", "True",
@@ -85,7 +73,7 @@ def llama(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def proxy(llama: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
-    port = _free_port()
+    port = free_port()
     tmp = tmp_path_factory.mktemp("proxy")
     audit, log = tmp / "audit.db", tmp / "proxy.log"
     exe = Path(sys.executable).parent / "utilityguard"

@@ -28,7 +28,6 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
 import numpy as np
 import openai
 import pytest
@@ -38,6 +37,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from benchmarks.perf.servers import ServerError, free_port, wait_until_serving
 from guard.proxy import create_app
 from guard.settings import Settings
 
@@ -179,12 +179,6 @@ class FakeUpstream:
                                               "choices": [], "usage": usage}) + "\n\n")
         out.append(": keep-alive comment\n\ndata: [DONE]\n\n")
         return "".join(out).encode()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 class Served:
@@ -442,20 +436,13 @@ class ServeProcess:
         self.proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT)
         self.output = ""
-        deadline = time.monotonic() + timeout
-        while True:
-            if self.proc.poll() is not None:
-                pytest.fail(self.proc.communicate()[0].decode())
-            try:
-                if httpx.get(self.url + "/healthz", timeout=1).status_code == 200:
-                    return
-            except httpx.TransportError:
-                pass
-            if time.monotonic() > deadline:
+        try:
+            wait_until_serving(self.url + "/healthz", self.proc, timeout=timeout, poll=0.1)
+        except ServerError as exc:
+            if self.proc.returncode is None:
                 self.proc.kill()
-                output = self.proc.communicate()[0].decode()
-                pytest.fail(f"utilityguard serve did not start in {timeout} s: {output}")
-            time.sleep(0.1)
+            pytest.fail(f"utilityguard serve did not start: {exc}\n"
+                        f"{self.proc.communicate()[0].decode()}")
 
     def stop(self, timeout: float = 60.0) -> str:
         """SIGTERM, wait, and return everything the process printed (idempotent)."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import socket
 from collections.abc import Iterator
 from typing import Any
 
@@ -12,6 +11,8 @@ import openai
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from benchmarks.perf.servers import free_port
 
 CLIENT_KEY = "sk-client-SECRET-7f3a9"
 UPSTREAM_KEY = "sk-upstream-SECRET-c41d2"
@@ -68,9 +69,7 @@ def test_upstream_timeout_is_504(start_proxy: Any, make_client: Any, chat: Any) 
 
 def test_connection_refused_is_502_naming_upstream(start_proxy: Any, make_client: Any,
                                                    chat: Any) -> None:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()  # nothing listens there
     c = make_client(start_proxy(f"http://user:pw@127.0.0.1:{port}"))
     for request in (lambda: c.chat.completions.create(**chat("sure")), c.models.list):
         with pytest.raises(openai.InternalServerError) as info:

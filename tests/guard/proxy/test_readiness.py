@@ -3,18 +3,13 @@ without /v1, and a client's own logprobs request passed on as sent."""
 
 from __future__ import annotations
 
-import socket
 from typing import Any
 
 import httpx
 import openai
 import pytest
 
-
-def dead_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from benchmarks.perf.servers import free_port
 
 
 def test_readyz_when_the_upstream_answers(proxy: Any, upstream: Any) -> None:
@@ -25,7 +20,7 @@ def test_readyz_when_the_upstream_answers(proxy: Any, upstream: Any) -> None:
 
 
 def test_readyz_503_while_healthz_stays_ok(start_proxy: Any) -> None:
-    port = dead_port()
+    port = free_port()
     served = start_proxy(f"http://127.0.0.1:{port}")
     assert httpx.get(served.url + "/healthz", timeout=10).status_code == 200
     r = httpx.get(served.url + "/readyz", timeout=10)

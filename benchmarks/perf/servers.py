@@ -1,0 +1,48 @@
+"""Local servers for the performance benchmarks and the tests: a free port on 127.0.0.1 and
+waiting until a started server answers (one home for both; the tests import them too)."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import httpx
+
+__all__ = ["ServerError", "free_port", "wait_until_serving"]
+
+
+class ServerError(RuntimeError):
+    """A server exited or did not answer in time; the message says which, with its log."""
+
+
+def free_port() -> int:
+    """A port on 127.0.0.1 that nothing listens on right now (the OS picks it)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_until_serving(url: str, proc: subprocess.Popen[bytes], *, timeout: float = 60.0,
+                       log: Path | None = None, poll: float = 0.2) -> None:
+    """Return once ``GET url`` answers with a status below 500; :class:`ServerError` when
+    ``proc`` exits first or ``timeout`` seconds pass (with the end of ``log``, if given)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if proc.poll() is not None:
+            raise ServerError(f"server for {url} exited with {proc.returncode}{_tail(log)}")
+        try:
+            if httpx.get(url, timeout=2.0).status_code < 500:
+                return
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() > deadline:
+            raise ServerError(f"{url} did not answer in {timeout:.0f} s{_tail(log)}")
+        time.sleep(poll)
+
+
+def _tail(log: Path | None) -> str:
+    if log is None or not log.exists():
+        return ""
+    return ":\n" + log.read_text(errors="replace")[-3000:]

@@ -9,9 +9,11 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.table import table1
+from cost_models.datasets import parse_float
 from guard.cli import CLIError
 from guard.response_records import read_response_records
 from policies import DEFAULT_C_R
+from policies.exceptions import InvalidValueError
 
 
 def register(sub: Any) -> None:
@@ -57,14 +59,12 @@ def _get(row: dict[str, Any], path: str) -> Any:
 
 
 def _float_field(value: Any, where: str) -> float:
-    if isinstance(value, bool) or value is None or value == "":
-        raise CLIError(f"{where}: expected a number, got {value!r}")
     try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise CLIError(f"{where}: expected a number, got {value!r}") from None
-    if math.isnan(x):
-        raise CLIError(f"{where}: NaN is not allowed")
+        x = parse_float(value)
+    except InvalidValueError as exc:
+        raise CLIError(f"{where}: {exc}") from None
+    if x is None:
+        raise CLIError(f"{where}: expected a number, got {value!r}")
     return x
 
 

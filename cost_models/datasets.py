@@ -105,6 +105,34 @@ def parse_bool(value: Any) -> bool | None:
     raise InvalidValueError(f"expected true/false (or 1/0, yes/no), got {value!r}")
 
 
+def parse_float(value: Any) -> float | None:
+    """The one number parser of record fields: ints, floats and numeric strings; ``None``
+    and ``""`` are missing (``None``); a bool, NaN or other text is an
+    :class:`~policies.exceptions.InvalidValueError`. Infinities are returned (the caller
+    bounds the range).
+
+    Examples
+    --------
+    >>> [parse_float(v) for v in (3, " 2.5 ", "", None)]
+    [3.0, 2.5, None, None]
+    >>> parse_float("nan")
+    Traceback (most recent call last):
+    ...
+    policies.exceptions.InvalidValueError: NaN is not allowed
+    """
+    if value is None or value == "":
+        return None
+    if isinstance(value, (bool, np.bool_)):
+        raise InvalidValueError(f"expected a number, got {value!r}")
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise InvalidValueError(f"expected a number, got {value!r}") from None
+    if math.isnan(number):
+        raise InvalidValueError("NaN is not allowed")
+    return number
+
+
 def _bool(value: Any, where: str) -> bool:
     try:
         parsed = parse_bool(value)

@@ -33,7 +33,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
-from cost_models.datasets import DatasetError, parse_bool, read_rows
+from cost_models.datasets import DatasetError, parse_bool, parse_float, read_rows
 from guard.exceptions import RecordError
 from guard.records import Confidence
 
@@ -83,17 +83,8 @@ class ResponseRecord(BaseModel):
     @field_validator("cost", mode="before")
     @classmethod
     def _cost(cls, value: Any) -> Any:
-        if value is None or value == "":
-            return None
-        if isinstance(value, bool):
-            raise ValueError(f"expected a number, got {value!r}")
-        try:
-            cost = float(value)
-        except (TypeError, ValueError):
-            raise ValueError(f"expected a number, got {value!r}") from None
-        if math.isnan(cost):
-            raise ValueError("NaN is not allowed")
-        if not math.isfinite(cost) or cost <= 0:
+        cost = parse_float(value)
+        if cost is not None and (not math.isfinite(cost) or cost <= 0):
             raise ValueError(f"must be a finite number > 0, got {value!r}")
         return cost
 

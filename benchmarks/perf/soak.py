@@ -37,7 +37,7 @@ from pathlib import Path
 import httpx
 
 from benchmarks.perf._common import PerfResult
-from benchmarks.perf.proxy import _port, _wait
+from benchmarks.perf.servers import free_port, wait_until_serving
 
 #: The mix of requests: (kind, weight).
 MIX = (("normal", 0.6), ("stream", 0.3), ("fail", 0.1))
@@ -183,7 +183,7 @@ def soak(seconds: float, concurrency: int, *, workers: int = 2, seed: int = 0) -
     """Run the soak (see the module docstring) and return what it measured."""
     report = SoakReport(seconds=seconds, concurrency=concurrency)
     env = {k: v for k, v in os.environ.items() if not k.startswith("UTILITYGUARD_")}
-    up_port, px_port = _port(), _port()
+    up_port, px_port = free_port(), free_port()
     with tempfile.TemporaryDirectory(prefix="utilityguard-soak-") as tmp:
         audit = Path(tmp) / "audit.db"
         upstream = subprocess.Popen(
@@ -197,8 +197,8 @@ def soak(seconds: float, concurrency: int, *, workers: int = 2, seed: int = 0) -
              "--audit-path", str(audit)],
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         try:
-            _wait(f"http://127.0.0.1:{up_port}/v1/models", upstream)
-            _wait(f"http://127.0.0.1:{px_port}/healthz", proxy)
+            wait_until_serving(f"http://127.0.0.1:{up_port}/v1/models", upstream)
+            wait_until_serving(f"http://127.0.0.1:{px_port}/healthz", proxy)
             report.rss_start_kb = sum(_rss_kb(p) for p in _tree(proxy.pid))
             cpu0 = {p: _cpu_s(p) for p in _workers(proxy.pid)}
             load = _load(f"http://127.0.0.1:{px_port}/v1", seconds, concurrency, report,

@@ -85,6 +85,15 @@ def _folds(y: BoolArray, cv: int, random_state: int | None) -> list[tuple[Any, A
     return list(splitter.split(np.zeros((y.shape[0], 1)), y))
 
 
+def _require_both_classes(y: BoolArray, k: int, what: str) -> int:
+    """The number correct; :class:`CalibrationError` unless ``k`` of each class."""
+    pos, neg = class_counts(y)
+    if min(pos, neg) < k:
+        raise CalibrationError(f"{what} needs at least {k} correct and {k} incorrect records; "
+                               f"got {pos} correct and {neg} incorrect")
+    return pos
+
+
 class Calibrator:
     """Map one confidence signal to ``P(correct)``, fitted on graded records.
 
@@ -158,12 +167,7 @@ class Calibrator:
         """Fit on signal values ``x`` and correctness ``y`` (bool); return ``self``."""
         self._check_params()
         xs, ys = check_xy(x, y)
-        pos, neg = class_counts(ys)
-        if min(pos, neg) < 2:
-            raise CalibrationError(
-                "calibration needs at least 2 correct and 2 incorrect records; "
-                f"got {pos} correct and {neg} incorrect"
-            )
+        pos = _require_both_classes(ys, 2, "calibration")
         folds = _folds(ys, self.cv, self.random_state)
         candidates = METHODS if self.method == "auto" else (self.method,)
         cv_brier: dict[str, float] = {}
@@ -236,12 +240,7 @@ def cross_val_probability(calibrator: Calibrator, x: Any, y: Any) -> FloatArray:
     Needs at least 3 correct and 3 incorrect records.
     """
     xs, ys = check_xy(x, y)
-    pos, neg = class_counts(ys)
-    if min(pos, neg) < 3:
-        raise CalibrationError(
-            "out-of-fold evaluation needs at least 3 correct and 3 incorrect records; "
-            f"got {pos} correct and {neg} incorrect"
-        )
+    _require_both_classes(ys, 3, "out-of-fold evaluation")
     oof = np.empty(xs.shape[0], dtype=np.float64)
     for train, test in _folds(ys, calibrator.cv, calibrator.random_state):
         oof[test] = calibrator.unfitted_copy().fit(xs[train], ys[train]).predict(xs[test])

@@ -37,7 +37,7 @@ from cost_models.datasets import DatasetError, parse_bool, parse_float, read_row
 from guard.exceptions import RecordError
 from guard.records import Confidence
 
-__all__ = ["ResponseRecord", "read_response_records"]
+__all__ = ["ResponseRecord", "parse_response_record", "read_response_records"]
 
 _Bool = Annotated[bool, BeforeValidator(parse_bool)]
 _OptionalBool = Annotated[bool | None, BeforeValidator(parse_bool)]

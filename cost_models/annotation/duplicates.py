@@ -15,7 +15,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
-from sklearn.feature_extraction.text import TfidfVectorizer
 
 from cost_models.annotation.fit import Judgment
 from policies.exceptions import InvalidValueError
@@ -32,6 +31,8 @@ def candidate_pairs(
     """
     if len(texts) != len(ids) or (groups is not None and len(groups) != len(ids)):
         raise InvalidValueError("texts, ids and groups must have the same length")
+    from sklearn.feature_extraction.text import TfidfVectorizer  # lazy: --help stays light
+
     vec = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True).fit_transform(texts)
     s_tfidf = np.asarray((vec @ vec.T).toarray(), dtype=np.float64)
     s_embed = None

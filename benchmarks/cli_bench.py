@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.bench.data import shipped_response_files
+from benchmarks.bench.result import BenchResult
 from cost_models.datasets import load_seed, load_utilitybench
 from guard.cli import CLIError
 from policies import DEFAULT_C_R
@@ -115,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _slug(results: dict[str, Any], runs: list[dict[str, Any]]) -> str:
+def _slug(results: BenchResult, runs: list[BenchResult]) -> str:
     """A directory name per model: the model name (made safe), else the file's folder."""
     name = str(results["responses"].get("model") or Path(results["responses"]["file"]).parent.name)
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)

@@ -163,6 +163,10 @@ class Settings(BaseSettings):
     consistency_samples: int = Field(
         default=5, ge=2, le=32, json_schema_extra={"metavar": "N"},
         description="samples for --confidence consistency (2 to 32)")
+    decision_headers_only: bool = Field(
+        default=False,
+        description="send the decision only in the x-utilityguard-* headers, not also as the "
+                    "'utilityguard' object of the reply body (and of a stream's last chunk)")
 
     @model_validator(mode="after")
     def _decision_parameters(self) -> Settings:

@@ -25,6 +25,11 @@ text, or its tool calls: a tool call is an answer), and returns
 
 ``stream`` / ``astream`` yield the decided message as one chunk (the decision needs the whole
 reply). Install with ``pip install 'utilityguard[langchain]'``.
+
+:func:`decision_of` reads the decision from a message, whether :class:`GuardedChatModel` made
+it or ``ChatOpenAI(include_response_headers=True)`` received it from the utilityguard proxy
+(langchain-openai keeps the response headers but drops unknown fields of the body, so the
+proxy's ``utilityguard`` body object does not reach a LangChain message).
 """
 
 from __future__ import annotations
@@ -48,6 +53,44 @@ from guard.records import DecisionRecord
 
 #: Request parameters the guard's extractors may set that are passed to the model as kwargs.
 SIGNAL_PARAMS = ("logprobs", "top_logprobs")
+#: The decision object's fields and the proxy's response headers that carry them.
+HEADER_FIELDS = {"decision": "x-utilityguard-decision", "mode": "x-utilityguard-mode",
+                 "cost": "x-utilityguard-cost", "confidence": "x-utilityguard-confidence",
+                 "threshold": "x-utilityguard-threshold", "policy": "x-utilityguard-policy",
+                 "request_id": "x-utilityguard-request-id"}
+_NUMBERS = ("cost", "confidence", "threshold")
+
+
+def decision_of(message: BaseMessage) -> dict[str, Any] | None:
+    """The guard's decision about ``message``: ``response_metadata["utilityguard"]``, or the
+    proxy's ``x-utilityguard-*`` headers in ``response_metadata["headers"]`` (with
+    ``ChatOpenAI(include_response_headers=True)``) as the same object; ``None`` when the
+    message carries neither.
+
+    Examples
+    --------
+    >>> from langchain_core.messages import AIMessage
+    >>> decision_of(AIMessage("I cannot answer.", response_metadata={"headers": {
+    ...     "x-utilityguard-decision": "refuse", "x-utilityguard-mode": "enforce",
+    ...     "x-utilityguard-cost": "20", "x-utilityguard-confidence": "0.135335",
+    ...     "x-utilityguard-threshold": "0.857143", "x-utilityguard-request-id": "r1"}}))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    {'decision': 'refuse', 'mode': 'enforce', 'cost': 20.0, 'confidence': 0.135335,
+     'threshold': 0.857143, 'policy': None, 'request_id': 'r1'}
+    """
+    metadata = message.response_metadata or {}
+    if isinstance(metadata.get("utilityguard"), Mapping):
+        return dict(metadata["utilityguard"])
+    headers = metadata.get("headers")
+    if not isinstance(headers, Mapping) or HEADER_FIELDS["decision"] not in headers:
+        return None
+    out: dict[str, Any] = {}
+    for name, header in HEADER_FIELDS.items():
+        value = headers.get(header)
+        if name in _NUMBERS and value is not None:
+            value = None if value == "none" else float(value)
+        out[name] = value
+    return out
 
 
 def _to_messages(value: Any) -> list[BaseMessage]:

@@ -48,7 +48,7 @@ from litellm.types.utils import Delta, ModelResponse, ModelResponseStream, Strea
 from guard.core import Guard
 from guard.integrations.common import guarded_completion
 from guard.messages import query_text
-from guard.proxy.chat import decision_headers
+from guard.proxy.chat import decision_body, decision_headers
 from guard.proxy.streaming import assemble
 from guard.records import DecisionRecord
 from guard.settings import Settings
@@ -83,21 +83,24 @@ class UtilityGuardrail(CustomGuardrail):
     Parameters
     ----------
     guard : Guard, optional
-        The guard to decide with; default :meth:`build_guard` (from ``UTILITYGUARD_*``).
+        The guard to decide with; default :meth:`build_guard` (from the settings).
+    settings : Settings, optional
+        Default ``Settings()``: the ``UTILITYGUARD_*`` environment.
     **kwargs
         What LiteLLM passes (``guardrail_name``, ``event_hook``, ``default_on``).
     """
 
-    def __init__(self, guard: Guard | None = None, **kwargs: Any) -> None:
+    def __init__(self, guard: Guard | None = None, settings: Settings | None = None,
+                 **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self.settings = settings if settings is not None else Settings()
         self.guard = guard if guard is not None else self.build_guard()
 
     def build_guard(self) -> Guard:
-        """The guard the ``UTILITYGUARD_*`` environment describes (as ``utilityguard serve``
-        builds it)."""
+        """The guard :attr:`settings` describe (as ``utilityguard serve`` builds it)."""
         from guard.proxy.app import build_guard
 
-        return build_guard(Settings())
+        return build_guard(self.settings)
 
     async def async_pre_call_hook(self, user_api_key_dict: Any, cache: Any, data: dict[str, Any],
                                   call_type: str) -> dict[str, Any]:
@@ -121,7 +124,8 @@ class UtilityGuardrail(CustomGuardrail):
         if not isinstance(response, ModelResponse):
             return response  # embeddings, images, ...: not an answer to guard
         delivered, record = self._decide(data, _dump(response))
-        out = ModelResponse(**delivered)
+        out = ModelResponse(**delivered, **decision_body(
+            record, enabled=not self.settings.decision_headers_only))
         hidden = dict(getattr(response, "_hidden_params", None) or {})
         headers = dict(hidden.get("additional_headers") or {})
         headers.update(decision_headers(record))

@@ -14,7 +14,9 @@
    name and arguments); deliver a refusal built from an allow-list
    (:func:`guard.refused.refused_completion`) or the cleaned reply; remove the logprobs and
    choices the client did not ask for.
-5. Answer with the decision headers; count the decision; queue the audit record.
+5. Answer with the decision headers and (unless ``decision_headers_only``) the decision as the
+   ``utilityguard`` object of the body, or of a stream's last chunk; count the decision;
+   queue the audit record.
 """
 
 from __future__ import annotations
@@ -154,18 +156,26 @@ async def _fetch(upstream: Upstream, plan: ChatPlan, headers: Mapping[str, str]
     return assemble(chunks), chunks
 
 
+def decision_body(record: DecisionRecord, *, enabled: bool = True) -> dict[str, Any]:
+    """What a reply body gains: ``{"utilityguard": <the decision>}`` (see
+    :meth:`guard.records.DecisionRecord.summary`), or nothing when not ``enabled``."""
+    return {"utilityguard": record.summary()} if enabled else {}
+
+
 def _response(plan: ChatPlan, delivered: dict[str, Any], chunks: list[dict[str, Any]] | None,
-              changed: bool, headers: dict[str, str]) -> Response:
+              changed: bool, headers: dict[str, str], final: dict[str, Any]) -> Response:
     """The client's response: JSON, or SSE replayed from the upstream's chunks when the text
-    is the upstream's, else synthesized from ``delivered``."""
+    is the upstream's, else synthesized from ``delivered``; ``final`` (the decision object)
+    added to the body, or to the stream's last chunk."""
     if not plan.stream:
-        return Response(json.dumps(delivered).encode(), media_type="application/json",
-                        headers=headers)
+        own = {k: v for k, v in delivered.items() if k != "utilityguard"}  # never the upstream's
+        return Response(json.dumps({**own, **final}).encode(),
+                        media_type="application/json", headers=headers)
     if chunks is None or changed:
-        content = synthesize(delivered, include_usage=plan.include_usage)
+        content = synthesize(delivered, include_usage=plan.include_usage, final=final)
     else:
         content = replay(chunks, client_n=plan.client_n, keep_logprobs=plan.client_logprobs,
-                         include_usage=plan.include_usage)
+                         include_usage=plan.include_usage, final=final)
     return Response(content, media_type="text/event-stream",
                     headers={**headers, "cache-control": "no-cache"})
 
@@ -231,7 +241,8 @@ async def chat_completions(request: Request) -> Response:
                           c_r=overrides.c_r, mode=overrides.mode, request_id=rid,
                           acts=answer.acts)
     delivered, changed = deliver(reply, record, guard, plan)
-    response = _response(plan, delivered, chunks, changed, decision_headers(record))
+    final = decision_body(record, enabled=not settings.decision_headers_only)
+    response = _response(plan, delivered, chunks, changed, decision_headers(record), final)
     model = body.get("model")
     proxy.record(record, query=query, model=model if isinstance(model, str) else None,
                  stream=plan.stream, upstream_s=upstream_s,

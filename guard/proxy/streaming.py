@@ -178,10 +178,28 @@ def encode(event: Mapping[str, Any]) -> bytes:
     return b"data: " + json.dumps(event, separators=(",", ":")).encode() + b"\n\n"
 
 
+def finish(events: Sequence[Mapping[str, Any]], final: Mapping[str, Any] | None = None
+           ) -> bytes:
+    """The SSE body of ``events``, ``final``'s keys added to the last event (the decision
+    object), ending in ``data: [DONE]``.
+
+    Examples
+    --------
+    >>> finish([{"choices": []}], {"utilityguard": {"decision": "answer"}})
+    b'data: {"choices":[],"utilityguard":{"decision":"answer"}}\n\ndata: [DONE]\n\n'
+    """
+    out = [encode(e) for e in events[:-1]]
+    if events:
+        out.append(encode({**events[-1], **(final or {})}))
+    out.append(DONE)
+    return b"".join(out)
+
+
 def replay(chunks: Iterable[Mapping[str, Any]], *, client_n: int, keep_logprobs: bool,
-           include_usage: bool) -> bytes:
-    """The upstream's chunks as the client's stream, without what the guard added."""
-    out: list[bytes] = []
+           include_usage: bool, final: Mapping[str, Any] | None = None) -> bytes:
+    """The upstream's chunks as the client's stream, without what the guard added (and with
+    ``final`` added to the last chunk, see :func:`finish`)."""
+    out: list[dict[str, Any]] = []
     for chunk in chunks:
         raw_choices = chunk.get("choices") or []
         choices = [dict(c) for c in raw_choices
@@ -194,14 +212,15 @@ def replay(chunks: Iterable[Mapping[str, Any]], *, client_n: int, keep_logprobs:
             for c in choices:
                 if c.get("logprobs") is not None:
                     c["logprobs"] = None
-        out.append(encode({**chunk, "choices": choices}))
-    out.append(DONE)
-    return b"".join(out)
+        out.append({**chunk, "choices": choices})
+    return finish(out, final)
 
 
-def synthesize(completion: Mapping[str, Any], *, include_usage: bool) -> bytes:
+def synthesize(completion: Mapping[str, Any], *, include_usage: bool,
+               final: Mapping[str, Any] | None = None) -> bytes:
     """A stream for a delivered ``completion``: per choice a role chunk, a content chunk
-    (with any tool calls) and a finish chunk; then the usage chunk when asked."""
+    (with any tool calls) and a finish chunk; then the usage chunk when asked (``final``
+    added to the last chunk, see :func:`finish`)."""
     base = {"id": completion.get("id") or "chatcmpl-utilityguard",
             "object": "chat.completion.chunk",
             "created": completion.get("created") or 0,
@@ -211,7 +230,7 @@ def synthesize(completion: Mapping[str, Any], *, include_usage: bool) -> bytes:
             base[key] = completion[key]
     if include_usage:
         base["usage"] = None
-    out: list[bytes] = []
+    out: list[dict[str, Any]] = []
     for ch in completion.get("choices") or ():
         i = ch.get("index", 0)
         message = ch.get("message") or {}
@@ -220,12 +239,11 @@ def synthesize(completion: Mapping[str, Any], *, include_usage: bool) -> bytes:
         if message.get("tool_calls"):
             content["tool_calls"] = [{"index": k, **tc}
                                      for k, tc in enumerate(message["tool_calls"])]
-        finish = ch.get("finish_reason") or "stop"
+        last = ch.get("finish_reason") or "stop"
         for delta, reason in (({"role": role, "content": ""}, None), (content, None),
-                              ({}, finish)):
-            out.append(encode({**base, "choices": [
-                {"index": i, "delta": delta, "logprobs": None, "finish_reason": reason}]}))
+                              ({}, last)):
+            out.append({**base, "choices": [
+                {"index": i, "delta": delta, "logprobs": None, "finish_reason": reason}]})
     if include_usage and completion.get("usage") is not None:
-        out.append(encode({**base, "choices": [], "usage": completion["usage"]}))
-    out.append(DONE)
-    return b"".join(out)
+        out.append({**base, "choices": [], "usage": completion["usage"]})
+    return finish(out, final)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -156,3 +158,22 @@ class HostileAnswer:
 def hostile() -> HostileAnswer:
     """The answer that hides itself everywhere (see :class:`HostileAnswer`)."""
     return HostileAnswer()
+
+
+README = Path(__file__).parents[2] / "README.md"
+
+
+def readme_blocks(heading: str, lang: str) -> list[str]:
+    """The fenced ``lang`` code blocks of the README section that starts with ``heading``."""
+    text = README.read_text()
+    start = text.index(heading)
+    following = re.search(r"\n#{2,3} ", text[start + len(heading):])
+    section = text[start:start + len(heading) + following.start() if following else None]
+    blocks = section.split(f"```{lang}\n")[1:]
+    return [b.split("```", 1)[0] for b in blocks]
+
+
+@pytest.fixture(scope="session")
+def readme() -> Any:
+    """``readme(heading, lang)``: the code blocks of a README section, as the user reads them."""
+    return readme_blocks

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import re
 import subprocess
 import sys
 import time
@@ -30,25 +29,6 @@ def _load(path: Path) -> ModuleType:
 
 
 fakes = _load(_PROXY_CONFTEST)
-
-
-README = Path(__file__).parents[3] / "README.md"
-
-
-def readme_blocks(heading: str, lang: str) -> list[str]:
-    """The fenced ``lang`` code blocks of the README section that starts with ``heading``."""
-    text = README.read_text()
-    start = text.index(heading)
-    following = re.search(r"\n#{2,3} ", text[start + len(heading):])
-    section = text[start:start + len(heading) + following.start() if following else None]
-    blocks = section.split(f"```{lang}\n")[1:]
-    return [b.split("```", 1)[0] for b in blocks]
-
-
-@pytest.fixture(scope="session")
-def readme() -> Any:
-    """``readme(heading, lang)``: the code blocks of a README section, as the user reads them."""
-    return readme_blocks
 
 
 @pytest.fixture(scope="session")

@@ -118,7 +118,9 @@ def test_readme_snippet_works_as_written(readme: Any, upstream: tuple[Any, Any],
     (snippet,) = readme("### LangChain", "python")
     readme_url = "http://127.0.0.1:8080/v1"
     assert readme_url in snippet
-    exec(compile(snippet.replace(readme_url, upstream[1].url + "/v1"), "README", "exec"), {})
+    namespace: dict[str, Any] = {}
+    exec(compile(snippet.replace(readme_url, upstream[1].url + "/v1"), "README", "exec"),
+         namespace)
     content, decision, chained = capsys.readouterr().out.splitlines()
     # the fake upstream answers with token logprobs of -0.1: p = exp(-0.1) = 0.905; the shipped
     # cost model prices the dose question, and the rule decides (capital of France: any p)

@@ -64,6 +64,9 @@ def test_non_streaming_decision(client: openai.OpenAI, answer: str, question: st
     raw = client.chat.completions.with_raw_response.create(**ask(question))
     completion = raw.parse()
     assert raw.headers["x-utilityguard-decision"] == decision
+    body = completion.utilityguard  # type: ignore[attr-defined]  # the decision object
+    assert body["decision"] == decision
+    assert body["request_id"] == raw.headers["x-utilityguard-request-id"]
     expected = DEFAULT_REFUSAL_TEXT if decision == "refuse" else answer
     assert completion.choices[0].message.content == expected
     # the guard asked for logprobs (pre_call); the client did not, so it gets none

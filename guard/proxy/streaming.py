@@ -185,8 +185,8 @@ def finish(events: Sequence[Mapping[str, Any]], final: Mapping[str, Any] | None 
 
     Examples
     --------
-    >>> finish([{"choices": []}], {"utilityguard": {"decision": "answer"}})
-    b'data: {"choices":[],"utilityguard":{"decision":"answer"}}\n\ndata: [DONE]\n\n'
+    >>> finish([{"choices": []}], {"utilityguard": {"decision": "answer"}}).split(b"\\n\\n")
+    [b'data: {"choices":[],"utilityguard":{"decision":"answer"}}', b'data: [DONE]', b'']
     """
     out = [encode(e) for e in events[:-1]]
     if events:

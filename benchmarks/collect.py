@@ -45,7 +45,9 @@ from cost_models.upstream import (
 )
 from guard.confidence import VERBAL_INSTRUCTION, logprob_signal, parse_verbal_confidence
 from guard.confidence.consistency import consistency
+from guard.exceptions import RecordError
 from guard.refusal import REFUSAL_HINT
+from guard.response_records import parse_response_record
 from policies.exceptions import UtilityGuardError
 
 log = logging.getLogger(__name__)
@@ -195,6 +197,7 @@ async def collect_one(client: ChatClient, s: CollectSettings, item: DatasetItem,
     record.update(model=s.model, finish_reason=finish,
                   completion_tokens=usage.get("completion_tokens"),
                   latency_ms=round((time.perf_counter() - t0) * 1000.0, 1))
+    parse_response_record(record, f"item {item.id}")  # what we write, the one reader reads
     return record
 
 
@@ -286,6 +289,10 @@ def _read_records(out: Path, by_id: dict[str, DatasetItem]) -> list[dict[str, An
             raise CollectError(f"{out}, line {n}: not a response record")
         if str(rec.get("id")) not in by_id:
             raise CollectError(f"{out}, line {n}: id {rec.get('id')!r} is not in the dataset")
+        try:  # the one response-record reader's checks (the raw row is kept to rewrite it)
+            parse_response_record(rec, f"{out}, line {n}")
+        except RecordError as exc:
+            raise CollectError(str(exc)) from None
         records.append(rec)
     return records
 

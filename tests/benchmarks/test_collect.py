@@ -348,6 +348,8 @@ def test_regrade_recomputes_grades_and_keeps_replies(tmp_path: Path) -> None:
                      id="unknown-id"),
         pytest.param('{"id": "q2", "resp', r"line 2: invalid JSON", id="invalid-json"),
         pytest.param("[1, 2]", r"line 2: not a response record", id="not-an-object"),
+        pytest.param('{"id": "q2", "response": "5", "answered": "maybe"}',
+                     r"line 2 \(id 'q2'\), field 'answered'", id="not-a-response-record"),
     ],
 )
 def test_regrade_errors_name_the_line(tmp_path: Path, line: str, message: str) -> None:

@@ -45,7 +45,7 @@ from guard.proxy.chat import chat_completions
 from guard.proxy.errors import install_error_handlers
 from guard.proxy.metrics import CONTENT_TYPE, MetricsMiddleware, ProxyMetrics
 from guard.proxy.redact import RedactSecrets, install_access_log_filter
-from guard.proxy.request import check_auth, key_in
+from guard.proxy.request import check_auth, key_in, read_body
 from guard.proxy.upstream import Upstream, upstream_headers
 from guard.records import DecisionRecord
 from guard.settings import Settings
@@ -233,6 +233,26 @@ async def _models(request: Request) -> Response:
     return JSONResponse(data)
 
 
+async def _embeddings(request: Request) -> Response:
+    """``POST /v1/embeddings``, passed through unchanged: an embedding answers no question."""
+    proxy: Proxy = request.app.state.proxy
+    check_auth(request.headers, proxy.client_keys)
+    body = await read_body(request, proxy.settings.max_body_bytes)
+    upstream = proxy.upstream
+    data = await upstream.within(proxy.settings.request_timeout, upstream.post(
+        "embeddings", body, proxy.upstream_headers(request.headers)))
+    return JSONResponse(data)
+
+
+async def _not_guarded(request: Request) -> Response:
+    """``/v1/completions`` and ``/v1/responses``: not served, so that no endpoint delivers
+    an unguarded answer."""
+    raise InvalidRequestError(
+        f"the utilityguard proxy does not serve {request.url.path}: it guards "
+        "/v1/chat/completions only (an endpoint it passed through would deliver unguarded "
+        "answers); send the request as a chat completion", code="endpoint_not_guarded")
+
+
 async def _healthz(request: Request) -> Response:
     return JSONResponse({"status": "ok"})
 
@@ -283,6 +303,9 @@ def create_app(settings: Settings, transport: httpx.AsyncBaseTransport | None = 
     routes: list[tuple[str, Any, str]] = [
         ("/chat/completions", chat_completions, "POST"),
         ("/models", _models, "GET"),
+        ("/embeddings", _embeddings, "POST"),
+        ("/completions", _not_guarded, "POST"),
+        ("/responses", _not_guarded, "POST"),
         ("/models/{model:path}", _models, "GET"),
     ]
     for path, endpoint, method in routes:

@@ -197,6 +197,13 @@ class Upstream:
         data: dict[str, Any] = self._json(response)
         return data
 
+    async def post(self, path: str, body: bytes, headers: Mapping[str, str]) -> Any:
+        """POST ``body`` (the client's JSON, as sent) to ``path`` and return the JSON reply
+        (the pass-through endpoints: embeddings)."""
+        response = await self._send("POST", path, headers, body)
+        self._check_status(response)
+        return self._json(response)
+
     async def chat_stream(self, body: Mapping[str, Any], headers: Mapping[str, str]
                           ) -> tuple[str, bytes]:
         """POST a streaming chat completion and read all of it: ``(content type, bytes)``.

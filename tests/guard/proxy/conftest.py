@@ -81,8 +81,17 @@ class FakeUpstream:
         return Starlette(routes=[
             Route("/v1/chat/completions", self.chat, methods=["POST"]),
             Route("/v1/models", self.models, methods=["GET"]),
+            Route("/v1/embeddings", self.embeddings, methods=["POST"]),
             Route("/v1/models/{name}", self.model, methods=["GET"]),
         ])
+
+    async def embeddings(self, request: Request) -> Response:
+        body = json.loads(await request.body())
+        self.requests.append({"path": "/v1/embeddings", "body": body,
+                              "headers": dict(request.headers)})
+        return JSONResponse({"object": "list", "model": body.get("model"), "data": [
+            {"object": "embedding", "index": 0, "embedding": [0.25, -0.5, 1.0]}],
+            "usage": {"prompt_tokens": 2, "total_tokens": 2}})
 
     async def models(self, request: Request) -> Response:
         self.requests.append({"path": "/v1/models", "headers": dict(request.headers)})

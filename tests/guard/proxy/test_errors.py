@@ -123,7 +123,7 @@ def test_body_too_large_is_413(start_proxy: Any, make_client: Any, chat: Any) ->
 
 @pytest.mark.parametrize("method, path, status, code", [
     pytest.param("GET", "/v1/chat/completions", 405, "method_not_allowed", id="405"),
-    pytest.param("POST", "/v1/embeddings", 404, "not_found", id="404"),
+    pytest.param("POST", "/v1/audio/speech", 404, "not_found", id="404"),
     pytest.param("GET", "/docs", 404, "not_found", id="no-docs"),
 ])
 def test_routing_errors_in_envelope(proxy: Any, method: str, path: str, status: int,

@@ -4,6 +4,7 @@
 #   make perf   performance benchmarks (ratios measured side by side)
 #   make e2e    end-to-end: SmolLM2-135M via llama.cpp behind the guard proxy
 #   make services  PostgreSQL and Chromium from Debian (apt-get, only when missing; CI runs it)
+#   make policy refit the shipped smollm2 policy (after a regrade of its responses)
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
@@ -13,7 +14,7 @@ E2E_STAMP := $(VENV)/.installed-e2e
 BENCH_OUT ?= bench-out
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: install test lint bench perf e2e services clean
+.PHONY: install test lint bench perf e2e services policy clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -33,6 +34,10 @@ test: lint
 
 bench: $(STAMP)
 	$(VENV)/bin/utilityguard bench --out $(BENCH_OUT)
+
+policy: $(STAMP)
+	$(VENV)/bin/utilityguard fit --data seed --out guard/policy/data/smollm2 --name smollm2 \
+		--c-r 2 --group-folds
 
 perf: $(STAMP) services
 	$(PY) -m benchmarks.perf

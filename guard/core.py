@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import threading
 import time
 import uuid
@@ -46,7 +47,12 @@ from guard.confidence.extractors import (
 from guard.context import remember_decision
 from guard.decision_config import DecisionConfig, NoConfidence, finite
 from guard.exceptions import ConfigError
-from guard.protocols import CostModel, ProbabilityCalibrator, load_default_cost_model
+from guard.protocols import (
+    AnswerabilityEstimator,
+    CostModel,
+    ProbabilityCalibrator,
+    load_default_cost_model,
+)
 from guard.records import (
     SIGNALS,
     Confidence,
@@ -97,6 +103,11 @@ class Guard:
     config : DecisionConfig, optional
         ``c_r``, ``alpha``, ``mode``, ``no_confidence`` and ``refusal_text`` as one value
         object (e.g. ``Settings.decision_config()``), instead of the keyword arguments.
+    answerability : AnswerabilityEstimator, optional
+        Predicts ``alpha = P(answerable | query)`` per query (a policy's answerability
+        model); used when ``decide`` gets no ``alpha=``. Without it, ``alpha`` (or 1).
+    policy : str, optional
+        The name of the policy (``NAME@SHA8``) recorded in every decision.
     """
 
     def __init__(
@@ -112,6 +123,8 @@ class Guard:
         signal: str | None = None,
         extractors: Iterable[Extractor] | None = None,
         config: DecisionConfig | None = None,
+        answerability: AnswerabilityEstimator | None = None,
+        policy: str | None = None,
     ) -> None:
         if config is None:
             config = DecisionConfig.build(c_r=c_r, alpha=alpha, mode=mode,
@@ -143,6 +156,21 @@ class Guard:
                     f"do not provide ({', '.join(provided)}); pass extractors= that read it"
                 )
         self._signals = (signal,) if signal else tuple(s for s in SIGNALS if s != "caller")
+        self.answerability = answerability
+        self.policy = policy
+
+    @classmethod
+    def from_policy(cls, path_or_name: str | os.PathLike[str], *, trust: bool = False,
+                    **overrides: Any) -> Guard:
+        """The Guard a fitted policy describes: its cost model, calibrator, answerability
+        model and default ``C_R`` (see :mod:`guard.policy`). ``path_or_name`` is a policy
+        directory or the name of a shipped policy (``"smollm2"``); every part's sha256 is
+        checked on load (``trust=True`` skips it, for policies you made). ``overrides`` are
+        keyword arguments of :class:`Guard` (``mode``, ``c_r``, ``refusal_text``, ...).
+        """
+        from guard.policy import load_policy
+
+        return load_policy(path_or_name, trust=trust).guard(**overrides)
 
     @property
     def c_r(self) -> float:
@@ -169,7 +197,7 @@ class Guard:
         cal = type(self.calibrator).__name__ if self.calibrator is not None else None
         return (
             f"Guard(c_r={self.c_r}, mode={self.mode!r}, no_confidence={self.no_confidence!r}, "
-            f"alpha={self.alpha}, calibrator={cal})"
+            f"alpha={self.alpha}, calibrator={cal}, policy={self.policy!r})"
         )
 
     @property
@@ -190,6 +218,16 @@ class Guard:
         if not (math.isfinite(cost) and cost > 0.0):
             raise ConfigError(f"the cost model returned {cost} for a query; costs must be > 0")
         return cost
+
+    def predict_alpha(self, query: str) -> float:
+        """``P(answerable | query)`` from the answerability model."""
+        if self.answerability is None:
+            raise ConfigError("this Guard has no answerability model")
+        a = float(np.asarray(self.answerability.predict_alpha([query]),
+                             dtype=np.float64).ravel()[0])
+        if not 0.0 <= a <= 1.0:
+            raise ConfigError(f"the answerability model returned {a}; it must be in [0, 1]")
+        return a
 
     def probability(self, confidence: Confidence) -> tuple[float | None, PSource, str | None]:
         """``(p, p_source, signal)`` for a reply's confidence (see the module docstring)."""
@@ -233,7 +271,10 @@ class Guard:
         t0 = time.perf_counter()
         cfg = self.config.replaced(c_r=c_r, mode=mode, alpha=alpha)
         cr, md = cfg.c_r, cfg.mode
-        al = 1.0 if cfg.alpha is None else cfg.alpha
+        if alpha is None and self.answerability is not None and query is not None:
+            al = self.predict_alpha(query)
+        else:
+            al = 1.0 if cfg.alpha is None else cfg.alpha
         cost_source: CostSource
         decision: Decision
         if cost is not None:
@@ -262,7 +303,7 @@ class Guard:
             threshold=threshold, c_r=cr, expected_utility_answer=eu_answer,
             expected_utility_refuse=float(refusal_expected_utility(cr, alpha=al)),
             decision=decision, mode=md, alpha=al, signal=signal,
-            signal_value=conf.get(signal) if signal else None,
+            signal_value=conf.get(signal) if signal else None, policy=self.policy,
             latency_ms=(time.perf_counter() - t0) * 1000.0,
         )
         log.debug("decision %s: L=%.3g p=%s threshold=%.3g -> %s (%s)", record.request_id,

@@ -45,6 +45,16 @@ class ProbabilityCalibrator(Protocol):
         ...
 
 
+@runtime_checkable
+class AnswerabilityEstimator(Protocol):
+    """What the guard needs from an answerability model
+    (:class:`cost_models.answerability.AnswerabilityModel`)."""
+
+    def predict_alpha(self, X: Any) -> NDArray[np.float64]:
+        """``P(answerable)`` in [0, 1] for each query text."""
+        ...
+
+
 def load_default_cost_model() -> CostModel:
     """``cost_models.load_default()``, or a :class:`ConfigError` saying how to do without."""
     cost_models = importlib.import_module("cost_models")

@@ -2,8 +2,9 @@
 
 :class:`Confidence` is docs/design.md's response-record ``"confidence"`` object plus ``caller`` (a
 probability supplied by the caller). :class:`DecisionRecord` is docs/design.md's decision record
-(also the audit-log row) with three optional extras: ``alpha``, ``signal`` and
-``signal_value``. Both are immutable pydantic models; ``record.model_dump()`` gives the JSON row.
+(also the audit-log row) with four optional extras: ``alpha``, ``signal``,
+``signal_value`` and ``policy`` (``NAME@SHA8`` of the fitted policy that decided, or none).
+Both are immutable pydantic models; ``record.model_dump()`` gives the JSON row.
 """
 
 from __future__ import annotations
@@ -153,6 +154,7 @@ class DecisionRecord(BaseModel):
     alpha: float = Field(default=1.0, ge=0.0, le=1.0)
     signal: str | None = None
     signal_value: float | None = None
+    policy: str | None = None
 
     @property
     def substitutes_refusal(self) -> bool:

@@ -168,6 +168,17 @@ class Settings(BaseSettings):
         description="send the decision only in the x-utilityguard-* headers, not also as the "
                     "'utilityguard' object of the reply body (and of a stream's last chunk)")
 
+    policy: str | None = Field(
+        default=None, json_schema_extra={"metavar": "PATH_OR_NAME"},
+        description="a fitted policy (utilityguard fit) or a shipped one (smollm2): its cost "
+                    "model, calibrator, answerability model and default C_R (an explicit "
+                    "--c-r wins); excludes --cost-model/--calibrator. SIGHUP or POST "
+                    "/admin/reload reloads it")
+    admin_api_key: SecretStr | None = Field(
+        default=None, json_schema_extra={"metavar": "KEY"},
+        description="the key POST /admin/reload requires as 'Authorization: Bearer KEY' "
+                    "(unset: the admin endpoint is disabled); prefer the environment")
+
     @model_validator(mode="after")
     def _decision_parameters(self) -> Settings:
         try:
@@ -218,7 +229,8 @@ class Settings(BaseSettings):
                              "authenticate with)")
         return self
 
-    @field_validator("audit_path", "audit_url", "cost_model", "calibrator", mode="before")
+    @field_validator("audit_path", "audit_url", "cost_model", "calibrator", "policy",
+                     "admin_api_key", mode="before")
     @classmethod
     def _empty_is_none(cls, value: Any) -> Any:
         return None if isinstance(value, str) and not value.strip() else value

@@ -34,6 +34,7 @@ from numpy.typing import NDArray
 from benchmarks.bench.crossfit import IntArray, Probabilities
 from benchmarks.bench.data import BenchData
 from policies import (
+    answer_threshold,
     expected_utility_values,
     refusal_expected_utility_values,
     response_gain_values,
@@ -64,11 +65,14 @@ def bayes(data: BenchData, p: FloatArray, cost: FloatArray, c_r: float,
           alpha: FloatArray | float = 1.0) -> tuple[BoolArray, FloatArray]:
     """The guard's decisions and scores: answer iff ``should_answer(p, L, C_R, alpha)``;
     score = expected gain over refusing, ``q - [alpha (-C_R) + (1 - alpha)]`` (``q + C_R``
-    when ``alpha = 1``). Items without ``p`` are refused (the guard's default)."""
+    when ``alpha = 1``). Items without ``p`` are decided as :meth:`guard.Guard.decide` does
+    by default: refused, unless the threshold is <= 0 (every ``p`` would answer). The same
+    decisions as the runtime's, vectorized (tested against ``Guard.decide``)."""
     have = np.isfinite(p)
     pf = np.where(have, p, 0.0)
-    take = data.answered & have & np.asarray(should_answer(pf, cost, c_r, alpha=alpha),
-                                             dtype=bool)
+    rule = np.asarray(should_answer(pf, cost, c_r, alpha=alpha), dtype=bool)
+    blind = np.asarray(answer_threshold(cost, c_r, alpha=alpha)) <= 0
+    take = data.answered & np.where(have, rule, blind)
     refuse = refusal_expected_utility_values(c_r, np.asarray(alpha))
     score = np.where(have, expected_utility_values(pf, cost) - refuse, -np.inf)
     return take, score
@@ -90,9 +94,12 @@ def best_threshold(raw: FloatArray, answered: BoolArray, gain: FloatArray) -> fl
 
 def run_policies(data: BenchData, pred_cost: FloatArray, probs: Probabilities,
                  folds: Sequence[tuple[IntArray, IntArray]], c_r: float,
-                 alpha: FloatArray | None = None) -> dict[str, PolicyRun]:
+                 alpha: FloatArray | None = None, decided: BoolArray | None = None
+                 ) -> dict[str, PolicyRun]:
     """Decisions, scores and probabilities of every policy at ``c_r``; ``alpha`` is the
-    out-of-fold ``P(answerable)`` of every item (``None``: 1, the paper's rule)."""
+    out-of-fold ``P(answerable)`` of every item (``None``: 1, the paper's rule).
+    ``decided``: the guard's decisions as the runtime made them at this ``c_r``
+    (:func:`benchmarks.bench.crossfit.crossfit_guard`); they replace the vectorized rule's."""
     al: FloatArray | float = 1.0 if alpha is None else alpha
     raw, cal = probs.raw, probs.calibrated
     raw_score = np.where(np.isfinite(raw), raw, -1.0)
@@ -100,7 +107,7 @@ def run_policies(data: BenchData, pred_cost: FloatArray, probs: Probabilities,
     runs["model"] = PolicyRun("model", data.answered.copy(), data.answered.astype(float), raw)
     runs["model_confidence"] = PolicyRun("model_confidence", data.answered.copy(), raw_score, raw)
     take, score = bayes(data, cal, pred_cost, c_r, al)
-    runs["guard"] = PolicyRun("guard", take, score, cal)
+    runs["guard"] = PolicyRun("guard", take if decided is None else decided.copy(), score, cal)
     take, score = bayes(data, cal, data.cost, c_r, al)
     runs["guard_oracle_cost"] = PolicyRun("guard_oracle_cost", take, score, cal)
     take, score = bayes(data, cal, pred_cost, c_r)

@@ -1,12 +1,13 @@
 """Cross-fitting: everything the bench fits is fitted on training folds and scored on the
 held-out fold, never on the items it is scored on.
 
-* consequence costs: the given cost model as is, or — when it was trained on the bench data
-  (the shipped default on the seed set; detected by the training-data hash) — a refit per
-  fold with the same settings, predicting the held-out fold;
-* calibrated probabilities: a :class:`guard.calibration.Calibrator` fitted per fold on the
-  answered records of the training folds (answering a refusal-required item counts as
-  incorrect), or a given calibrator as is;
+* the guard: per fold, a policy fitted on the training folds by
+  :func:`guard.policy.fit_policy` — the function ``utilityguard fit`` runs on all data —
+  (cost model: the given one as is, or — when it was trained on the bench data, the shipped
+  default on the seed set, detected by the training-data hash — a refit with the same
+  settings; a calibrator on the answered training records, answering a refusal-required item
+  counting as incorrect, or a given calibrator as is; an answerability classifier), and the
+  held-out items decided by that policy's :class:`guard.Guard`, exactly as the runtime does;
 * the cost-blind confidence threshold: chosen per fold (see
   :mod:`benchmarks.bench.compared_policies`).
 """
@@ -21,15 +22,18 @@ from numpy.typing import NDArray
 from sklearn.model_selection import GroupKFold, KFold
 
 from benchmarks.bench.data import BenchData, BenchError
-from cost_models.answerability import AnswerabilityModel
 from cost_models.datasets import DatasetItem
 from cost_models.persistence import sha256_rows
 from cost_models.regressor import CostRegressor
 from guard.calibration import Calibrator, raw_probability
+from guard.core import Guard
 from guard.exceptions import CalibrationError
+from guard.policy import Policy, TrainingSet, fit_policy
+from guard.records import DecisionRecord
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.intp]
+BoolArray = NDArray[np.bool_]
 
 
 def make_folds(n: int, k: int = 5, seed: int = 0, order: IntArray | None = None,
@@ -71,29 +75,6 @@ def trained_on(model: CostRegressor, meta: dict[str, object], data: BenchData,
 
 
 @dataclass
-class CostPredictions:
-    cost: FloatArray
-    how: str
-
-
-def predict_costs(data: BenchData, model: CostRegressor, *, refit: bool,
-                  folds: Sequence[tuple[IntArray, IntArray]], groups: Sequence[str]
-                  ) -> CostPredictions:
-    """``E[L]`` for every item: out of fold (refit per fold) or from ``model`` as is."""
-    if not refit:
-        return CostPredictions(model.predict(data.questions), "the given cost model, as is")
-    out = np.empty(data.n, dtype=np.float64)
-    for train, test in folds:
-        m = CostRegressor(kind=model.kind, alpha=model.alpha, cv=model.cv,
-                          max_chars=model.max_chars, random_state=model.random_state)
-        m.fit([data.questions[i] for i in train], data.cost[train],
-              groups=[groups[i] for i in train])
-        out[test] = m.predict([data.questions[i] for i in test])
-    return CostPredictions(out, "out of fold: refit per fold on the other folds' items "
-                                "(the model was trained on these items)")
-
-
-@dataclass
 class Probabilities:
     signal: str
     raw: FloatArray  # uncalibrated probability, NaN where the signal is missing
@@ -116,54 +97,97 @@ def choose_signal(data: BenchData, wanted: str | None) -> str:
     return available[0]
 
 
-def probabilities(data: BenchData, signal: str, folds: Sequence[tuple[IntArray, IntArray]],
-                  calibrator: Calibrator | None = None) -> Probabilities:
+def training_set(data: BenchData, signal: str, groups: Sequence[str]) -> TrainingSet:
+    """Every bench item as a policy training row (:class:`guard.policy.TrainingSet`)."""
+    return TrainingSet(list(data.questions), data.answerable, data.cost, data.answered,
+                       data.answerable & data.correct, data.signals[signal], list(groups))
+
+
+def decide(guard: Guard, data: BenchData, idx: IntArray, signal: str) -> list[DecisionRecord]:
+    """The runtime's decisions (:meth:`guard.Guard.decide`, as the proxy and the decorator
+    make them) for the items ``idx``: each item's question, recorded reply and recorded
+    confidence signal. A reply whose text was not recorded is the model's refusal when it was
+    graded a refusal, else a placeholder answer text."""
     x = data.signals[signal]
-    have = np.isfinite(x)
-    raw = np.full(data.n, np.nan)
-    raw[have] = np.asarray(raw_probability(signal, x[have]), dtype=np.float64)
-    cal = np.full(data.n, np.nan)
-    if calibrator is not None:
-        cal[have] = calibrator.predict(x[have])
-        return Probabilities(signal, raw, cal, f"the given calibrator ({calibrator.method_})")
-    target = data.answerable & data.correct  # an answer to a refusal-required item is wrong
-    methods = []
-    for train, test in folds:
-        fit_on = train[have[train] & data.answered[train]]
-        try:
-            c = Calibrator(method="auto", signal=signal).fit(x[fit_on], target[fit_on])
-        except CalibrationError as exc:
-            raise BenchError(f"cannot calibrate {signal} on a training fold: {exc}") from None
-        methods.append(c.method_)
-        pred = test[have[test]]
-        cal[pred] = c.predict(x[pred])
-    return Probabilities(signal, raw, cal,
-                         "out of fold: a calibrator (method chosen by CV Brier inside each "
-                         f"training fold: {', '.join(methods)}) fitted on the other folds' "
-                         "answered records")
+    out = []
+    for i in idx:
+        text = data.texts[i] if data.texts else None
+        if text is None and data.answered[i]:
+            text = "(reply text not recorded)"
+        conf = {signal: float(x[i])} if np.isfinite(x[i]) else None
+        out.append(guard.decide(data.questions[i], text, confidence=conf,
+                                request_id=data.ids[i]))
+    return out
 
 
 @dataclass
-class Answerability:
-    alpha: FloatArray  # out-of-fold P(answerable) of every item
-    how: str
+class GuardFit:
+    """The guard, cross-fitted: for every item, what the policy fitted on the other folds
+    decided with (``cost`` = L, ``p``, ``alpha``) and decided (``answer``), and its score
+    (expected gain over refusing; ``-inf`` without ``p``)."""
+
+    cost: FloatArray
+    raw: FloatArray
+    p: FloatArray
+    alpha: FloatArray
+    answer: BoolArray
+    margin: FloatArray
+    how: dict[str, str]
+    records: list[DecisionRecord]
+    policies: list[Policy]  # the policy fitted on each fold's training items
+
+    def probabilities(self, signal: str) -> Probabilities:
+        return Probabilities(signal, self.raw, self.p, self.how["probability"])
 
 
-def answerability(data: BenchData, folds: Sequence[tuple[IntArray, IntArray]]
-                  ) -> Answerability:
-    """Out-of-fold ``P(answerable | question)`` from a text classifier fitted on the other
-    folds' items. A dataset with one class only gets its constant (1 or 0)."""
-    if data.answerable.all() or not data.answerable.any():
-        return Answerability(np.full(data.n, float(data.answerable[0])),
-                             "constant: the dataset has one answerability class")
-    alpha = np.empty(data.n, dtype=np.float64)
-    for train, test in folds:
-        y = data.answerable[train]
-        if y.all() or not y.any():
-            alpha[test] = float(y.mean())
-            continue
-        model = AnswerabilityModel().fit([data.questions[i] for i in train], y)
-        alpha[test] = model.predict_alpha([data.questions[i] for i in test])
-    return Answerability(alpha, "out of fold: a text classifier (TF-IDF + wordllama embeddings, "
-                                "logistic "
-                                "regression) fitted on the other folds' answerability labels")
+def crossfit_guard(data: BenchData, signal: str, folds: Sequence[tuple[IntArray, IntArray]],
+                   groups: Sequence[str], c_r: float, *, cost_model: CostRegressor,
+                   refit: bool, calibrator: Calibrator | None = None) -> GuardFit:
+    """Per fold, :func:`guard.policy.fit_policy` on the training folds (the function
+    ``utilityguard fit`` calls on all data), then the held-out items decided by that policy's
+    :class:`guard.Guard` (the runtime's code)."""
+    full = training_set(data, signal, groups)
+    n = data.n
+    cost, p, alpha, margin = (np.full(n, np.nan) for _ in range(4))
+    answer = np.zeros(n, dtype=bool)
+    records: list[DecisionRecord | None] = [None] * n
+    methods = []
+    fitted: list[Policy] = []
+    for k, (train, test) in enumerate(folds):
+        try:
+            policy = fit_policy(full.take(train), signal=signal, c_r=c_r, name=f"fold-{k}",
+                                cost_model=cost_model, refit_cost=cost_model if refit else None,
+                                calibrator=calibrator)
+        except CalibrationError as exc:
+            raise BenchError(f"on a training fold: {exc}") from None
+        methods.append(policy.calibrator.method_)
+        fitted.append(policy)
+        for i, rec in zip(test, decide(policy.guard(), data, test, signal), strict=True):
+            records[i] = rec
+            cost[i], alpha[i] = rec.cost, rec.alpha
+            p[i] = np.nan if rec.p is None else rec.p
+            answer[i] = rec.decision == "answer"
+            m = rec.margin
+            margin[i] = -np.inf if m is None else m
+    x = data.signals[signal]
+    have = np.isfinite(x)
+    raw = np.full(n, np.nan)
+    raw[have] = np.asarray(raw_probability(signal, x[have]), dtype=np.float64)
+    one_class = data.answerable.all() or not data.answerable.any()
+    how = {
+        "cost": ("out of fold: refit per fold on the other folds' items (the model was "
+                 "trained on these items)") if refit else "the given cost model, as is",
+        "probability": (f"the given calibrator ({calibrator.method_})" if calibrator is not None
+                        else "out of fold: a calibrator (method chosen by CV Brier inside "
+                        f"each training fold: {', '.join(methods)}) fitted on the other folds' "
+                        "answered records"),
+        "answerability": ("constant: the dataset has one answerability class" if one_class else
+                          "out of fold: a text classifier (TF-IDF + logistic regression) "
+                          "fitted on the other folds' answerability labels"),
+        "decisions": "guard.Guard.decide with the policy fitted on the other folds "
+                     "(guard.policy.fit_policy, as utilityguard fit)",
+    }
+    done = [r for r in records if r is not None]
+    if len(done) != n:
+        raise BenchError("the folds do not cover every item")
+    return GuardFit(cost, raw, p, alpha, answer, margin, how, done, fitted)

@@ -62,6 +62,7 @@ class BenchData:
     #: response records whose id is not in the dataset (not used; e.g. items since removed)
     unmatched_responses: int = 0
     meta: dict[str, Any] = field(default_factory=dict)
+    texts: list[str | None] = field(default_factory=list)  # the replies; None: not recorded
 
     @property
     def n(self) -> int:
@@ -112,11 +113,13 @@ def load_bench(items: list[DatasetItem], responses: Path) -> BenchData:
     order = [it.id for it in items if it.id in recs]
     sig: dict[str, list[float]] = {s: [] for s in SIGNALS}
     answered, correct = [], []
+    texts: list[str | None] = []
     for rid in order:
         r, where = recs[rid], f"{responses}, record {rid}"
         if r.answered and by_item[rid].answerable and r.correct is None:
             raise BenchError(f"{where}, field 'correct': required for an answered, answerable item")
         answered.append(r.answered)
+        texts.append(r.response)
         correct.append(bool(r.correct) and bool(by_item[rid].answerable))
         for s_ in SIGNALS:
             value = r.confidence.get(s_)
@@ -129,6 +132,6 @@ def load_bench(items: list[DatasetItem], responses: Path) -> BenchData:
         answered=np.array(answered, dtype=bool), correct=np.array(correct, dtype=bool),
         signals={s: np.array(v, dtype=np.float64) for s, v in sig.items()},
         responses_file=str(responses), responses_sha256=hashlib.sha256(raw).hexdigest(),
-        model=model, missing_responses=len(items) - len(order),
+        model=model, missing_responses=len(items) - len(order), texts=texts,
         unmatched_responses=len(unmatched),
     )

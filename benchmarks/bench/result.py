@@ -31,6 +31,8 @@ class BenchSettings(TypedDict):
     cost_model: str
     probability: str
     answerability: str
+    #: how the guard row's decisions were made (the runtime's Guard.decide)
+    decisions: str
     answerability_auc: float | None
     folds: int
     fold_groups: str | None
@@ -67,6 +69,8 @@ class BenchResult(TypedDict):
     settings: BenchSettings
     #: policy -> metric -> value (with ``<metric>_ci`` intervals); see ``evaluate.METRICS``
     policies: dict[str, dict[str, Any]]
+    #: ECE-10 / Brier of the raw and the calibrated probability (``run.calibration_summary``)
+    calibration: dict[str, Any]
     sweep: Sweep
     #: the guard minus each baseline (``benchmarks.bench.paired``)
     paired: dict[str, Any]

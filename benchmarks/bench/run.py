@@ -5,20 +5,20 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from benchmarks.bench.bootstrap import draw
 from benchmarks.bench.compared_policies import run_policies
 from benchmarks.bench.crossfit import (
-    answerability,
+    Probabilities,
     choose_signal,
+    crossfit_guard,
     make_folds,
-    predict_costs,
-    probabilities,
     trained_on,
 )
-from benchmarks.bench.data import BenchError, load_bench
+from benchmarks.bench.data import BenchData, BenchError, load_bench
 from benchmarks.bench.evaluate import by_domain, c_r_grid, evaluate, sweep
 from benchmarks.bench.paired import paired_differences, paired_grid
 from benchmarks.bench.result import BenchResult, Curve
@@ -27,6 +27,7 @@ from cost_models.datasets import DatasetItem
 from cost_models.model_io import ARTIFACT, default_model_dir, load_model
 from cost_models.persistence import read_sidecar
 from guard.calibration import Calibrator
+from guard.calibration.scoring import brier, ece
 from policies import DEFAULT_C_R
 
 Step = Callable[[str], None]
@@ -39,6 +40,19 @@ def _auc(y: np.ndarray, score: np.ndarray) -> float | None:
     from sklearn.metrics import roc_auc_score
 
     return float(roc_auc_score(y, score))
+
+
+def calibration_summary(data: BenchData, probs: Probabilities) -> dict[str, Any]:
+    """ECE-10 and Brier of the raw and the out-of-fold calibrated probability on the answered
+    items with a signal (an answer to a refusal-required item counts as incorrect)."""
+    rows = data.answered & np.isfinite(probs.raw) & np.isfinite(probs.calibrated)
+    y = (data.answerable & data.correct)[rows]
+    if not rows.any():
+        return {"signal": probs.signal, "n": 0}
+    raw, cal = probs.raw[rows], probs.calibrated[rows]
+    return {"signal": probs.signal, "n": int(rows.sum()),
+            "ece_before": ece(raw, y), "ece_after": ece(cal, y),
+            "brier_before": brier(raw, y), "brier_after": brier(cal, y)}
 
 
 def run_bench(
@@ -65,8 +79,6 @@ def run_bench(
     model = load_model(model_dir, trust=trust)
     meta = read_sidecar(model_dir, name=ARTIFACT)
     refit = trained_on(model, meta, data, items)
-    say("cost model")
-    costs = predict_costs(data, model, refit=refit, folds=fold_idx, groups=groups)
     cal = Calibrator.load(calibrator, trust=trust) if calibrator else None
     if cal is not None:  # a calibrator maps one signal: never feed it another one
         if signal is not None and signal != cal.signal:
@@ -74,18 +86,19 @@ def run_bench(
                              f"not {signal}")
         signal = cal.signal
     sig = choose_signal(data, signal)
-    say("calibration")
-    probs = probabilities(data, sig, fold_idx, cal)
-    say("answerability")
-    answer = answerability(data, fold_idx)
-    runs = run_policies(data, costs.cost, probs, fold_idx, c_r, answer.alpha)
+    say("fitting a policy per fold")
+    fit = crossfit_guard(data, sig, fold_idx, groups, c_r, cost_model=model, refit=refit,
+                         calibrator=cal)
+    probs = fit.probabilities(sig)
+    runs = run_policies(data, fit.cost, probs, fold_idx, c_r, fit.alpha, decided=fit.answer)
     say("bootstrap")
     policies = evaluate(data, runs, probs, c_r, n_boot=n_boot, seed=seed)
     say("sweep")
     grid = c_r_grid()
-    curves = sweep(data, costs.cost, probs, fold_idx, grid, answer.alpha)
+    curves = sweep(data, fit.cost, probs, fold_idx, grid, fit.alpha)
     say("paired differences")
-    runs_at = {c: run_policies(data, costs.cost, probs, fold_idx, c, answer.alpha)
+    runs_at = {c: run_policies(data, fit.cost, probs, fold_idx, c, fit.alpha,
+                               decided=fit.answer if c == c_r else None)
                for c in paired_grid(grid.tolist(), c_r, full=paired_full)}
     paired = paired_differences(data, runs_at, draw(data, n_boot, seed))
     right = data.answerable & data.correct
@@ -102,17 +115,19 @@ def run_bench(
                       "unmatched_responses": data.unmatched_responses,
                       "answered": int(data.answered.sum()),
                       "correct": int((data.answered & data.answerable & data.correct).sum())},
-        "settings": {"signal": sig, "cost": costs.how, "cost_model": str(model_dir),
-                     "probability": probs.how, "answerability": answer.how,
-                     "answerability_auc": _auc(data.answerable, answer.alpha),
+        "settings": {"signal": sig, "cost": fit.how["cost"], "cost_model": str(model_dir),
+                     "probability": probs.how, "answerability": fit.how["answerability"],
+                     "decisions": fit.how["decisions"],
+                     "answerability_auc": _auc(data.answerable, fit.alpha),
                      "folds": folds, "fold_groups": "source" if group_folds else None,
                      "seed": seed,
                      "bootstrap": n_boot, "seconds": round(time.perf_counter() - t0, 2)},
         "policies": policies,
+        "calibration": calibration_summary(data, probs),
         "sweep": {"c_r": grid.tolist(), "utility_auc": curves},
         "paired": paired,
         "domains": by_domain(data, runs, c_r),
         "curves": utility_curves,
         "costs": {"true_median": float(np.median(data.cost)),
-                  "predicted_median": float(np.median(costs.cost))},
+                  "predicted_median": float(np.median(fit.cost))},
     }

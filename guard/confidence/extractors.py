@@ -206,3 +206,17 @@ def extract_confidence(extractors: Iterable[Extractor], completion: Any) -> Conf
     for ex in extractors:
         conf = conf.merged(ex.extract(completion))
     return conf
+
+
+def extractors_for(kind: str, *, consistency_samples: int = 5) -> tuple[Extractor, ...]:
+    """The extractors of one confidence source (``--confidence``): ``logprobs``, ``verbal``,
+    ``consistency`` or ``caller`` (none: the caller supplies ``p``)."""
+    if kind == "logprobs":
+        return (LogprobExtractor(),)
+    if kind == "verbal":
+        return (VerbalExtractor(),)
+    if kind == "consistency":
+        return (ConsistencyExtractor(n=consistency_samples),)
+    if kind == "caller":
+        return ()
+    raise ConfigError(f"unknown confidence source {kind!r}")

@@ -7,17 +7,22 @@ and a FastAPI app whose lifespan owns one pooled :class:`httpx.AsyncClient` (and
 ``transport`` replaces the network (an :class:`httpx.MockTransport` or ASGI transport in tests
 and benchmarks). Nothing is global: the running state is ``app.state.proxy``, a :class:`Proxy`.
 
-Routes: ``POST /v1/chat/completions`` (:mod:`guard.proxy.chat`), ``GET /v1/models`` and
-``GET /v1/models/{model}`` (passed through), ``GET /healthz`` (liveness: the proxy answers),
-``GET /readyz`` (readiness: the upstream answers too; 503 when it does not), ``GET /metrics``.
-The same routes answer without the ``/v1`` prefix, for clients configured with the bare host.
+Routes: ``POST /v1/chat/completions`` (:mod:`guard.proxy.chat`), ``POST /v1/feedback``
+(:mod:`guard.proxy.feedback`), ``GET /v1/models`` and ``GET /v1/models/{model}`` (passed
+through), ``GET /healthz`` (liveness: the proxy answers), ``GET /readyz`` (readiness: the
+upstream answers too; 503 when it does not), ``GET /metrics``, ``POST /admin/reload`` (admin
+key: reload the policy, :meth:`Proxy.reload`; also on SIGHUP). The same routes answer without
+the ``/v1`` prefix, for clients configured with the bare host.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import logging
 import re
+import signal
 import time
 import uuid
 from collections.abc import AsyncIterator, Mapping
@@ -30,19 +35,21 @@ from fastapi import FastAPI, Request
 from starlette.responses import JSONResponse, Response
 
 from guard.calibration import Calibrator
-from guard.confidence.extractors import (
-    ConsistencyExtractor,
-    Extractor,
-    LogprobExtractor,
-    VerbalExtractor,
-)
+from guard.confidence.extractors import Extractor, extractors_for
 from guard.core import Guard
-from guard.exceptions import ConfigError, InvalidRequestError
+from guard.exceptions import AuthenticationError, ConfigError, InvalidRequestError
 from guard.protocols import CostModel
-from guard.proxy.audit import AuditWriter
+from guard.proxy.audit import FEEDBACK, AuditWriter
 from guard.proxy.audit.schema import SECURITY_EVENTS
 from guard.proxy.chat import chat_completions
-from guard.proxy.errors import install_error_handlers
+from guard.proxy.errors import error_body, install_error_handlers
+from guard.proxy.feedback import (
+    RecentIds,
+    UnknownRequestError,
+    decided,
+    feedback_row,
+    parse_feedback,
+)
 from guard.proxy.metrics import CONTENT_TYPE, MetricsMiddleware, ProxyMetrics
 from guard.proxy.redact import RedactSecrets, install_access_log_filter
 from guard.proxy.request import check_auth, key_in, read_body
@@ -62,18 +69,15 @@ SIGNALS_OF: dict[str, tuple[str, ...]] = {
 
 def build_extractors(settings: Settings) -> tuple[Extractor, ...]:
     """The confidence extractors for ``settings.confidence`` (none for ``"caller"``)."""
-    kind = settings.confidence
-    if kind == "logprobs":
-        return (LogprobExtractor(),)
-    if kind == "verbal":
-        return (VerbalExtractor(),)
-    if kind == "consistency":
-        return (ConsistencyExtractor(n=settings.consistency_samples),)
-    return ()
+    return extractors_for(settings.confidence,
+                          consistency_samples=settings.consistency_samples)
 
 
 def build_guard(settings: Settings, cost_model: CostModel | None = None) -> Guard:
-    """The Guard described by ``settings``; ``cost_model`` overrides ``settings.cost_model``."""
+    """The Guard described by ``settings``; ``cost_model`` overrides ``settings.cost_model``
+    (and a policy's)."""
+    if settings.policy is not None:
+        return policy_guard(settings, cost_model)
     if cost_model is None and settings.cost_model is not None:
         from cost_models import load_model
 
@@ -90,13 +94,42 @@ def build_guard(settings: Settings, cost_model: CostModel | None = None) -> Guar
                  extractors=build_extractors(settings))
 
 
+def policy_guard(settings: Settings, cost_model: CostModel | None = None) -> Guard:
+    """The Guard of ``settings.policy`` (a fitted policy), with the proxy's settings for
+    mode, refusal text, no-confidence policy and extractors; ``C_R`` is the policy's unless
+    set explicitly."""
+    from guard.policy import load_policy
+
+    if settings.cost_model is not None or settings.calibrator is not None:
+        raise ConfigError("a policy carries its own cost model and calibrator: pass --policy "
+                          "without --cost-model / --calibrator")
+    policy = load_policy(str(settings.policy), trust=settings.trust_artifacts)
+    allowed = SIGNALS_OF[settings.confidence]
+    if policy.signal not in allowed:
+        raise ConfigError(
+            f"the policy {policy.label} reads {policy.signal!r}, which confidence="
+            f"{settings.confidence!r} does not provide; serve with --confidence "
+            f"{policy.confidence}")
+    if cost_model is not None:
+        policy.cost_model = cost_model
+    overrides: dict[str, Any] = {
+        "refusal_text": settings.refusal_text, "mode": settings.mode,
+        "no_confidence": settings.no_confidence, "extractors": build_extractors(settings)}
+    if "c_r" in settings.model_fields_set:
+        overrides["c_r"] = settings.c_r
+    return policy.guard(**overrides)
+
+
 class Proxy:
     """What the running app holds: settings, guard, metrics, and (while serving) the
     upstream client and the audit writer."""
 
-    def __init__(self, settings: Settings, guard: Guard) -> None:
+    def __init__(self, settings: Settings, guard: Guard,
+                 cost_model: CostModel | None = None) -> None:
         self.settings = settings
-        self.guard = guard
+        self.guard = guard  # replaced whole by reload(); a request reads it once
+        self._cost_model = cost_model
+        self._reload_lock = asyncio.Lock()
         self.metrics = ProxyMetrics()
         self.client_keys = tuple(k.get_secret_value().encode() for k in settings.api_keys)
         self.override_keys = tuple(k.get_secret_value().encode()
@@ -105,6 +138,7 @@ class Proxy:
         self.upstream_key = key.get_secret_value() if key is not None else None
         self._upstream: Upstream | None = None
         self.audit: AuditWriter | None = None
+        self.recent = RecentIds()  # ids decided here, for feedback before the audit write
 
     @property
     def upstream(self) -> Upstream:
@@ -142,6 +176,40 @@ class Proxy:
         """Whether a request authenticated with ``key`` may use the override headers."""
         return self.settings.allow_client_overrides or key_in(key, self.override_keys)
 
+    async def reload(self, policy: str | None = None) -> Guard:
+        """Load the policy again — or ``policy`` (a path or shipped name) instead — in a
+        thread, and swap it in atomically: requests already running finish with the guard
+        they started with; new ones get the new one. A policy that fails to load raises
+        (ConfigError / ArtifactError) and leaves the old one serving."""
+        async with self._reload_lock:
+            settings = self.settings if policy is None else self.settings.model_copy(
+                update={"policy": policy})
+            try:
+                guard = await asyncio.to_thread(build_guard, settings, self._cost_model)
+                await asyncio.to_thread(guard.predict_cost, "warm-up")
+            except Exception as exc:
+                log.error("policy reload failed, still serving %s: %s",
+                          self.guard.policy or "no policy", exc)
+                raise
+            old, self.guard, self.settings = self.guard, guard, settings
+            log.warning("policy reloaded: %s -> %s", old.policy or "no policy",
+                        guard.policy or "no policy")
+            return guard
+
+    def announce(self) -> None:
+        """Say once, at start-up, which policy decides (or that none does)."""
+        if self.guard.policy is not None:
+            log.warning("deciding with policy %s (C_R %s)", self.guard.policy, self.guard.c_r)
+        elif self.guard.calibrator is None:
+            log.warning("no policy: p is uncalibrated and alpha = 1 (every query assumed "
+                        "answerable). Fit one on graded replies of your model with "
+                        "'utilityguard fit --data ITEMS --responses REPLIES --out DIR' and "
+                        "serve with --policy DIR (or --policy smollm2, the shipped one)")
+        else:
+            log.warning("no policy: p is calibrated but alpha = 1 (every query assumed "
+                        "answerable); 'utilityguard fit' makes a policy with an "
+                        "answerability model, served with --policy DIR")
+
     @staticmethod
     def new_request_id() -> str:
         """A fresh request id (32 hex digits)."""
@@ -150,6 +218,7 @@ class Proxy:
     def record(self, record: DecisionRecord, *, query: str, model: str | None, stream: bool,
                upstream_s: float, total_s: float) -> None:
         """Count a decision and its latencies, and queue its audit row."""
+        self.recent.add(record.request_id)
         m, label = self.metrics, "true" if stream else "false"
         m.decisions.inc(record.decision, record.mode)
         m.upstream_seconds.observe(upstream_s, label)
@@ -179,6 +248,8 @@ class Proxy:
         limits = httpx.Limits(max_connections=s.max_connections,
                               max_keepalive_connections=s.max_keepalive)
         await asyncio.to_thread(self.guard.predict_cost, "warm-up")  # loads the default model
+        self.announce()
+        reload_signal = _watch_sighup(self)
         if s.audit_target is not None:
             self.audit = AuditWriter(s.audit_target, queue_size=s.audit_queue_size,
                                      metrics=self.metrics, store_queries=s.audit_queries)
@@ -198,6 +269,8 @@ class Proxy:
                 yield
         finally:
             self._upstream = None
+            if reload_signal:
+                asyncio.get_running_loop().remove_signal_handler(signal.SIGHUP)
             if self.audit is not None:
                 await asyncio.to_thread(self.audit.close)  # writes everything queued
                 self.audit = None
@@ -222,6 +295,80 @@ def model_path(request: Request) -> str:
             "invalid model id: use letters, digits, '._:@+-' and '/' between segments",
             param="model", code="invalid_model_id")
     return "models/" + "/".join(quote(part, safe="") for part in model.split("/"))
+
+
+def _watch_sighup(proxy: Proxy) -> bool:
+    """Reload the policy on SIGHUP (where the platform has it and this is the main thread's
+    loop); True when the handler was installed."""
+    if proxy.settings.policy is None or not hasattr(signal, "SIGHUP"):
+        return False
+    loop = asyncio.get_running_loop()
+    tasks: set[asyncio.Task[Any]] = set()
+
+    def on_hup() -> None:
+        task = loop.create_task(_reload_quietly(proxy))
+        tasks.add(task)
+        task.add_done_callback(tasks.discard)
+
+    try:
+        loop.add_signal_handler(signal.SIGHUP, on_hup)
+    except (RuntimeError, ValueError, NotImplementedError):  # not the main thread
+        return False
+    return True
+
+
+async def _reload_quietly(proxy: Proxy) -> None:
+    with contextlib.suppress(Exception):  # reload() logged why; the old policy serves on
+        await proxy.reload()
+
+
+async def _admin_reload(request: Request) -> Response:
+    proxy: Proxy = request.app.state.proxy
+    key = proxy.settings.admin_api_key
+    if key is None:
+        raise AuthenticationError("the admin endpoint is disabled: set "
+                                  "UTILITYGUARD_ADMIN_API_KEY", code="admin_disabled")
+    check_auth(request.headers, (key.get_secret_value().encode(),))
+    raw = await read_body(request, proxy.settings.max_body_bytes)
+    try:
+        body = json.loads(raw) if raw.strip() else {}
+    except ValueError:
+        raise InvalidRequestError("the body must be empty or JSON", code="invalid_json") from None
+    policy = body.get("policy") if isinstance(body, dict) else None
+    if not isinstance(body, dict) or (policy is not None and not isinstance(policy, str)) or \
+            set(body) - {"policy"}:
+        raise InvalidRequestError('the body must be empty or {"policy": "PATH_OR_NAME"}',
+                                  param="policy")
+    if proxy.settings.policy is None and policy is None:
+        raise InvalidRequestError("nothing to reload: the proxy serves without --policy; "
+                                  'send {"policy": "PATH_OR_NAME"} to start using one')
+    try:
+        guard = await proxy.reload(policy)
+    except Exception as exc:
+        return JSONResponse(error_body(f"the policy failed to load; still serving "
+                                       f"{proxy.guard.policy}: {exc}", "server_error",
+                                       code="policy_load_failed"), status_code=500)
+    return JSONResponse({"reloaded": True, "policy": guard.policy})
+
+
+async def _feedback(request: Request) -> Response:
+    """``POST /v1/feedback``: a label for one decision, appended to the audit log."""
+    proxy: Proxy = request.app.state.proxy
+    check_auth(request.headers, proxy.client_keys)
+    label = parse_feedback(await read_body(request, proxy.settings.max_body_bytes))
+    target, audit = proxy.settings.audit_target, proxy.audit
+    if target is None or audit is None:
+        raise InvalidRequestError("feedback is stored in the audit log: serve with "
+                                  "--audit-path (or --audit-url)", code="no_audit_log")
+    rid = label["request_id"]
+    if rid not in proxy.recent and not await asyncio.to_thread(decided, target, rid):
+        raise UnknownRequestError(f"no decision with request_id {rid!r} in the audit log",
+                                  param="request_id")
+    if not audit.submit_row(FEEDBACK, feedback_row(label)):
+        return JSONResponse(error_body("the audit log is not keeping up; the label was not "
+                                       "recorded, send it again", "server_error",
+                                       code="audit_queue_full"), status_code=503)
+    return JSONResponse({"recorded": True, **label})
 
 
 async def _models(request: Request) -> Response:
@@ -286,7 +433,7 @@ def create_app(settings: Settings, transport: httpx.AsyncBaseTransport | None = 
     cost_model : CostModel, optional
         Used instead of ``settings.cost_model`` / the shipped default (tests, embedding).
     """
-    proxy = Proxy(settings, build_guard(settings, cost_model))
+    proxy = Proxy(settings, build_guard(settings, cost_model), cost_model)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -302,6 +449,7 @@ def create_app(settings: Settings, transport: httpx.AsyncBaseTransport | None = 
     app.add_middleware(RedactSecrets, secrets=proxy.secrets)
     routes: list[tuple[str, Any, str]] = [
         ("/chat/completions", chat_completions, "POST"),
+        ("/feedback", _feedback, "POST"),
         ("/models", _models, "GET"),
         ("/embeddings", _embeddings, "POST"),
         ("/completions", _not_guarded, "POST"),
@@ -315,6 +463,7 @@ def create_app(settings: Settings, transport: httpx.AsyncBaseTransport | None = 
     app.add_api_route("/healthz", _healthz, methods=["GET"], include_in_schema=False)
     app.add_api_route("/readyz", _readyz, methods=["GET"], include_in_schema=False)
     app.add_api_route("/metrics", _metrics, methods=["GET"], include_in_schema=False)
+    app.add_api_route("/admin/reload", _admin_reload, methods=["POST"], include_in_schema=False)
     return app
 
 

@@ -71,6 +71,7 @@ def decision_headers(record: DecisionRecord) -> dict[str, str]:
         "x-utilityguard-confidence": _fmt(record.p),
         "x-utilityguard-threshold": _fmt(record.threshold),
         "x-utilityguard-request-id": record.request_id,
+        "x-utilityguard-policy": record.policy or "none",
     }
 
 
@@ -213,7 +214,7 @@ async def chat_completions(request: Request) -> Response:
     """Handle one chat completion request (see the module docstring)."""
     t0 = time.perf_counter()
     proxy: Proxy = request.app.state.proxy
-    settings, guard = proxy.settings, proxy.guard
+    settings, guard = proxy.settings, proxy.guard  # one policy version for the whole request
     request.state.request_id = rid = proxy.new_request_id()
     key = check_auth(request.headers, proxy.client_keys)
     caller_confidence = settings.confidence == "caller"

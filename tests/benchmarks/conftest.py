@@ -203,3 +203,17 @@ def serve_app() -> Any:
         thread.join(timeout=10)
         sock.close()
         assert not thread.is_alive()
+
+
+def crossfit(files: BenchFiles, data: Any, folds: Any, *, c_r: float = 2.0,
+             refit_with: CostRegressor | None = None) -> Any:
+    """The bench's cross-fitted guard (a policy per training fold, held-out items decided by
+    its Guard) on ``data``: the files' foreign cost model as is, or a refit of
+    ``refit_with``'s settings per fold."""
+    from benchmarks.bench.crossfit import crossfit_guard
+    from cost_models import load_model
+
+    groups = [it.source for it in files.items if it.id in set(data.ids)]
+    model = refit_with if refit_with is not None else load_model(files.cost_model)
+    return crossfit_guard(data, "logprob_mean", folds, groups, c_r, cost_model=model,
+                          refit=refit_with is not None)

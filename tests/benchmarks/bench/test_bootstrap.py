@@ -10,9 +10,10 @@ import pytest
 
 from benchmarks.bench.bootstrap import ORDER, counts, many
 from benchmarks.bench.compared_policies import POLICIES, run_policies
-from benchmarks.bench.crossfit import make_folds, probabilities
+from benchmarks.bench.crossfit import make_folds
 from benchmarks.bench.data import load_bench
 from benchmarks.bench.evaluate import METRICS, metrics
+from tests.benchmarks.conftest import crossfit
 
 
 def test_columns_follow_the_metric_list() -> None:
@@ -29,7 +30,7 @@ def test_counts_count_the_draws() -> None:
 def test_vectorized_bootstrap_equals_per_resample_metrics(bench_files: Any, c_r: float) -> None:
     data = load_bench(bench_files.items, bench_files.responses)
     folds = make_folds(data.n, 5, 0, data.canonical)
-    probs = probabilities(data, "logprob_mean", folds)
+    probs = crossfit(bench_files, data, folds).probabilities("logprob_mean")
     runs = run_policies(data, data.cost * 1.3, probs, folds, c_r)
     assert set(runs) == set(POLICIES)
     samples = np.random.default_rng(7).integers(0, data.n, size=(12, data.n))

@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 
 from benchmarks.bench.compared_policies import POLICIES, best_threshold, run_policies, utilities
-from benchmarks.bench.crossfit import Probabilities, answerability, make_folds, probabilities
+from benchmarks.bench.crossfit import Probabilities, make_folds
 from benchmarks.bench.data import SIGNALS, BenchData, load_bench
 from policies import expected_utility, should_answer
+from tests.benchmarks.conftest import crossfit
 
 INF = math.inf
 
@@ -96,7 +97,7 @@ def test_oracle_keeps_a_cheap_wrong_answer_to_an_answerable_item() -> None:
 def fitted(bench_files: Any) -> tuple[BenchData, Probabilities, Any, np.ndarray]:
     data = load_bench(bench_files.items, bench_files.responses)
     folds = make_folds(data.n, 5, 0)
-    probs = probabilities(data, "logprob_mean", folds)
+    probs = crossfit(bench_files, data, folds).probabilities("logprob_mean")
     rng = np.random.default_rng(7)
     pred_cost = data.cost * np.exp(rng.normal(0.0, 0.7, data.n))  # an imperfect cost model
     return data, probs, folds, pred_cost
@@ -152,8 +153,8 @@ def test_model_policies_keep_the_models_decisions(fitted: Any) -> None:
 def test_guard_uses_the_answerability_aware_rule(bench_files: Any) -> None:
     data = load_bench(bench_files.items, bench_files.responses)
     folds = make_folds(data.n, 5, 0, data.canonical)
-    probs = probabilities(data, "logprob_mean", folds)
-    alpha = answerability(data, folds).alpha
+    fit = crossfit(bench_files, data, folds)
+    probs, alpha = fit.probabilities("logprob_mean"), fit.alpha
     assert ((alpha >= 0) & (alpha <= 1)).all()
     cost = data.cost * 1.5
     runs = run_policies(data, cost, probs, folds, 2.0, alpha)
@@ -170,9 +171,9 @@ def test_guard_uses_the_answerability_aware_rule(bench_files: Any) -> None:
 def test_answerability_is_out_of_fold(bench_files: Any) -> None:
     data = load_bench(bench_files.items, bench_files.responses)
     folds = make_folds(data.n, 5, 0, data.canonical)
-    base = answerability(data, folds).alpha
+    base = crossfit(bench_files, data, folds).alpha
     for i in (0, 1, 7):
         flipped = data.answerable.copy()
         flipped[i] = not flipped[i]
-        again = answerability(dataclasses.replace(data, answerable=flipped), folds).alpha
+        again = crossfit(bench_files, dataclasses.replace(data, answerable=flipped), folds).alpha
         assert again[i] == base[i]

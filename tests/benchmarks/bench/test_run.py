@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from benchmarks.bench.compared_policies import POLICIES
-from benchmarks.bench.crossfit import make_folds, predict_costs, probabilities, trained_on
+from benchmarks.bench.crossfit import make_folds, trained_on
 from benchmarks.bench.data import BenchData, BenchError, load_bench
 from benchmarks.bench.evaluate import METRICS, PAPER_C_R, c_r_grid
 from benchmarks.bench.report import report_md
@@ -21,6 +21,7 @@ from cost_models import CostRegressor, load_model
 from cost_models.datasets import load_seed
 from cost_models.model_io import ARTIFACT, default_model_dir
 from cost_models.persistence import read_sidecar
+from tests.benchmarks.conftest import crossfit
 
 # metrics of the policies that nothing fitted touches (no folds, no calibrated p)
 FOLD_FREE = {
@@ -196,13 +197,13 @@ def test_flipping_a_label_does_not_change_that_items_probability(
         bench_files: Any) -> None:
     data = _bench_data(bench_files)
     folds = make_folds(data.n, 5, 0)
-    base = probabilities(data, "logprob_mean", folds)
+    base = crossfit(bench_files, data, folds).probabilities("logprob_mean")
     checked = 0
     for i in np.flatnonzero(data.answered & data.answerable)[:6]:
         correct = data.correct.copy()
         correct[i] = not correct[i]
-        flipped = probabilities(dataclasses.replace(data, correct=correct), "logprob_mean",
-                                folds)
+        flipped = crossfit(bench_files, dataclasses.replace(data, correct=correct),
+                           folds).probabilities("logprob_mean")
         assert flipped.calibrated[i] == base.calibrated[i]
         fold_of_i = next(k for k, (_, test) in enumerate(folds) if i in test)
         same_fold = folds[fold_of_i][1]
@@ -219,13 +220,14 @@ def test_changing_a_cost_does_not_change_that_items_refit_prediction(
     folds = make_folds(data.n, 5, 0)
     groups = [it.source for it in bench_files.items]
     settings = CostRegressor(cv=3)
-    base = predict_costs(data, settings, refit=True, folds=folds, groups=groups)
-    assert base.how.startswith("out of fold")
+    assert groups
+    base = crossfit(bench_files, data, folds, refit_with=settings)
+    assert base.how["cost"].startswith("out of fold")
     for i in (0, 57, 119):
         cost = data.cost.copy()
         cost[i] *= 40.0
-        changed = predict_costs(dataclasses.replace(data, cost=cost), settings, refit=True,
-                                folds=folds, groups=groups)
+        changed = crossfit(bench_files, dataclasses.replace(data, cost=cost), folds,
+                           refit_with=settings)
         assert changed.cost[i] == base.cost[i]
         assert not np.allclose(changed.cost, base.cost)  # it did reach the other folds
 
@@ -233,9 +235,9 @@ def test_changing_a_cost_does_not_change_that_items_refit_prediction(
 def test_a_given_model_is_used_as_is(bench_files: Any) -> None:
     data = _bench_data(bench_files)
     model = load_model(bench_files.cost_model)
-    res = predict_costs(data, model, refit=False, folds=make_folds(data.n), groups=[])
-    np.testing.assert_array_equal(res.cost, model.predict(data.questions))
-    assert "as is" in res.how
+    res = crossfit(bench_files, data, make_folds(data.n))
+    np.testing.assert_allclose(res.cost, model.predict(data.questions), rtol=1e-12, atol=0)
+    assert "as is" in res.how["cost"]
 
 
 def test_a_foreign_cost_model_is_used_as_is(bench_results: dict[str, Any]) -> None:

@@ -1,0 +1,195 @@
+"""``utilityguard fit``: fit a policy (cost model, calibrator, answerability model, C_R).
+
+From graded responses (``--data ITEMS --responses REPLIES``): the bench's cross-fitted
+evaluation first (the bench's ``guard`` row is a policy fitted per training fold with the same
+:func:`guard.policy.fit_policy`), then one policy fitted on all the data, written to ``--out``
+with its card. From an audit log (``--from-audit DB``): the labels sent to
+``POST /v1/feedback`` (:mod:`guard.policy.from_audit`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import shlex
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+
+from benchmarks.bench.crossfit import choose_signal, training_set
+from benchmarks.bench.data import load_bench, shipped_responses
+from benchmarks.bench.report import print_table
+from benchmarks.bench.run import run_bench
+from cost_models.datasets import DatasetItem, load_seed, load_utilitybench
+from cost_models.model_io import default_model_dir, load_model
+from cost_models.persistence import sha256_rows
+from guard.cli import CLIError
+from guard.policy import Policy, fit_policy, save_policy
+
+#: What the card keeps of each bench policy row.
+CARD_POLICIES = ("guard", "guard_paper_rule", "model", "model_confidence",
+                 "confidence_threshold", "always_refuse", "oracle")
+CARD_METRICS = ("utility_auc", "mean_utility", "answer_rate", "ans_acc", "ref_acc", "ece10")
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "fit", help="fit a decision policy (calibrator, answerability, cost) for the guard",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description=(
+            "Fit the policy Guard.from_policy / serve --policy load: a calibrator for the\n"
+            "confidence signal, an answerability classifier, the cost model and a default\n"
+            "C_R. Prints the cross-fitted evaluation (the bench's protocol: each item decided\n"
+            "by a policy fitted without it), then fits on all data and writes DIR with its\n"
+            "card (policy.json + README.md).\n\n"
+            "--from-audit DB refits from your own traffic instead: the calibrator from the\n"
+            "'correct' labels sent to POST /v1/feedback, and the answerability and cost models\n"
+            "from 'answerable' / 'cost' labels when the proxy recorded the query text\n"
+            "(serve --audit-queries). With too few labels it refuses and says how many."),
+        epilog="example: utilityguard fit --data seed --out my-policy --c-r 2 --group-folds",
+    )
+    p.add_argument("--data", default="seed", help="dataset with costs, or 'seed' (default)")
+    p.add_argument("--responses", type=Path, default=None,
+                   help="graded response records (default with --data seed: the shipped "
+                        "SmolLM2 responses)")
+    p.add_argument("--from-audit", type=Path, metavar="DB", default=None,
+                   help="refit from the decisions labelled through POST /v1/feedback in this "
+                        "audit log (instead of --data / --responses)")
+    p.add_argument("--base", default=None, metavar="PATH_OR_NAME",
+                   help="--from-audit: take the parts without enough labels from this policy "
+                        "(default: alpha = 1 and the shipped cost model)")
+    p.add_argument("--min-labels", type=int, default=50,
+                   help="--from-audit: labels each refit part needs, at least (50)")
+    p.add_argument("--out", type=Path, required=True, help="the policy directory to write")
+    p.add_argument("--name", default=None, help="the policy's name (default: --out's name)")
+    p.add_argument("--c-r", type=float, default=2.0, help="default C_R of the policy (2)")
+    p.add_argument("--signal", default=None, help="confidence signal (default: logprob_mean)")
+    p.add_argument("--cost-model", type=Path, default=None,
+                   help="cost model dir (default: the shipped one, referenced by sha256)")
+    p.add_argument("--folds", type=int, default=5, help="cross-fitting folds (5)")
+    p.add_argument("--group-folds", action="store_true",
+                   help="evaluate on folds that hold out whole sources (unseen kinds of "
+                        "questions)")
+    p.add_argument("--bootstrap", type=int, default=200,
+                   help="bootstrap resamples of the evaluation (200)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (0)")
+    p.add_argument("--trust", action="store_true", help="skip artifact integrity checks")
+    p.set_defaults(func=run)
+
+
+def _items(data: str) -> list[DatasetItem]:
+    return load_seed() if data == "seed" else load_utilitybench(data)
+
+
+def _plain(v: Any) -> Any:
+    """``v`` with NaN as ``None`` (policy.json is strict JSON)."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if isinstance(v, list):
+        return [_plain(x) for x in v]
+    if isinstance(v, dict):
+        return {k: _plain(x) for k, x in v.items()}
+    return v
+
+
+def evaluation_card(results: Mapping[str, Any], group_folds: bool) -> dict[str, Any]:
+    """The cross-fitted figures a policy card keeps (NaN written as null)."""
+    s = results["settings"]
+    card: dict[str, Any] = _plain({
+        "protocol": (f"{s['folds']}-fold cross-fitting"
+                     + (", whole sources held out per fold" if group_folds else "")
+                     + f", seed {s['seed']}; {s['bootstrap']} bootstrap resamples"),
+        "c_r": results["c_r"], "n": results["n"],
+        "policies": {name: {k: results["policies"][name].get(k) for k in
+                            (*CARD_METRICS, "utility_auc_ci", "mean_utility_ci")}
+                     for name in CARD_POLICIES if name in results["policies"]},
+        "calibration": results.get("calibration"),
+        "answerability_auc": s.get("answerability_auc"),
+    })
+    return card
+
+
+def fit_from_data(args: argparse.Namespace, console: Console) -> tuple[Policy, dict[str, Any]]:
+    items = _items(args.data)
+    responses = args.responses or (shipped_responses() if args.data == "seed" else None)
+    if responses is None:
+        raise CLIError("--responses is required with --data (the shipped responses are for "
+                       "the seed set)")
+    with console.status("fit: cross-fitted evaluation") as status:
+        results = run_bench(items, responses, c_r=args.c_r, cost_model=args.cost_model,
+                            signal=args.signal, folds=args.folds, n_boot=args.bootstrap,
+                            seed=args.seed, trust=args.trust, group_folds=args.group_folds,
+                            progress=lambda msg: status.update(f"fit: evaluation: {msg}"))
+    print_table(results, console)
+    cal = results["calibration"]
+    if cal.get("n"):
+        console.print(f"calibration of {cal['signal']} (out of fold, {cal['n']} answered): "
+                      f"ECE-10 {cal['ece_before']:.4f} -> {cal['ece_after']:.4f}, "
+                      f"Brier {cal['brier_before']:.4f} -> {cal['brier_after']:.4f}")
+    data = load_bench(items, responses)
+    source = {it.id: it.source for it in items}
+    signal = choose_signal(data, args.signal)
+    model_dir = args.cost_model or default_model_dir()
+    model = load_model(model_dir, trust=args.trust)
+    shipped = args.cost_model is None or Path(args.cost_model).resolve() == \
+        default_model_dir().resolve()
+    ref = {"source": "shipped-default"} if shipped else None
+    name = args.name or args.out.resolve().name
+    with console.status("fit: fitting on all data"):
+        policy = fit_policy(training_set(data, signal, [source[i] for i in data.ids]),
+                            signal=signal, c_r=args.c_r, name=name, cost_model=model,
+                            cost_model_ref=ref)
+    card = {
+        "training": {
+            "data": "the shipped seed set (cost_models/data/seed)" if args.data == "seed"
+            else str(args.data),
+            "n": data.n, "data_sha256": sha256_rows(
+                [(i, q, bool(a), float(c)) for i, q, a, c in
+                 zip(data.ids, data.questions, data.answerable, data.cost, strict=True)]),
+            "responses": "the shipped SmolLM2-135M-Instruct responses "
+                         "(benchmarks/data/smollm2/responses.jsonl)"
+            if args.responses is None else str(args.responses),
+            "responses_sha256": data.responses_sha256, "model": data.model,
+        },
+        "evaluation": evaluation_card(results, args.group_folds),
+    }
+    return policy, card
+
+
+def _fit_from_audit(args: argparse.Namespace, console: Console
+                    ) -> tuple[Policy, dict[str, Any]]:
+    from guard.policy import load_policy
+    from guard.policy.from_audit import fit_from_audit
+
+    if args.min_labels < 6:
+        raise CLIError("--min-labels must be >= 6")
+    base = load_policy(args.base, trust=args.trust) if args.base else None
+    policy, card = fit_from_audit(args.from_audit, c_r=args.c_r, signal=args.signal,
+                                  name=args.name or args.out.resolve().name, base=base,
+                                  min_labels=args.min_labels)
+    cal = card["evaluation"]["calibration"]
+    console.print(f"calibration of {cal['signal']} (out of fold, {cal['n']} labelled answers): "
+                  f"ECE-10 {cal['ece_before']:.4f} -> {cal['ece_after']:.4f}, "
+                  f"Brier {cal['brier_before']:.4f} -> {cal['brier_after']:.4f}")
+    for part, how in card["training"]["parts"].items():
+        console.print(f"{part}: {how}")
+    return policy, card
+
+
+def run(args: argparse.Namespace) -> int:
+    if not math.isfinite(args.c_r) or args.c_r < 0:
+        raise CLIError(f"--c-r must be a finite number >= 0, got {args.c_r}")
+    if args.folds < 2 or args.bootstrap < 0:
+        raise CLIError("--folds must be >= 2 and --bootstrap >= 0")
+    console = Console(stderr=False, width=None if Console().is_terminal else 140)
+    if args.from_audit is not None:
+        policy, card = _fit_from_audit(args, console)
+    else:
+        policy, card = fit_from_data(args, console)
+    card["command"] = "utilityguard " + shlex.join(getattr(args, "argv", None) or ["fit"])
+    path = save_policy(policy, args.out, card=card)
+    console.print(f"wrote {path.parent} (policy {policy.label}; "
+                  f"Guard.from_policy({str(path.parent)!r}), serve --policy {path.parent})")
+    return 0

@@ -1,0 +1,244 @@
+"""The policy artifact: one folder holding everything a decision needs.
+
+::
+
+    policy.json            name, C_R, signal, confidence source, the sha256 of every part,
+                           library versions, training data, cross-fitted figures, command
+    README.md              the card (rendered from policy.json)
+    calibrator/            calibrator.joblib + calibrator.json (signal -> P(correct))
+    answerability/         answerability.joblib + .json (question -> P(answerable)); absent
+                           when the training data had one class (then a constant alpha)
+    cost_model/            a saved cost model, or absent when policy.json references the
+                           shipped default by its sha256
+
+joblib files run code when loaded, so loading follows the cost model's trust rules: every
+file's sha256 must equal the one in ``policy.json`` and its own sidecar, and the scikit-learn
+version must match; ``trust=True`` skips the checks (only for a policy you made). A policy is
+named ``NAME@SHA8``: its name and the first 8 hex digits of the sha256 of its ``policy.json``
+(which holds the hashes of all the parts), so the name identifies every byte of the policy.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from cost_models.answerability import AnswerabilityModel
+from cost_models.model_io import ARTIFACT as COST_ARTIFACT
+from cost_models.model_io import default_model_dir, load_model, save_model
+from cost_models.persistence import (
+    ArtifactError,
+    load_artifact,
+    read_sidecar,
+    save_artifact,
+    sha256_file,
+    versions,
+)
+from cost_models.regressor import CostRegressor
+from guard.calibration import Calibrator
+from guard.exceptions import ConfigError
+from guard.protocols import CostModel
+
+if TYPE_CHECKING:
+    from guard.core import Guard
+
+FORMAT = "utilityguard-policy"
+FORMAT_VERSION = 1
+POLICY_FILE = "policy.json"
+SHIPPED_DIR = "policy/data"
+ANSWERABILITY = "answerability"
+
+
+def shipped_dir() -> Path:
+    """Where the shipped policies live (package data)."""
+    return Path(str(resources.files("guard").joinpath(SHIPPED_DIR)))
+
+
+def shipped_policies() -> list[str]:
+    """Names of the policies shipped with the package."""
+    root = shipped_dir()
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if (p / POLICY_FILE).is_file())
+
+
+def resolve(path_or_name: str | os.PathLike[str]) -> Path:
+    """The directory of a policy given as a path or as the name of a shipped policy."""
+    p = Path(path_or_name)
+    if (p / POLICY_FILE).is_file():
+        return p
+    if isinstance(path_or_name, str) and path_or_name in shipped_policies():
+        return shipped_dir() / path_or_name
+    if p.exists():
+        raise ConfigError(f"{p}: no {POLICY_FILE}; not a utilityguard policy directory")
+    names = ", ".join(shipped_policies()) or "none"
+    raise ConfigError(f"{path_or_name}: no such policy directory or shipped policy "
+                      f"(shipped: {names})")
+
+
+def _default_cost_sha() -> str:
+    return str(read_sidecar(default_model_dir(), name=COST_ARTIFACT)["sha256"])
+
+
+@dataclass
+class Policy:
+    """A fitted policy: what :meth:`guard.Guard.from_policy` decides with.
+
+    ``cost_model`` ``None`` means the shipped default cost model. ``cost_model_ref`` says how
+    a saved policy refers to its cost model (``{"source": "shipped-default", "sha256": ...}``
+    or ``{"source": "file", "dir": "cost_model"}``); ``None`` means "save a copy" (or the
+    shipped default when ``cost_model`` is ``None``). ``sha256`` is that of ``policy.json``
+    once saved or loaded (``None`` for a policy only held in memory, e.g. a bench fold's).
+    """
+
+    name: str
+    c_r: float
+    signal: str
+    confidence: str
+    calibrator: Calibrator
+    answerability: AnswerabilityModel | None = None
+    alpha_constant: float | None = None
+    cost_model: CostModel | None = None
+    cost_model_ref: dict[str, Any] | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+    sha256: str | None = None
+    path: Path | None = None
+
+    @property
+    def label(self) -> str:
+        """``NAME@SHA8`` (``NAME@unsaved`` before it is saved)."""
+        return f"{self.name}@{self.sha256[:8] if self.sha256 else 'unsaved'}"
+
+    def guard(self, **overrides: Any) -> Guard:
+        """A :class:`guard.Guard` deciding with this policy; ``overrides`` are Guard keyword
+        arguments (``mode``, ``refusal_text``, ``no_confidence``, ``c_r``, ``extractors``)."""
+        from guard.confidence.extractors import extractors_for
+        from guard.core import Guard
+
+        kwargs: dict[str, Any] = {"c_r": self.c_r, "extractors": extractors_for(self.confidence)}
+        kwargs.update(overrides)
+        return Guard(self.cost_model, self.calibrator, answerability=self.answerability,
+                     alpha=self.alpha_constant, policy=self.label, **kwargs)
+
+    def alpha_of(self, questions: list[str]) -> list[float]:
+        """``P(answerable)`` of each question (the constant when there is no model)."""
+        if self.answerability is None:
+            return [1.0 if self.alpha_constant is None else self.alpha_constant] * len(questions)
+        return [float(a) for a in self.answerability.predict_alpha(questions)]
+
+
+def _files(root: Path, sub: str) -> dict[str, str]:
+    return {f"{sub}/{f.name}": sha256_file(f) for f in sorted((root / sub).iterdir())
+            if f.is_file()}
+
+
+def save_policy(policy: Policy, directory: str | os.PathLike[str], *,
+                card: dict[str, Any] | None = None) -> Path:
+    """Write ``policy`` to ``directory`` (see the module docstring); return ``policy.json``.
+    ``card`` adds free-form fields (training data, evaluation, command) to ``policy.json``."""
+    root = Path(directory)
+    if root.exists() and any(root.iterdir()) and not (root / POLICY_FILE).exists():
+        raise ConfigError(f"{root}: exists and is not a policy directory; choose another --out")
+    root.mkdir(parents=True, exist_ok=True)
+    files: dict[str, str] = {}
+    policy.calibrator.save(root / "calibrator")
+    files.update(_files(root, "calibrator"))
+    answer: dict[str, Any]
+    if policy.answerability is not None:
+        save_artifact(policy.answerability, root / ANSWERABILITY, name=ANSWERABILITY,
+                      metadata={"kind": "answerability", "params": policy.answerability
+                                .get_params()})
+        files.update(_files(root, ANSWERABILITY))
+        answer = {"model": ANSWERABILITY, "kind": "TF-IDF + logistic regression"}
+    else:
+        answer = {"constant": policy.alpha_constant}
+    ref = policy.cost_model_ref
+    if policy.cost_model is None or (ref is not None and ref.get("source") == "shipped-default"):
+        cost = {"source": "shipped-default", "sha256": _default_cost_sha()}
+    elif isinstance(policy.cost_model, CostRegressor):
+        save_model(policy.cost_model, root / "cost_model", metadata={
+            "kind": policy.cost_model.kind, "alpha": policy.cost_model.alpha,
+            "data_description": "refit for this policy"})
+        files.update(_files(root, "cost_model"))
+        cost = {"source": "file", "dir": "cost_model"}
+    else:
+        raise ConfigError("only a CostRegressor or the shipped default can be saved in a policy")
+    meta = {
+        "format": FORMAT, "format_version": FORMAT_VERSION, "name": policy.name,
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "c_r": policy.c_r, "signal": policy.signal, "confidence": policy.confidence,
+        "calibrator": {"dir": "calibrator", "method": policy.calibrator.method_},
+        "answerability": answer, "cost_model": cost, "files": files,
+        "versions": versions(), **(card or {}),
+    }
+    path = root / POLICY_FILE
+    path.write_text(json.dumps(meta, indent=2, default=str) + "\n")
+    policy.sha256, policy.path, policy.meta = sha256_file(path), root, meta
+    from guard.policy.card import policy_card
+
+    (root / "README.md").write_text(policy_card(meta, policy.label))
+    return path
+
+
+def _check_files(root: Path, meta: dict[str, Any]) -> None:
+    for rel, want in (meta.get("files") or {}).items():
+        f = root / rel
+        if not f.is_file():
+            raise ArtifactError(f"{f}: missing (listed in {root / POLICY_FILE})")
+        have = sha256_file(f)
+        if have != want:
+            raise ArtifactError(
+                f"{f}: sha256 {have[:12]}... does not match {POLICY_FILE}'s {want[:12]}...; the "
+                "policy was modified. Refusing to load (joblib runs code on load); pass "
+                "trust=True / --trust only for a policy you made yourself.")
+
+
+def load_policy(path_or_name: str | os.PathLike[str], *, trust: bool = False) -> Policy:
+    """Load a policy directory or a shipped policy by name, verifying every part's sha256.
+
+    Raises :class:`~cost_models.persistence.ArtifactError` for a modified or incomplete policy
+    (unless ``trust``), :class:`ConfigError` for one that cannot be found or read.
+    """
+    root = resolve(path_or_name)
+    raw = (root / POLICY_FILE).read_bytes()
+    try:
+        meta = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{root / POLICY_FILE}: unreadable ({exc.msg})") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise ConfigError(f"{root / POLICY_FILE}: not a utilityguard policy")
+    if meta.get("format_version") != FORMAT_VERSION:
+        raise ConfigError(f"{root / POLICY_FILE}: format version {meta.get('format_version')}, "
+                          f"this utilityguard reads {FORMAT_VERSION}")
+    if not trust:
+        _check_files(root, meta)
+    calibrator = Calibrator.load(root / "calibrator", trust=trust)
+    answer = meta.get("answerability") or {}
+    model = None
+    if "model" in answer:
+        obj = load_artifact(root / ANSWERABILITY, name=ANSWERABILITY, trust=trust)
+        if not isinstance(obj, AnswerabilityModel):
+            raise ArtifactError(f"{root / ANSWERABILITY}: not an AnswerabilityModel")
+        model = obj
+    cost_ref = meta.get("cost_model") or {}
+    cost: CostModel | None
+    if cost_ref.get("source") == "shipped-default":
+        have = _default_cost_sha()
+        if have != cost_ref.get("sha256") and not trust:
+            raise ArtifactError(
+                f"{root}: fitted with the shipped cost model {str(cost_ref.get('sha256'))[:12]}"
+                f"..., but this installation ships {have[:12]}...; refit the policy")
+        cost = None
+    else:
+        cost = load_model(root / str(cost_ref.get("dir", "cost_model")), trust=trust)
+    return Policy(name=str(meta["name"]), c_r=float(meta["c_r"]), signal=str(meta["signal"]),
+                  confidence=str(meta["confidence"]), calibrator=calibrator,
+                  answerability=model, alpha_constant=answer.get("constant"),
+                  cost_model=cost, cost_model_ref=cost_ref, meta=meta,
+                  sha256=hashlib.sha256(raw).hexdigest(), path=root)

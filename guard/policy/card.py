@@ -1,0 +1,102 @@
+"""The policy card: ``README.md`` of a policy folder, rendered from its ``policy.json``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _f(x: Any, digits: int = 4) -> str:
+    if x is None:
+        return "n/a"
+    if isinstance(x, (int, float)):
+        return f"{x:.{digits}f}"
+    return str(x)
+
+
+def _evaluation(ev: dict[str, Any]) -> str:
+    if not ev:
+        return "No cross-fitted evaluation was recorded (e.g. a policy refit from an audit log)."
+    rows = []
+    for name, m in (ev.get("policies") or {}).items():
+        rows.append(f"| `{name}` | {_f(m.get('utility_auc'))} | {_f(m.get('mean_utility'))} | "
+                    f"{_f(m.get('answer_rate'))} | {_f(m.get('ece10'))} |")
+    cal = ev.get("calibration") or {}
+    if not rows:
+        return (f"Protocol: {ev.get('protocol', 'n/a')}. Calibration of `{cal.get('signal')}` on "
+                f"{cal.get('n')} labelled answers, out of fold: ECE-10 "
+                f"{_f(cal.get('ece_before'))} before, {_f(cal.get('ece_after'))} after; Brier "
+                f"{_f(cal.get('brier_before'))} before, {_f(cal.get('brier_after'))} after.")
+    return "\n".join([
+        f"Protocol: {ev.get('protocol', 'n/a')}. C_R = {ev.get('c_r')}, {ev.get('n')} items.",
+        "",
+        "| policy | UtilityAUC | mean utility | answer rate | ECE-10 (answered) |",
+        "| --- | --- | --- | --- | --- |",
+        *rows,
+        "",
+        f"Calibration of `{cal.get('signal')}` on the {cal.get('n')} answered replies with a "
+        f"signal, out of fold: ECE-10 {_f(cal.get('ece_before'))} before (raw probability) and "
+        f"{_f(cal.get('ece_after'))} after; Brier {_f(cal.get('brier_before'))} before, "
+        f"{_f(cal.get('brier_after'))} after. Answerability ROC AUC out of fold: "
+        f"{_f(ev.get('answerability_auc'))}.",
+    ])
+
+
+def policy_card(meta: dict[str, Any], label: str) -> str:
+    """The README of a policy (``meta`` is its ``policy.json``)."""
+    tr = meta.get("training") or {}
+    files = "\n".join(f"| `{k}` | `{v}` |" for k, v in (meta.get("files") or {}).items())
+    cost = meta.get("cost_model") or {}
+    cost_line = (f"the shipped default cost model, referenced by sha256 `{cost.get('sha256')}`"
+                 if cost.get("source") == "shipped-default" else
+                 f"a cost model saved in `{cost.get('dir')}/` (its own card is there)")
+    ans = meta.get("answerability") or {}
+    ans_line = (f"a text classifier ({ans.get('kind')}) in `{ans.get('model')}/`"
+                if "model" in ans else f"the constant {ans.get('constant')}")
+    v = meta.get("versions") or {}
+    return f"""# Policy `{label}` — card
+
+A utilityguard decision policy: everything the guard needs to decide, fitted together.
+`Guard.from_policy(...)` and `utilityguard serve --policy ...` load it; every decision names
+it (`x-utilityguard-policy: {label}` and the audit log's `policy` column).
+
+- **Rule:** answer iff the expected utility of answering, `q = p - (1 - p) L`, is at least
+  that of refusing, `alpha (-C_R) + (1 - alpha)`: exactly `policies.should_answer(p, L, C_R,
+  alpha=alpha)`; default `C_R = {meta.get('c_r')}`.
+- **Confidence:** signal `{meta.get('signal')}` from `--confidence {meta.get('confidence')}`,
+  calibrated by `calibrator/` (method `{(meta.get('calibrator') or {}).get('method')}`).
+- **Answerability `alpha = P(answerable | query)`:** {ans_line}.
+- **Consequence cost `L`:** {cost_line}.
+
+## What fitted it
+
+- Data: {tr.get('data', 'n/a')} ({tr.get('n', 'n/a')} items; sha256 of the rows
+  `{tr.get('data_sha256', 'n/a')}`).
+- Responses: {tr.get('responses', 'n/a')} (model `{tr.get('model', 'n/a')}`, sha256
+  `{tr.get('responses_sha256', 'n/a')}`).
+- Parts: {tr.get('parts', 'all fitted on the data above')}
+- Command: `{meta.get('command', 'n/a')}`
+- Created {meta.get('created')}; Python {v.get('python')}, scikit-learn {v.get('scikit-learn')},
+  numpy {v.get('numpy')}, joblib {v.get('joblib')}.
+
+## Cross-fitted evaluation (before fitting on all data)
+
+{_evaluation(meta.get('evaluation') or {})}
+
+## Files (sha256, checked on every load)
+
+joblib runs code when loaded: loading refuses a file whose sha256 differs from this list or
+from its own sidecar, or one made with another scikit-learn (`trust=True` / `--trust` only for
+a policy you made yourself). The policy's name `{label}` ends with the first 8 hex digits of
+the sha256 of `policy.json`, which holds these hashes.
+
+| file | sha256 |
+| --- | --- |
+{files}
+
+## Limits
+
+Fitted on one model's replies to one question set: `p` is calibrated for that model and that
+kind of question, `alpha` learned from that set's answerable / refusal-required mix. On other
+questions, check the cross-fitted figures with `--group-folds` (held-out sources), and refit
+from your own traffic (`utilityguard fit --from-audit`).
+"""

@@ -1,0 +1,133 @@
+"""Fitting a policy: the one function the bench (per training fold) and ``utilityguard fit``
+(on all data) both call.
+
+A :class:`TrainingSet` holds graded responses joined with their items: question, whether it
+is answerable, its consequence cost, whether the model answered, whether the answer was right,
+and the value of one confidence signal. :func:`fit_policy` fits, on exactly those rows,
+
+* the calibrator: ``signal -> P(correct)`` on the answered rows with a signal (an answer to a
+  refusal-required item counts as incorrect), method chosen by cross-validated Brier;
+* the answerability model: ``alpha = P(answerable | question)``, a text classifier (a training
+  set with one class gets that class as a constant);
+* the cost model: a refit with the settings of ``refit_cost`` (when the given cost model was
+  trained on these items, so it must not score them), or ``cost_model`` as is (``None``: the
+  shipped default).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from cost_models.answerability import AnswerabilityModel
+from cost_models.regressor import CostRegressor
+from guard.calibration import LOG_SIGNALS, Calibrator
+from guard.exceptions import CalibrationError, ConfigError
+from guard.policy.artifact import Policy
+from guard.protocols import CostModel
+
+FloatArray = NDArray[np.float64]
+BoolArray = NDArray[np.bool_]
+
+
+def confidence_kind(signal: str) -> str:
+    """The proxy's ``--confidence`` source that provides ``signal``."""
+    if signal in LOG_SIGNALS:
+        return "logprobs"
+    if signal in ("verbal", "consistency", "caller"):
+        return signal
+    raise ConfigError(f"unknown confidence signal {signal!r}")
+
+
+@dataclass
+class TrainingSet:
+    """Rows to fit a policy on (one per graded response). ``correct`` is true only for a right
+    answer to an answerable item; ``signal`` is NaN where the reply had none."""
+
+    questions: list[str]
+    answerable: BoolArray
+    cost: FloatArray
+    answered: BoolArray
+    correct: BoolArray
+    signal: FloatArray
+    groups: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        n = len(self.questions)
+        for name in ("answerable", "cost", "answered", "correct", "signal"):
+            if np.shape(getattr(self, name)) != (n,):
+                raise ValueError(f"TrainingSet.{name} must have one value per question ({n})")
+        if self.groups and len(self.groups) != n:
+            raise ValueError(f"TrainingSet.groups must have one value per question ({n})")
+
+    def take(self, idx: Sequence[int] | NDArray[np.intp]) -> TrainingSet:
+        """The rows ``idx``, in that order."""
+        ix = np.asarray(idx, dtype=np.intp)
+        return TrainingSet(
+            [self.questions[i] for i in ix], self.answerable[ix], self.cost[ix],
+            self.answered[ix], self.correct[ix], self.signal[ix],
+            [self.groups[i] for i in ix] if self.groups else [])
+
+    @property
+    def n(self) -> int:
+        return len(self.questions)
+
+
+def fit_calibrator(train: TrainingSet, signal: str) -> Calibrator:
+    """The calibrator of a policy: fitted on the answered rows that have the signal."""
+    rows = train.answered & np.isfinite(train.signal)
+    return Calibrator(method="auto", signal=signal).fit(
+        train.signal[rows], (train.answerable & train.correct)[rows])
+
+
+def fit_answerability(train: TrainingSet) -> tuple[AnswerabilityModel | None, float | None]:
+    """``(model, None)``, or ``(None, constant)`` when the rows have one answerability class."""
+    y = train.answerable
+    if y.all() or not y.any():
+        return None, float(y.mean()) if y.size else 1.0
+    return AnswerabilityModel().fit(train.questions, y), None
+
+
+def refit_cost_model(like: CostRegressor, train: TrainingSet) -> CostRegressor:
+    """A new cost model with ``like``'s settings, fitted on ``train`` (grouped by source)."""
+    m = CostRegressor(kind=like.kind, alpha=like.alpha, cv=like.cv, max_chars=like.max_chars,
+                      random_state=like.random_state)
+    return m.fit(train.questions, train.cost, groups=train.groups or None)
+
+
+def fit_policy(train: TrainingSet, *, signal: str, c_r: float, name: str = "policy",
+               cost_model: CostModel | None = None, refit_cost: CostRegressor | None = None,
+               calibrator: Calibrator | None = None,
+               cost_model_ref: dict[str, Any] | None = None) -> Policy:
+    """Fit every part of a policy on ``train`` (see the module docstring).
+
+    Parameters
+    ----------
+    cost_model : CostModel, optional
+        Used as is (``None``: the shipped default, loaded when first needed).
+    refit_cost : CostRegressor, optional
+        Refit a cost model with these settings on ``train`` instead (``cost_model`` ignored).
+    calibrator : Calibrator, optional
+        Used as is instead of fitting one.
+    cost_model_ref : dict, optional
+        How the saved policy refers to ``cost_model`` (see :class:`Policy`).
+    """
+    if calibrator is None:
+        try:
+            calibrator = fit_calibrator(train, signal)
+        except CalibrationError as exc:
+            raise CalibrationError(f"cannot calibrate {signal}: {exc}") from None
+    elif calibrator.signal != signal:
+        raise ConfigError(f"the calibrator reads {calibrator.signal!r}, not {signal!r}")
+    model, constant = fit_answerability(train)
+    cost: CostModel | None = cost_model
+    ref = cost_model_ref
+    if refit_cost is not None:
+        cost, ref = refit_cost_model(refit_cost, train), None
+    return Policy(name=name, c_r=float(c_r), signal=signal, confidence=confidence_kind(signal),
+                  calibrator=calibrator, answerability=model, alpha_constant=constant,
+                  cost_model=cost, cost_model_ref=ref)

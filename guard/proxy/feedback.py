@@ -1,0 +1,131 @@
+"""Feedback on decisions: ``POST /v1/feedback``, stored beside the decisions in the audit log.
+
+A label says, for one ``request_id`` the proxy decided, whether the model's reply was correct,
+whether the query was answerable, and what a wrong answer would have cost (each may be
+``null``: unknown). Labels are rows of the audit log's ``feedback`` table
+(:data:`guard.proxy.audit.FEEDBACK`), queued to the same writer as the decisions (after the
+decision they label) and never updated: for a request with several labels the latest counts
+(:func:`labelled_decisions`), and every earlier one stays in the log. Both audit backends
+(SQLite, PostgreSQL) hold them.
+
+The decision itself may still be queued when its label arrives, so the proxy remembers the ids
+it decided recently (:class:`RecentIds`, bounded) before it looks older ones up in the log.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import threading
+import time
+from collections import OrderedDict
+from typing import Any
+
+from guard.exceptions import ClientRequestError, InvalidRequestError
+from guard.proxy.audit import DECISIONS, FEEDBACK, AuditStoreError, read_rows
+
+FIELDS = ("correct", "answerable", "cost")
+MAX_ID_CHARS = 128
+
+
+class UnknownRequestError(ClientRequestError):
+    """HTTP 404: no decision with this request id."""
+
+    status = 404
+    default_code = "unknown_request_id"
+
+
+class RecentIds:
+    """The last ``limit`` request ids decided by this process (thread-safe, bounded)."""
+
+    def __init__(self, limit: int = 100_000) -> None:
+        self.limit = limit
+        self._ids: OrderedDict[str, None] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def add(self, request_id: str) -> None:
+        with self._lock:
+            self._ids[request_id] = None
+            while len(self._ids) > self.limit:
+                self._ids.popitem(last=False)
+
+    def __contains__(self, request_id: object) -> bool:
+        with self._lock:
+            return request_id in self._ids
+
+
+def parse_feedback(raw: bytes) -> dict[str, Any]:
+    """The validated label: ``request_id`` and each of ``correct``, ``answerable`` (bool or
+    null) and ``cost`` (a number > 0 or null); :class:`InvalidRequestError` otherwise."""
+    try:
+        body = json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        raise InvalidRequestError("the body is not valid JSON", code="invalid_json") from None
+    if not isinstance(body, dict):
+        raise InvalidRequestError("the body must be a JSON object")
+    unknown = sorted(set(body) - {"request_id", *FIELDS})
+    if unknown:
+        raise InvalidRequestError(f"unknown field {unknown[0]!r}; allowed: request_id, "
+                                  f"{', '.join(FIELDS)}", param=unknown[0])
+    rid = body.get("request_id")
+    if not isinstance(rid, str) or not rid or len(rid) > MAX_ID_CHARS:
+        raise InvalidRequestError(f"request_id must be a non-empty string of at most "
+                                  f"{MAX_ID_CHARS} characters (the x-utilityguard-request-id "
+                                  "of the decision)", param="request_id")
+    for key in ("correct", "answerable"):
+        if body.get(key) is not None and not isinstance(body[key], bool):
+            raise InvalidRequestError(f"{key} must be true, false or null; got "
+                                      f"{body[key]!r}", param=key)
+    cost = body.get("cost")
+    if cost is not None and (isinstance(cost, bool) or not isinstance(cost, (int, float))
+                             or not math.isfinite(cost) or cost <= 0):
+        raise InvalidRequestError(f"cost must be a finite number > 0 or null; got {cost!r}",
+                                  param="cost")
+    if all(body.get(k) is None for k in FIELDS):
+        raise InvalidRequestError(f"a label needs at least one of {', '.join(FIELDS)}")
+    return {"request_id": rid, **{k: body.get(k) for k in FIELDS}}
+
+
+def feedback_row(label: dict[str, Any]) -> tuple[Any, ...]:
+    """The :data:`~guard.proxy.audit.FEEDBACK` row of a validated label."""
+    def flag(v: Any) -> int | None:
+        return None if v is None else int(bool(v))
+
+    return FEEDBACK.row({"request_id": label["request_id"], "ts": time.time(),
+                         "correct": flag(label["correct"]),
+                         "answerable": flag(label["answerable"]), "cost": label["cost"]})
+
+
+def decided(target: str | os.PathLike[str], request_id: str) -> bool:
+    """True when the audit log ``target`` holds a decision with this id (a scan of the
+    decisions: the proxy asks only for ids it did not decide recently itself)."""
+    try:
+        return any(r["request_id"] == request_id for r in read_rows(target, DECISIONS))
+    except AuditStoreError:
+        return False
+
+
+def labelled_decisions(target: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    """Every decision with a label, with its latest label as ``label_correct``,
+    ``label_answerable`` and ``label_cost`` (oldest decision first).
+
+    Raises ``ValueError`` when ``target`` is not an audit log or holds no label.
+    """
+    try:
+        latest = {r["request_id"]: r for r in read_rows(target, FEEDBACK)}  # later rows win
+        decisions = list(read_rows(target, DECISIONS))
+    except AuditStoreError as exc:
+        raise ValueError(f"no labelled decisions: {exc}; send labels to POST /v1/feedback "
+                         "first") from None
+    out = []
+    for d in decisions:
+        label = latest.get(d["request_id"])
+        if label is None:
+            continue
+        out.append({**d, "label_correct": None if label["correct"] is None
+                    else bool(label["correct"]),
+                    "label_answerable": None if label["answerable"] is None
+                    else bool(label["answerable"]),
+                    "label_cost": label["cost"]})
+    return out

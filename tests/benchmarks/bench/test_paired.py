@@ -12,12 +12,13 @@ import pytest
 
 from benchmarks.bench.bootstrap import draw
 from benchmarks.bench.compared_policies import run_policies
-from benchmarks.bench.crossfit import make_folds, probabilities
+from benchmarks.bench.crossfit import make_folds
 from benchmarks.bench.data import load_bench
 from benchmarks.bench.paired import BASELINES, paired_differences, paired_grid
 from benchmarks.bench.report import report_md
 from benchmarks.bench.run import run_bench
 from benchmarks.utility_auc import utility_auc
+from tests.benchmarks.conftest import crossfit
 
 
 def _by_hand(data: Any, run: Any, idx: np.ndarray, c_r: float) -> tuple[float, float]:
@@ -40,7 +41,7 @@ def test_paired_grid_is_the_paper_points_and_c_r() -> None:
 def test_paired_differences_match_an_independent_loop(bench_files: Any) -> None:
     data = load_bench(bench_files.items, bench_files.responses)
     folds = make_folds(data.n, 5, 0, data.canonical)
-    probs = probabilities(data, "logprob_mean", folds)
+    probs = crossfit(bench_files, data, folds).probabilities("logprob_mean")
     grid = [0.5, 2.0, 16.0]
     runs_at = {c: run_policies(data, data.cost * 1.3, probs, folds, c) for c in grid}
     samples = draw(data, 40, 3)
@@ -70,7 +71,7 @@ def test_paired_differences_match_an_independent_loop(bench_files: Any) -> None:
 def test_always_refuse_difference_is_the_guards_gain_over_refusing(bench_files: Any) -> None:
     data = load_bench(bench_files.items, bench_files.responses)
     folds = make_folds(data.n, 5, 0, data.canonical)
-    probs = probabilities(data, "logprob_mean", folds)
+    probs = crossfit(bench_files, data, folds).probabilities("logprob_mean")
     runs_at = {2.0: run_policies(data, data.cost, probs, folds, 2.0)}
     got = paired_differences(data, runs_at, draw(data, 0, 0))
     guard = runs_at[2.0]["guard"]

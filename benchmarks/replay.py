@@ -90,8 +90,8 @@ def main() -> None:  # pragma: no cover - a thin command around replay_app
     items = load_seed() if args.data == "seed" else load_utilitybench(args.data)
     question = {it.id: it.question for it in items}
     records = [json.loads(line) for line in args.responses.read_text().splitlines() if line]
-    uvicorn.run(replay_app({question[r["id"]]: r for r in records}), host="127.0.0.1",
-                port=args.port, log_level="warning")
+    known = {question[r["id"]]: r for r in records if r["id"] in question}  # others: no item
+    uvicorn.run(replay_app(known), host="127.0.0.1", port=args.port, log_level="warning")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -98,5 +98,10 @@ the sha256 of `policy.json`, which holds these hashes.
 Fitted on one model's replies to one question set: `p` is calibrated for that model and that
 kind of question, `alpha` learned from that set's answerable / refusal-required mix. On other
 questions, check the cross-fitted figures with `--group-folds` (held-out sources), and refit
-from your own traffic (`utilityguard fit --from-audit`).
+from your own traffic (`utilityguard fit --from-audit`). The joblib parts name the Python
+classes they hold: a policy must be refit (the command above) after an upgrade that moves
+or changes those classes, or after the data or responses change.
+
+License: MIT, as the data it was fitted on (the policy holds no model weights; the model whose
+replies fitted it has its own license).
 """

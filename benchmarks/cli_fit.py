@@ -14,19 +14,15 @@ import math
 import shlex
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-
-from benchmarks.bench.crossfit import choose_signal, training_set
-from benchmarks.bench.data import load_bench, shipped_responses
-from benchmarks.bench.report import print_table
-from benchmarks.bench.run import run_bench
-from cost_models.datasets import DatasetItem, load_seed, load_utilitybench
-from cost_models.model_io import default_model_dir, load_model
-from cost_models.persistence import sha256_rows
 from guard.cli import CLIError
-from guard.policy import Policy, fit_policy, save_policy
+
+if TYPE_CHECKING:  # heavy imports (scikit-learn) only when the command runs
+    from rich.console import Console
+
+    from cost_models.datasets import DatasetItem
+    from guard.policy import Policy
 
 #: What the card keeps of each bench policy row.
 CARD_POLICIES = ("guard", "guard_paper_rule", "model", "model_confidence",
@@ -80,6 +76,8 @@ def register(sub: Any) -> None:
 
 
 def _items(data: str) -> list[DatasetItem]:
+    from cost_models.datasets import load_seed, load_utilitybench
+
     return load_seed() if data == "seed" else load_utilitybench(data)
 
 
@@ -112,6 +110,14 @@ def evaluation_card(results: Mapping[str, Any], group_folds: bool) -> dict[str, 
 
 
 def fit_from_data(args: argparse.Namespace, console: Console) -> tuple[Policy, dict[str, Any]]:
+    from benchmarks.bench.crossfit import choose_signal, training_set
+    from benchmarks.bench.data import load_bench, shipped_responses
+    from benchmarks.bench.report import print_table
+    from benchmarks.bench.run import run_bench
+    from cost_models.model_io import default_model_dir, load_model
+    from cost_models.persistence import sha256_rows
+    from guard.policy import fit_policy
+
     items = _items(args.data)
     responses = args.responses or (shipped_responses() if args.data == "seed" else None)
     if responses is None:
@@ -179,6 +185,10 @@ def _fit_from_audit(args: argparse.Namespace, console: Console
 
 
 def run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from guard.policy import save_policy
+
     if not math.isfinite(args.c_r) or args.c_r < 0:
         raise CLIError(f"--c-r must be a finite number >= 0, got {args.c_r}")
     if args.folds < 2 or args.bootstrap < 0:

@@ -71,7 +71,8 @@ def decision_headers(record: DecisionRecord) -> dict[str, str]:
         "x-utilityguard-confidence": _fmt(record.p),
         "x-utilityguard-threshold": _fmt(record.threshold),
         "x-utilityguard-request-id": record.request_id,
-        "x-utilityguard-policy": record.policy or "none",
+        # the fitted policy that decided (NAME@SHA8); absent when the guard has none
+        **({"x-utilityguard-policy": record.policy} if record.policy else {}),
     }
 
 

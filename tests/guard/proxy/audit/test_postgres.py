@@ -231,3 +231,37 @@ def test_unreachable_database_fails_at_startup(postgres: PostgresServer) -> None
     with pytest.raises(AuditStoreUnavailable) as info:
         writer.start()
     assert PASSWORD not in str(info.value) and "guard:***@127.0.0.1:9" in str(info.value)
+
+
+def test_feedback_to_one_replica_reaches_a_decision_of_the_other(
+        pg_url: str, upstream: Any, serve_process: Any, chat: Any) -> None:
+    """Replica A decides; a label posted to replica B (which never saw the request) is
+    accepted, stored beside A's decision in the shared database, and an id neither replica
+    decided is 404 on both."""
+    import os
+
+    from guard.proxy.feedback import labelled_decisions
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("UTILITYGUARD_")}
+    env["UTILITYGUARD_AUDIT_URL"] = pg_url
+    args = ["--upstream", upstream[1].url + "/v1"]
+    a, b = (serve_process(args, env=env, timeout=60) for _ in range(2))
+    with openai.OpenAI(base_url=a.url + "/v1", api_key="k", max_retries=0, timeout=20) as c:
+        raw = c.chat.completions.with_raw_response.create(**chat("sure 1"))
+    rid = raw.headers["x-utilityguard-request-id"]
+    deadline = time.monotonic() + 20  # A's writer is asynchronous: wait for the row
+    while rid not in pg_ids(pg_url) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert rid in pg_ids(pg_url)
+    with httpx.Client(base_url=b.url, timeout=20) as h:
+        r = h.post("/v1/feedback", json={"request_id": rid, "correct": False, "cost": 7.5})
+        assert r.status_code == 200, r.text
+        assert r.json()["recorded"] is True
+        unknown = h.post("/v1/feedback", json={"request_id": "f" * 32, "correct": True})
+    assert unknown.status_code == 404
+    assert unknown.json()["error"]["param"] == "request_id"
+    for replica in (a, b):
+        replica.stop()  # flushes B's writer
+    rows = [r for r in labelled_decisions(pg_url) if r["request_id"] == rid]
+    assert len(rows) == 1
+    assert (rows[0]["label_correct"], rows[0]["label_cost"]) == (False, 7.5)

@@ -45,7 +45,7 @@ from guard.confidence.extractors import (
     provided_signals,
 )
 from guard.context import remember_decision
-from guard.decision_config import DecisionConfig, NoConfidence, finite
+from guard.decision_config import DecisionConfig, NoConfidence, check_cost
 from guard.exceptions import ConfigError
 from guard.protocols import (
     AnswerabilityEstimator,
@@ -68,11 +68,6 @@ from policies import DEFAULT_C_R, answer_threshold, expected_utility, refusal_ex
 
 log = logging.getLogger(__name__)
 R = TypeVar("R")
-def _finite(name: str, value: Any, low: float, high: float = math.inf) -> float:
-    try:
-        return finite(name, value, low, high)
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from None
 
 
 class Guard:
@@ -278,9 +273,10 @@ class Guard:
         cost_source: CostSource
         decision: Decision
         if cost is not None:
-            cost_v, cost_source = _finite("cost", cost, 0.0), "caller"
-            if cost_v == 0.0:
-                raise ConfigError("cost must be > 0")
+            try:
+                cost_v, cost_source = check_cost(cost), "caller"
+            except ValueError as exc:  # the one check of a cost, as the guard's error
+                raise ConfigError(str(exc)) from None
         elif query is None:
             raise ConfigError("decide() needs the query text (to predict its cost) or cost=")
         else:

@@ -6,7 +6,9 @@ probability: ``refuse``, ``answer`` or a prior ``p``) and ``refusal_text``. The 
 :class:`~guard.settings.Settings` declares its fields with the same types
 (:meth:`Settings.decision_config`), :class:`~guard.core.Guard` holds one and derives a
 per-call copy for ``decide``'s overrides (:meth:`DecisionConfig.replaced`), and the proxy's
-header parser reads a mode with the same vocabulary (:data:`MODES`).
+header parser checks its headers with the same validators. One validator per value
+(:func:`check_c_r`, :func:`check_cost`, :func:`check_mode`, :func:`check_probability`), each
+taking the ``name`` its message names (``c_r``, ``--c-r``, ``header x-utilityguard-...``).
 
 Examples
 --------
@@ -24,7 +26,7 @@ guard.exceptions.ConfigError: c_r must be a finite number >= 0; got -1
 from __future__ import annotations
 
 import math
-from typing import Any, Literal, get_args
+from typing import Any, Literal, cast, get_args
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
@@ -33,25 +35,63 @@ from guard.records import Mode
 from guard.refusal import DEFAULT_REFUSAL_TEXT
 from policies import DEFAULT_C_R
 
-__all__ = ["MODES", "DecisionConfig", "Mode", "NoConfidence"]
+__all__ = ["MODES", "DecisionConfig", "Mode", "NoConfidence", "check_c_r", "check_cost",
+           "check_mode", "check_probability", "finite"]
 
 #: The guard's modes: ``shadow`` records the decision and always delivers the reply.
 MODES: tuple[str, ...] = get_args(Mode)
 NoConfidence = Literal["refuse", "answer"] | float
 
 
-def finite(name: str, value: Any, low: float, high: float = math.inf) -> float:
-    """``value`` as a float in ``[low, high]``; ``ValueError`` naming ``name`` otherwise."""
+def finite(name: str, value: Any, low: float, high: float = math.inf, *,
+           above: bool = False) -> float:
+    """``value`` as a float in ``[low, high]`` (``(low, high]`` when ``above``);
+    ``ValueError`` naming ``name`` otherwise."""
     if isinstance(value, bool):
         raise ValueError(f"{name} must be a number; got {value!r}")
     try:
         v = float(value)
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a number; got {value!r}") from None
-    if not (math.isfinite(v) and low <= v <= high):
-        bound = f"in [{low}, {high}]" if math.isfinite(high) else f">= {low:g}"
+    if not (math.isfinite(v) and (low < v if above else low <= v) and v <= high):
+        if math.isfinite(high):
+            bound = f"in {'(' if above else '['}{low}, {high}]"
+        else:
+            bound = f"{'>' if above else '>='} {low:g}"
         raise ValueError(f"{name} must be a finite number {bound}; got {value!r}")
     return v
+
+
+def check_c_r(value: Any, name: str = "c_r") -> float:
+    """The price of an unnecessary refusal: a finite number ``>= 0``.
+
+    >>> check_c_r("2"), check_c_r(0)
+    (2.0, 0.0)
+    """
+    return finite(name, value, 0.0)
+
+
+def check_cost(value: Any, name: str = "cost") -> float:
+    """A consequence cost ``L``: a finite number ``> 0``.
+
+    >>> check_cost("0", "header x-utilityguard-cost")
+    Traceback (most recent call last):
+    ...
+    ValueError: header x-utilityguard-cost must be a finite number > 0; got '0'
+    """
+    return finite(name, value, 0.0, above=True)
+
+
+def check_probability(value: Any, name: str) -> float:
+    """A probability: a finite number in ``[0, 1]``."""
+    return finite(name, value, 0.0, 1.0)
+
+
+def check_mode(value: Any, name: str = "mode") -> Mode:
+    """``enforce`` or ``shadow`` (exactly)."""
+    if value not in MODES:
+        raise ValueError(f"{name} must be 'enforce' or 'shadow'; got {value!r}")
+    return cast(Mode, value)
 
 
 class DecisionConfig(BaseModel):
@@ -68,19 +108,17 @@ class DecisionConfig(BaseModel):
     @field_validator("c_r", mode="before")
     @classmethod
     def _c_r(cls, value: Any) -> float:
-        return finite("c_r", value, 0.0)
+        return check_c_r(value)
 
     @field_validator("alpha", mode="before")
     @classmethod
     def _alpha(cls, value: Any) -> float | None:
-        return None if value is None else finite("alpha", value, 0.0, 1.0)
+        return None if value is None else check_probability(value, "alpha")
 
     @field_validator("mode", mode="before")
     @classmethod
-    def _mode(cls, value: Any) -> Any:
-        if value not in MODES:
-            raise ValueError(f"mode must be 'enforce' or 'shadow'; got {value!r}")
-        return value
+    def _mode(cls, value: Any) -> Mode:
+        return check_mode(value)
 
     @field_validator("no_confidence", mode="before")
     @classmethod
@@ -90,7 +128,7 @@ class DecisionConfig(BaseModel):
                 raise ValueError(f"no_confidence must be 'refuse', 'answer' or a prior "
                                  f"probability; got {value!r}")
             return value
-        return finite("no_confidence", value, 0.0, 1.0)
+        return check_probability(value, "no_confidence")
 
     @field_validator("refusal_text", mode="before")
     @classmethod

@@ -30,7 +30,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from guard.decision_config import DecisionConfig
+from guard.decision_config import DecisionConfig, check_c_r, check_mode
 from guard.exceptions import ConfigError
 from guard.records import Mode
 from guard.refusal import DEFAULT_REFUSAL_TEXT
@@ -78,8 +78,7 @@ class Settings(BaseSettings):
         default="logprobs",
         description="where p comes from: token logprobs, a stated confidence, agreement of "
                     "sampled replies, or the x-utilityguard-confidence header")
-    c_r: float = Field(default=DEFAULT_C_R, ge=0.0, allow_inf_nan=False,
-                       json_schema_extra={"metavar": "C_R"},
+    c_r: float = Field(default=DEFAULT_C_R, json_schema_extra={"metavar": "C_R"},
                        description="price of an unnecessary refusal, >= 0")
     mode: Mode = Field(
         default="enforce",
@@ -186,6 +185,16 @@ class Settings(BaseSettings):
         except ConfigError as exc:  # the guard's own checks, as a settings error
             raise ValueError(str(exc)) from None
         return self
+
+    @field_validator("c_r", mode="before")
+    @classmethod
+    def _check_c_r(cls, value: Any) -> float:
+        return check_c_r(value)  # the guard's one check of c_r (also the header parser's)
+
+    @field_validator("mode", mode="before")
+    @classmethod
+    def _check_mode(cls, value: Any) -> Mode:
+        return check_mode(value)
 
     def decision_config(self) -> DecisionConfig:
         """``c_r``, ``mode``, ``no_confidence`` and ``refusal_text`` as the guard's value

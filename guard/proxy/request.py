@@ -12,15 +12,14 @@ import asyncio
 import contextlib
 import hmac
 import json
-import math
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from starlette.requests import Request
 
 from guard.core import Guard
-from guard.decision_config import MODES
+from guard.decision_config import check_c_r, check_cost, check_mode, check_probability
 from guard.exceptions import (
     AuthenticationError,
     ClientDisconnected,
@@ -181,22 +180,21 @@ class Overrides:
     confidence: float | None = None
 
 
-def _number(headers: Mapping[str, str], name: str, low: float, high: float,
-            strict_low: bool) -> float | None:
+def _header(headers: Mapping[str, str], name: str, check: Callable[[Any, str], T],
+            normalize: Callable[[str], str] = str) -> T | None:
+    """The value of header ``name`` checked by the guard's own validator for that value
+    (:mod:`guard.decision_config`); its error, which names the header, as a 400."""
     raw = headers.get(name)
     if raw is None:
         return None
     try:
-        value = float(raw)
-    except ValueError:
-        value = math.nan
-    ok = math.isfinite(value) and (value > low if strict_low else value >= low) and value <= high
-    if not ok:
-        bound = f"> {low}" if strict_low else f">= {low}"
-        bound += f" and <= {high}" if math.isfinite(high) else ""
-        raise InvalidRequestError(f"header {name} must be a finite number {bound}; got {raw!r}",
-                                  param=name, code="invalid_header")
-    return value
+        return check(normalize(raw), f"header {name}")
+    except ValueError as exc:
+        raise InvalidRequestError(str(exc), param=name, code="invalid_header") from None
+
+
+def _token(raw: str) -> str:
+    return raw.strip().lower()
 
 
 def override_headers(headers: Mapping[str, str], *, caller_confidence: bool) -> list[str]:
@@ -236,20 +234,11 @@ def parse_overrides(headers: Mapping[str, str]) -> Overrides:
     >>> parse_overrides({"x-utilityguard-cost": "8", "x-utilityguard-mode": "shadow"})
     Overrides(cost=8.0, c_r=None, mode='shadow', confidence=None)
     """
-    mode_raw = headers.get(MODE_HEADER)
-    mode: Mode | None = None
-    if mode_raw is not None:
-        m = mode_raw.strip().lower()
-        if m not in MODES:
-            raise InvalidRequestError(
-                f"header {MODE_HEADER} must be 'enforce' or 'shadow'; got {mode_raw!r}",
-                param=MODE_HEADER, code="invalid_header")
-        mode = "enforce" if m == "enforce" else "shadow"
     return Overrides(
-        cost=_number(headers, COST_HEADER, 0.0, math.inf, strict_low=True),
-        c_r=_number(headers, REFUSAL_COST_HEADER, 0.0, math.inf, strict_low=False),
-        mode=mode,
-        confidence=_number(headers, CONFIDENCE_HEADER, 0.0, 1.0, strict_low=False),
+        cost=_header(headers, COST_HEADER, check_cost),
+        c_r=_header(headers, REFUSAL_COST_HEADER, check_c_r),
+        mode=_header(headers, MODE_HEADER, check_mode, normalize=_token),
+        confidence=_header(headers, CONFIDENCE_HEADER, check_probability),
     )
 
 

@@ -263,7 +263,7 @@ def test_bad_configuration_is_refused(kwargs: dict[str, Any], match: str) -> Non
     ("call", "match"),
     [
         pytest.param({"query": None}, "needs the query text", id="no-query-no-cost"),
-        pytest.param({"cost": 0.0}, "cost must be > 0", id="zero-cost"),
+        pytest.param({"cost": 0.0}, "cost must be a finite number > 0", id="zero-cost"),
         pytest.param({"cost": float("nan")}, "cost must be a finite", id="nan-cost"),
         pytest.param({"confidence": 1.2}, "confidence caller", id="p-above-1"),
         pytest.param({"confidence": {"logprob_mean": 0.5}}, "logprob_mean", id="positive-logprob"),

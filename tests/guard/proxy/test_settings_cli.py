@@ -41,7 +41,7 @@ def test_settings_sources_and_precedence(tmp_path: Path, monkeypatch: pytest.Mon
 
 @pytest.mark.parametrize("values, match", [
     pytest.param({"upstream": "ftp://x"}, "http:// or https://", id="upstream-scheme"),
-    pytest.param({"c_r": -1}, "greater than or equal", id="negative-c_r"),
+    pytest.param({"c_r": -1}, "c_r must be a finite number >= 0", id="negative-c_r"),
     pytest.param({"confidence": "vibes"}, "logprobs", id="confidence-kind"),
     pytest.param({"no_confidence": "maybe"}, "refuse", id="no-confidence"),
     pytest.param({"api_keys": "a,,"}, None, id="keys-ok"),

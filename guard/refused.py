@@ -22,7 +22,13 @@ API (stable; other modules build on it):
 * :func:`refused_completion(reply, refusal_text) <refused_completion>` — a refused copy of a
   completion or chunk, same type as given (a mapping gives a ``dict``, an ``openai``
   pydantic model the same model class); the input is never modified;
-* :func:`refused_message(refusal_text) <refused_message>` — the refused message alone.
+* :func:`refused_message(refusal_text) <refused_message>` — the refused message alone;
+* :func:`refused_response(reply, refusal_text) <refused_response>` — a refused copy of a
+  Responses API ``response`` object (``POST /v1/responses``): it keeps only ``id``,
+  ``object``, ``model``, ``status`` (strings), ``created_at`` (a number) and the numeric
+  entries of ``usage``; its ``output`` is one assistant message with one ``output_text`` part,
+  the refusal text. Reasoning items, function calls, logprobs, annotations, ``instructions``,
+  ``metadata`` and every other field are dropped.
 """
 
 from __future__ import annotations
@@ -140,3 +146,49 @@ def refused_completion(reply: T, refusal_text: str) -> T:
         raise ConfigError(f"cannot refuse a {type(reply).__name__}; expected a chat completion "
                           "mapping or a pydantic model")
     return cast(T, validate(_refused_dict(data, refusal_text)))
+
+
+#: Envelope fields a refused Responses API ``response`` keeps (string values only).
+RESPONSE_STR_FIELDS = ("id", "object", "model", "status")
+#: The id of a refused response's one message item.
+REFUSAL_ITEM_ID = "msg_utilityguard_refusal"
+
+
+def refused_output_item(refusal_text: str) -> dict[str, Any]:
+    """The one output item of a refused response: an assistant message saying
+    ``refusal_text`` in one ``output_text`` part."""
+    return {"type": "message", "id": REFUSAL_ITEM_ID, "status": "completed",
+            "role": "assistant",
+            "content": [{"type": "output_text", "text": refusal_text, "annotations": []}]}
+
+
+def refused_response(reply: Mapping[str, Any], refusal_text: str) -> dict[str, Any]:
+    """A refused copy of the Responses API ``response`` object ``reply`` (see the module
+    docstring); ``reply`` is not modified.
+
+    Examples
+    --------
+    >>> answer = {"id": "resp_1", "object": "response", "created_at": 1, "model": "m",
+    ...           "status": "completed", "instructions": "dose is 400 mg",
+    ...           "output": [{"type": "reasoning", "summary": [{"text": "400 mg"}]},
+    ...                      {"type": "function_call", "name": "dose", "arguments": "400"}],
+    ...           "usage": {"input_tokens": 3, "output_tokens": 9, "note": "400 mg"}}
+    >>> refused_response(answer, "No.")  # doctest: +NORMALIZE_WHITESPACE
+    {'id': 'resp_1', 'object': 'response', 'model': 'm', 'status': 'completed',
+     'created_at': 1, 'output': [{'type': 'message', 'id': 'msg_utilityguard_refusal',
+     'status': 'completed', 'role': 'assistant', 'content': [{'type': 'output_text',
+     'text': 'No.', 'annotations': []}]}], 'usage': {'input_tokens': 3, 'output_tokens': 9}}
+    """
+    if not isinstance(refusal_text, str):
+        raise ConfigError("the refusal text must be a string")
+    out: dict[str, Any] = {k: reply[k] for k in RESPONSE_STR_FIELDS
+                           if isinstance(reply.get(k), str)}
+    created = reply.get("created_at")
+    if isinstance(created, (int, float)) and not isinstance(created, bool):
+        out["created_at"] = created
+    out.setdefault("object", "response")
+    out["output"] = [refused_output_item(refusal_text)]
+    usage = _token_counts(_plain(reply.get("usage")))
+    if usage is not None:
+        out["usage"] = usage
+    return out

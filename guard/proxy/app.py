@@ -7,7 +7,8 @@ and a FastAPI app whose lifespan owns one pooled :class:`httpx.AsyncClient` (and
 ``transport`` replaces the network (an :class:`httpx.MockTransport` or ASGI transport in tests
 and benchmarks). Nothing is global: the running state is ``app.state.proxy``, a :class:`Proxy`.
 
-Routes: ``POST /v1/chat/completions`` (:mod:`guard.proxy.chat`), ``POST /v1/feedback``
+Routes: ``POST /v1/chat/completions`` (:mod:`guard.proxy.chat`), ``POST /v1/responses``
+(:mod:`guard.proxy.responses`, the same decision), ``POST /v1/feedback``
 (:mod:`guard.proxy.feedback`), ``GET /v1/models`` and ``GET /v1/models/{model}`` (passed
 through), ``GET /healthz`` (liveness: the proxy answers), ``GET /readyz`` (readiness: the
 upstream answers too; 503 when it does not), ``GET /metrics``, ``POST /admin/reload`` (admin
@@ -53,6 +54,7 @@ from guard.proxy.feedback import (
 from guard.proxy.metrics import CONTENT_TYPE, MetricsMiddleware, ProxyMetrics
 from guard.proxy.redact import RedactSecrets, install_access_log_filter
 from guard.proxy.request import check_auth, key_in, read_body
+from guard.proxy.responses import responses
 from guard.proxy.upstream import Upstream, upstream_headers
 from guard.records import DecisionRecord
 from guard.settings import Settings
@@ -392,12 +394,12 @@ async def _embeddings(request: Request) -> Response:
 
 
 async def _not_guarded(request: Request) -> Response:
-    """``/v1/completions`` and ``/v1/responses``: not served, so that no endpoint delivers
-    an unguarded answer."""
+    """``/v1/completions``: not served, so that no endpoint delivers an unguarded answer."""
     raise InvalidRequestError(
         f"the utilityguard proxy does not serve {request.url.path}: it guards "
-        "/v1/chat/completions only (an endpoint it passed through would deliver unguarded "
-        "answers); send the request as a chat completion", code="endpoint_not_guarded")
+        "/v1/chat/completions and /v1/responses only (an endpoint it passed through would "
+        "deliver unguarded answers); send the request as a chat completion",
+        code="endpoint_not_guarded")
 
 
 async def _healthz(request: Request) -> Response:
@@ -453,7 +455,7 @@ def create_app(settings: Settings, transport: httpx.AsyncBaseTransport | None = 
         ("/models", _models, "GET"),
         ("/embeddings", _embeddings, "POST"),
         ("/completions", _not_guarded, "POST"),
-        ("/responses", _not_guarded, "POST"),
+        ("/responses", responses, "POST"),
         ("/models/{model:path}", _models, "GET"),
     ]
     for path, endpoint, method in routes:

@@ -45,13 +45,14 @@ from guard.proxy.request import (
     plan_request,
     read_body,
 )
-from guard.proxy.streaming import assemble, parse_sse, replay, synthesize
+from guard.proxy.streaming import assemble, json_reply, parse_sse, replay, synthesize
 from guard.proxy.upstream import Upstream
 from guard.records import Confidence, DecisionRecord
 from guard.refused import refused_completion
 
 if TYPE_CHECKING:
     from guard.proxy.app import Proxy
+    from guard.settings import Settings
 
 log = logging.getLogger(__name__)
 #: Upstream statuses after which the request is retried without the guard's additions.
@@ -143,14 +144,7 @@ async def _fetch(upstream: Upstream, plan: ChatPlan, headers: Mapping[str, str]
         return await upstream.chat(plan.body, headers), None
     content_type, raw = await upstream.chat_stream(plan.body, headers)
     if "json" in content_type.lower():  # the upstream ignored stream=true
-        try:
-            data = json.loads(raw)
-        except ValueError:
-            data = None
-        if not isinstance(data, dict):
-            raise UpstreamError(f"the upstream at {upstream.name} returned a reply that is "
-                                "not a chat completion")
-        return data, None
+        return json_reply(raw, upstream.name, "a chat completion"), None
     chunks = parse_sse(raw, upstream.name)
     if not chunks:
         raise UpstreamError(f"the upstream at {upstream.name} sent no stream events "
@@ -211,20 +205,26 @@ async def _exchange(proxy: Proxy, plan: ChatPlan, body: dict[str, Any],
     return reply, chunks, plan, view
 
 
+def admit(request: Request, proxy: Proxy, settings: Settings) -> str:
+    """A new request id for ``request`` once it is authenticated and its override headers
+    are allowed (a forbidden override is recorded as a security event and raised)."""
+    request.state.request_id = rid = proxy.new_request_id()
+    key = check_auth(request.headers, proxy.client_keys)
+    try:
+        check_overrides(request.headers, allowed=proxy.may_override(key),
+                        caller_confidence=settings.confidence == "caller")
+    except PermissionDeniedError as exc:
+        proxy.forbidden(rid, "override_not_allowed", exc.message)
+        raise
+    return rid
+
+
 async def chat_completions(request: Request) -> Response:
     """Handle one chat completion request (see the module docstring)."""
     t0 = time.perf_counter()
     proxy: Proxy = request.app.state.proxy
     settings, guard = proxy.settings, proxy.guard  # one policy version for the whole request
-    request.state.request_id = rid = proxy.new_request_id()
-    key = check_auth(request.headers, proxy.client_keys)
-    caller_confidence = settings.confidence == "caller"
-    try:
-        check_overrides(request.headers, allowed=proxy.may_override(key),
-                        caller_confidence=caller_confidence)
-    except PermissionDeniedError as exc:
-        proxy.forbidden(rid, "override_not_allowed", exc.message)
-        raise
+    rid = admit(request, proxy, settings)
     body = parse_chat_request(await read_body(request, settings.max_body_bytes),
                               max_n=settings.max_n)
     overrides = parse_overrides(request.headers)

@@ -119,6 +119,21 @@ def key_in(key: bytes | None, keys: Sequence[bytes]) -> bool:
     return found
 
 
+def parse_json_object(raw: bytes, kind: str) -> dict[str, Any]:
+    """The request body ``raw`` as a JSON object (:class:`InvalidRequestError` otherwise;
+    ``kind`` names what it should be, for the message)."""
+    try:
+        body = json.loads(raw)
+    except (ValueError, RecursionError):
+        raise InvalidRequestError("the request body is not valid JSON",
+                                  code="invalid_json") from None
+    if not isinstance(body, dict):
+        raise InvalidRequestError(
+            f"the request body must be a JSON object ({kind}); "
+            f"got a JSON {type(body).__name__}", code="invalid_request")
+    return body
+
+
 def parse_chat_request(raw: bytes, *, max_n: int = DEFAULT_MAX_N) -> dict[str, Any]:
     """The JSON body of a chat completion request, checked for the fields the guard reads
     (``n`` at most ``max_n``).
@@ -132,15 +147,7 @@ def parse_chat_request(raw: bytes, *, max_n: int = DEFAULT_MAX_N) -> dict[str, A
     ...
     guard.exceptions.InvalidRequestError: 'messages' is required: a non-empty list of messages
     """
-    try:
-        body = json.loads(raw)
-    except (ValueError, RecursionError):
-        raise InvalidRequestError("the request body is not valid JSON",
-                                  code="invalid_json") from None
-    if not isinstance(body, dict):
-        raise InvalidRequestError(
-            f"the request body must be a JSON object (a chat completion request); "
-            f"got a JSON {type(body).__name__}", code="invalid_request")
+    body = parse_json_object(raw, "a chat completion request")
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         raise InvalidRequestError("'messages' is required: a non-empty list of messages",

@@ -66,6 +66,18 @@ def parse_sse(raw: bytes, upstream: str = "upstream") -> list[dict[str, Any]]:
     return events
 
 
+def json_reply(raw: bytes, upstream: str, kind: str) -> dict[str, Any]:
+    """The JSON object an upstream sent instead of the stream it was asked for (it ignored
+    ``stream: true``); :class:`UpstreamError` when it is not one (``kind`` names it)."""
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        data = None
+    if not isinstance(data, dict):
+        raise UpstreamError(f"the upstream at {upstream} returned a reply that is not {kind}")
+    return data
+
+
 def _merge_tool_calls(calls: list[dict[str, Any]], deltas: Any) -> None:
     if not isinstance(deltas, list):
         return

@@ -211,8 +211,13 @@ class Upstream:
         The whole stream is buffered: the decision (and so the response headers) needs the
         complete reply. A read timeout applies between received bytes, not to the total.
         """
-        response = await self._send("POST", "chat/completions", headers,
-                                    json.dumps(body).encode())
+        return await self.post_stream("chat/completions", body, headers)
+
+    async def post_stream(self, path: str, body: Mapping[str, Any],
+                          headers: Mapping[str, str]) -> tuple[str, bytes]:
+        """POST ``body`` to ``path`` and read the whole reply (a stream, buffered):
+        ``(content type, bytes)``; the size limit applies."""
+        response = await self._send("POST", path, headers, json.dumps(body).encode())
         self._check_status(response)
         return response.headers.get("content-type", ""), response.content
 

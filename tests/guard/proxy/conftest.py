@@ -9,7 +9,8 @@ Keywords: ``sure`` / ``unsure`` set the token logprob (p = 0.99 / 0.135; default
 model refuse, ``status-400`` / ``status-429`` / ``status-503`` / ``status-text`` answer with
 that error, ``sleep`` answers after 2 s, ``not-json`` answers garbage, ``ignore-n`` returns one
 choice whatever ``n`` is, ``strict`` rejects a request with ``logprobs`` (HTTP 400), ``tool``
-answers with a tool call, ``vary`` makes samples disagree.
+answers with a tool call, ``vary`` makes samples disagree. ``/v1/responses`` answers the
+Responses API the same way (:meth:`FakeUpstream.responses`).
 """
 
 from __future__ import annotations
@@ -42,6 +43,10 @@ from guard.proxy import create_app
 from guard.settings import Settings
 
 ANSWER = "The answer is 42."
+#: What the fake Responses upstream reasons and calls (searched for in refused replies).
+REASONING = "Reasoning: the dose is 400 mg"
+TOOL_NAME = "lookup_dose"
+TOOL_ARGS = '{"mg": 400}'
 CLIENT_KEY = "sk-client-SECRET-7f3a9"
 UPSTREAM_KEY = "sk-upstream-SECRET-c41d2"
 START_TIMEOUT = 15.0
@@ -82,8 +87,61 @@ class FakeUpstream:
             Route("/v1/chat/completions", self.chat, methods=["POST"]),
             Route("/v1/models", self.models, methods=["GET"]),
             Route("/v1/embeddings", self.embeddings, methods=["POST"]),
+            Route("/v1/responses", self.responses, methods=["POST"]),
             Route("/v1/models/{name}", self.model, methods=["GET"]),
         ])
+
+    async def responses(self, request: Request) -> Response:
+        """The Responses API: a reasoning item (:data:`REASONING`), the answer as output text
+        (with logprobs when ``include`` asks for them) or, for ``tool``, a function call
+        (:data:`TOOL_NAME`, :data:`TOOL_ARGS`); streamed as the Responses API's events."""
+        body = json.loads(await request.body())
+        self.requests.append({"path": "/v1/responses", "body": body,
+                              "headers": dict(request.headers)})
+        inp = body.get("input")
+        q = inp if isinstance(inp, str) else json.dumps(inp)
+        lp = -2.0 if "unsure" in q else -0.01 if "sure" in q else -0.1
+        with_lp = "message.output_text.logprobs" in (body.get("include") or [])
+        tokens = [{"token": t, "logprob": lp, "bytes": [], "top_logprobs": []}
+                  for t in ANSWER.split(" ")] if with_lp else None
+        reasoning = {"type": "reasoning", "id": "rs_1", "summary": [
+            {"type": "summary_text", "text": REASONING}]}
+        part = {"type": "output_text", "text": ANSWER, "annotations": [],
+                **({"logprobs": tokens} if tokens else {})}
+        item: dict[str, Any] = {"type": "message", "id": "msg_1", "status": "completed",
+                                "role": "assistant", "content": [part]}
+        if "tool" in q:
+            item = {"type": "function_call", "id": "fc_1", "call_id": "call_1",
+                    "name": TOOL_NAME, "arguments": TOOL_ARGS, "status": "completed"}
+        done = {"id": "resp_fake", "object": "response", "created_at": 1700000000,
+                "model": body.get("model", "m"), "status": "completed",
+                "output": [reasoning, item], "metadata": {"hint": ANSWER},
+                "usage": {"input_tokens": 5, "output_tokens": 5, "total_tokens": 10}}
+        if not body.get("stream"):
+            return JSONResponse(done)
+        events: list[dict[str, Any]] = [
+            {"type": "response.created", "response": {**done, "status": "in_progress",
+                                                      "output": []}},
+            {"type": "response.output_item.added", "output_index": 0, "item": reasoning},
+            {"type": "response.output_item.done", "output_index": 0, "item": reasoning},
+            {"type": "response.output_item.added", "output_index": 1,
+             "item": {**item, "content": []} if "content" in item else item}]
+        if "content" in item:
+            ids = {"item_id": "msg_1", "output_index": 1, "content_index": 0}
+            events.append({"type": "response.content_part.added", **ids,
+                           "part": {**part, "text": ""}})
+            for k, word in enumerate(ANSWER.split(" ")):
+                events.append({"type": "response.output_text.delta", **ids,
+                               "delta": word if k == 0 else " " + word,
+                               "logprobs": [tokens[k]] if tokens else []})
+            events.append({"type": "response.output_text.done", **ids, "text": ANSWER})
+            events.append({"type": "response.content_part.done", **ids, "part": part})
+        events.append({"type": "response.output_item.done", "output_index": 1, "item": item})
+        events.append({"type": "response.completed", "response": done})
+        raw = "".join(f"event: {e['type']}\ndata: "
+                      + json.dumps({**e, "sequence_number": i}) + "\n\n"
+                      for i, e in enumerate(events))
+        return Response(raw.encode(), media_type="text/event-stream")
 
     async def embeddings(self, request: Request) -> Response:
         body = json.loads(await request.body())

@@ -1,5 +1,6 @@
-"""/v1/embeddings is passed through unchanged; /v1/completions and /v1/responses are not
-served (they would deliver unguarded answers) and say so in the OpenAI envelope."""
+"""/v1/embeddings is passed through unchanged; /v1/completions is not served (it would
+deliver unguarded answers) and says so in the OpenAI envelope (/v1/responses is guarded:
+test_responses.py)."""
 
 from __future__ import annotations
 
@@ -20,12 +21,11 @@ def test_embeddings_pass_through(client: openai.OpenAI, fake: Any) -> None:
 
 @pytest.mark.parametrize("call", [
     pytest.param(lambda c: c.completions.create(model="m", prompt="Max dose?"), id="completions"),
-    pytest.param(lambda c: c.responses.create(model="m", input="Max dose?"), id="responses"),
 ])
 def test_unguarded_endpoints_are_refused(client: openai.OpenAI, fake: Any, call: Any) -> None:
     before = len(fake.requests)
     with pytest.raises(openai.BadRequestError) as info:
         call(client)
     assert info.value.body["code"] == "endpoint_not_guarded"  # type: ignore[index]
-    assert "guards /v1/chat/completions only" in info.value.message
+    assert "guards /v1/chat/completions and /v1/responses only" in info.value.message
     assert len(fake.requests) == before  # nothing reached the upstream

@@ -1,0 +1,183 @@
+"""``POST /v1/responses`` (the OpenAI Responses API): forward, decide, deliver.
+
+The same decision as ``/v1/chat/completions`` (:mod:`guard.proxy.chat`): authentication, the
+body size limit, the override checks, the total deadline, cancellation on disconnect, the
+decision headers and the ``utilityguard`` body object are the chat route's.
+
+* The query priced is the last user message of ``input`` (:func:`guard.messages.query_text`),
+  or ``input`` itself when it is a string.
+* The request is forwarded to the upstream's ``/v1/responses`` as the client sent it: the
+  guard adds nothing (no logprobs, no samples). The confidence signal is read from the reply:
+  the token logprobs of its ``output_text`` parts when the upstream sent them (the client
+  asked with ``include: ["message.output_text.logprobs"]``), the verbal line of its text;
+  with none, the guard's no-confidence rule decides (``--no-confidence``).
+* The answer is the output text plus every ``function_call`` item (as ``name(arguments)``):
+  a function call is an answer, never the model's own refusal.
+* A refusal (enforce mode) is built from an allow-list by :func:`guard.refused.refused_response`:
+  one assistant message saying the refusal text, nothing else of the reply.
+* ``stream: true``: the upstream's events are buffered whole, the decision made on the final
+  ``response`` object, then the client receives either the upstream's events (an answer, or
+  shadow mode) or a new event sequence carrying the refusal only
+  (:func:`guard.proxy.responses_stream.refused_events`); the last event carries the
+  ``utilityguard`` object.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from guard.completion import choice_answer
+from guard.exceptions import InvalidRequestError, UpstreamError
+from guard.messages import query_text
+from guard.proxy.chat import admit, decision_body, decision_headers
+from guard.proxy.request import (
+    cancel_on_disconnect,
+    parse_json_object,
+    parse_overrides,
+    read_body,
+)
+from guard.proxy.responses_stream import final_response, parse_events, refused_events, replay
+from guard.proxy.streaming import json_reply
+from guard.records import Confidence
+from guard.refused import refused_response
+
+if TYPE_CHECKING:
+    from guard.proxy.app import Proxy
+
+
+def parse_responses_request(raw: bytes) -> dict[str, Any]:
+    """The JSON body of a Responses API request, checked for the fields the guard reads.
+
+    >>> parse_responses_request(b'{"model": "m", "input": "hi"}')
+    {'model': 'm', 'input': 'hi'}
+    """
+    body = parse_json_object(raw, "a Responses API request")
+    inp = body.get("input")
+    if not isinstance(inp, (str, list)) or not inp:
+        raise InvalidRequestError("'input' is required: a string or a non-empty list of "
+                                  "input items", param="input", code="invalid_request")
+    if body.get("stream") is not None and not isinstance(body["stream"], bool):
+        raise InvalidRequestError(f"'stream' must be a bool; got {body['stream']!r}",
+                                  param="stream", code="invalid_request")
+    return body
+
+
+def response_query(body: Mapping[str, Any]) -> str:
+    """The query the guard prices: ``input`` when it is a string, else its last user message.
+
+    >>> response_query({"input": [{"role": "user", "content": [
+    ...     {"type": "input_text", "text": "Max dose?"}]}]})
+    'Max dose?'
+    """
+    inp = body.get("input")
+    return inp if isinstance(inp, str) else query_text(inp)
+
+
+def _items(reply: Mapping[str, Any]) -> Sequence[Any]:
+    output = reply.get("output")
+    return output if isinstance(output, list) else []
+
+
+def chat_view(reply: Mapping[str, Any]) -> dict[str, Any]:
+    """A Responses API ``response`` seen as a one-choice chat completion (its output text as
+    the content, its function calls as tool calls, its output-text logprobs in the chat
+    format), so that the chat route's answer and confidence readers judge it unchanged.
+
+    >>> view = chat_view({"output": [
+    ...     {"type": "reasoning", "summary": []},
+    ...     {"type": "message", "content": [{"type": "output_text", "text": "Paris"}]},
+    ...     {"type": "function_call", "name": "f", "arguments": "{}"}]})
+    >>> choice_answer(view)
+    ChoiceAnswer(content='Paris', text='Paris\\nf({})', acts=True)
+    """
+    texts: list[str] = []
+    tokens: list[Any] = []
+    calls: list[dict[str, Any]] = []
+    for item in _items(reply):
+        if not isinstance(item, dict):
+            continue
+        if item.get("type") == "function_call":
+            calls.append({"type": "function", "function": {
+                "name": item.get("name"), "arguments": item.get("arguments")}})
+        elif item.get("type") == "message" and isinstance(item.get("content"), list):
+            for part in item["content"]:
+                if isinstance(part, dict) and part.get("type") == "output_text" and \
+                        isinstance(part.get("text"), str):
+                    texts.append(part["text"])
+                    if isinstance(part.get("logprobs"), list):
+                        tokens.extend(part["logprobs"])
+    message: dict[str, Any] = {"role": "assistant", "content": "".join(texts) or None}
+    if calls:
+        message["tool_calls"] = calls
+    return {"object": "chat.completion", "choices": [
+        {"index": 0, "message": message, "logprobs": {"content": tokens} if tokens else None,
+         "finish_reason": "stop"}]}
+
+
+async def _fetch(proxy: Proxy, body: dict[str, Any], headers: Mapping[str, str]
+                 ) -> tuple[dict[str, Any], list[dict[str, Any]] | None]:
+    """The upstream's final ``response`` object, and its events when it streamed."""
+    upstream = proxy.upstream
+    if not body.get("stream"):
+        reply = await upstream.post("responses", json.dumps(body).encode(), headers)
+        if not isinstance(reply, dict):
+            raise UpstreamError(f"the upstream at {upstream.name} returned a reply that is "
+                                "not a response object")
+        return reply, None
+    content_type, raw = await upstream.post_stream("responses", body, headers)
+    if "json" in content_type.lower():  # the upstream ignored stream=true
+        return json_reply(raw, upstream.name, "a response object"), None
+    events = parse_events(raw, upstream.name)
+    return final_response(events, upstream.name), events
+
+
+async def responses(request: Request) -> Response:
+    """Handle one Responses API request (see the module docstring)."""
+    t0 = time.perf_counter()
+    proxy: Proxy = request.app.state.proxy
+    settings, guard = proxy.settings, proxy.guard
+    rid = admit(request, proxy, settings)
+    body = parse_responses_request(await read_body(request, settings.max_body_bytes))
+    overrides = parse_overrides(request.headers)
+    headers = proxy.upstream_headers(request.headers)
+    t_up = time.perf_counter()
+    reply, events = await cancel_on_disconnect(request, proxy.upstream.within(
+        settings.request_timeout, _fetch(proxy, body, headers)))
+    upstream_s = time.perf_counter() - t_up
+    view = chat_view(reply)
+    conf = guard.extract(view)
+    if overrides.confidence is not None:
+        conf = conf.merged(Confidence(caller=overrides.confidence))
+    answer = choice_answer(view)
+    query = response_query(body)
+    record = guard.decide(query, answer.text, confidence=conf, cost=overrides.cost,
+                          c_r=overrides.c_r, mode=overrides.mode, request_id=rid,
+                          acts=answer.acts)
+    refusal = guard.refusal_for(record, answer.content)
+    final = decision_body(record, enabled=not settings.decision_headers_only)
+    out_headers = decision_headers(record)
+    stream = bool(body.get("stream"))
+    if not stream:
+        delivered = refused_response(reply, refusal) if refusal is not None else \
+            {k: v for k, v in reply.items() if k != "utilityguard"}  # never the upstream's
+        response = Response(json.dumps({**delivered, **final}).encode(),
+                            media_type="application/json", headers=out_headers)
+    else:
+        if refusal is not None:
+            content = refused_events(refused_response(reply, refusal), refusal, final)
+        elif events is None:  # the upstream answered JSON: the answer as one completed event
+            content = replay([{"type": "response.completed", "response": reply}], final)
+        else:
+            content = replay(events, final)
+        response = Response(content, media_type="text/event-stream",
+                            headers={**out_headers, "cache-control": "no-cache"})
+    model = body.get("model")
+    proxy.record(record, query=query, model=model if isinstance(model, str) else None,
+                 stream=stream, upstream_s=upstream_s, total_s=time.perf_counter() - t0)
+    return response

@@ -1,0 +1,99 @@
+"""Server-sent events of the Responses API: reading the upstream's, emitting the client's.
+
+The upstream's stream is buffered whole (the decision needs the complete reply):
+:func:`parse_events` reads its events, :func:`final_response` takes the ``response`` object of
+its ``response.completed`` (or ``response.incomplete``) event. The client then receives
+:func:`replay` (the upstream's events unchanged, the decision object added to the last one)
+or :func:`refused_events` (a new, valid sequence ``response.created`` ...
+``response.output_text.delta`` ... ``response.completed`` carrying only the allow-listed
+refusal of :func:`guard.refused.refused_response`). Each event is written as
+``event: <type>`` and ``data: <json>``; the Responses API ends a stream without ``[DONE]``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from guard.exceptions import UpstreamError
+from guard.proxy.streaming import parse_sse
+from guard.refused import REFUSAL_ITEM_ID
+
+#: Event types whose ``response`` is the final one.
+FINAL_TYPES = ("response.completed", "response.incomplete")
+
+
+def parse_events(raw: bytes, upstream: str = "upstream") -> list[dict[str, Any]]:
+    """The events of a Responses API stream; an ``error`` or ``response.failed`` event raises
+    :class:`UpstreamError` (the stream failed).
+
+    >>> parse_events(b'event: response.created\\ndata: {"type": "response.created"}\\n\\n')
+    [{'type': 'response.created'}]
+    """
+    events = parse_sse(raw, upstream)
+    for event in events:
+        if event.get("type") in ("error", "response.failed"):
+            err = event.get("message") or (event.get("response") or {}).get("error")
+            raise UpstreamError(f"the upstream at {upstream} failed during the stream: {err}")
+    return events
+
+
+def final_response(events: Sequence[Mapping[str, Any]], upstream: str = "upstream"
+                   ) -> dict[str, Any]:
+    """The ``response`` object of the stream's final event (:data:`FINAL_TYPES`)."""
+    for event in reversed(events):
+        if event.get("type") in FINAL_TYPES and isinstance(event.get("response"), dict):
+            return dict(event["response"])
+    raise UpstreamError(f"the upstream at {upstream} ended its stream without a "
+                        "response.completed event")
+
+
+def encode_event(event: Mapping[str, Any]) -> bytes:
+    """One SSE event of the Responses API: ``event: <type>``, ``data: <json>``."""
+    kind = event.get("type")
+    head = f"event: {kind}\n".encode() if isinstance(kind, str) else b""
+    return head + b"data: " + json.dumps(event, separators=(",", ":")).encode() + b"\n\n"
+
+
+def replay(events: Sequence[Mapping[str, Any]], final: Mapping[str, Any] | None = None
+           ) -> bytes:
+    """The upstream's events as the client's stream, ``final`` (the decision object) added
+    to the last one."""
+    out = [encode_event(e) for e in events[:-1]]
+    if events:
+        out.append(encode_event({**events[-1], **(final or {})}))
+    return b"".join(out)
+
+
+def refused_events(refused: Mapping[str, Any], refusal_text: str,
+                   final: Mapping[str, Any] | None = None) -> bytes:
+    """The stream of a refused response ``refused`` (from
+    :func:`guard.refused.refused_response`): created, the message item and its one text part
+    (one delta: the refusal text), completed; ``final`` added to the last event.
+
+    >>> body = refused_events({"id": "r", "object": "response", "output": []}, "No.")
+    >>> [line for line in body.decode().splitlines() if line.startswith("event:")][:3]
+    ['event: response.created', 'event: response.output_item.added', \
+'event: response.content_part.added']
+    """
+    ids = {"item_id": REFUSAL_ITEM_ID, "output_index": 0, "content_index": 0}
+    part = {"type": "output_text", "text": refusal_text, "annotations": []}
+    item = {"type": "message", "id": REFUSAL_ITEM_ID, "status": "completed",
+            "role": "assistant", "content": [part]}
+    started = {k: v for k, v in refused.items() if k != "usage"}
+    events: list[dict[str, Any]] = [
+        {"type": "response.created",
+         "response": {**started, "status": "in_progress", "output": []}},
+        {"type": "response.output_item.added", "output_index": 0,
+         "item": {**item, "status": "in_progress", "content": []}},
+        {"type": "response.content_part.added", **ids, "part": {**part, "text": ""}},
+        {"type": "response.output_text.delta", **ids, "delta": refusal_text, "logprobs": []},
+        {"type": "response.output_text.done", **ids, "text": refusal_text, "logprobs": []},
+        {"type": "response.content_part.done", **ids, "part": part},
+        {"type": "response.output_item.done", "output_index": 0, "item": item},
+        {"type": "response.completed", "response": {**refused, "status": "completed"}},
+    ]
+    for number, event in enumerate(events):
+        event["sequence_number"] = number
+    return replay(events, final)

@@ -77,8 +77,11 @@ def proxy(llama: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tupl
     tmp = tmp_path_factory.mktemp("proxy")
     audit, log = tmp / "audit.db", tmp / "proxy.log"
     exe = Path(sys.executable).parent / "utilityguard"
+    # The operator grants per-request overrides here (off by default): the tests below drive
+    # the guard's cost and mode from the client.
     cmd = [str(exe), "serve", "--upstream", llama, "--port", str(port),
-           "--confidence", "logprobs", "--c-r", "2", "--audit-path", str(audit)]
+           "--confidence", "logprobs", "--c-r", "2", "--audit-path", str(audit),
+           "--allow-client-overrides"]
     env = {k: v for k, v in os.environ.items() if not k.startswith("UTILITYGUARD_")}
     with log.open("wb") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
@@ -178,3 +181,70 @@ def test_audit_rows_written(proxy: tuple[str, Path]) -> None:
     assert rows >= 5
     blob = proxy[1].read_bytes()
     assert b"sk-e2e-secret" not in blob
+
+
+@pytest.fixture(scope="module")
+def policy_proxy(llama: str, tmp_path_factory: pytest.TempPathFactory
+                 ) -> Iterator[tuple[str, Path]]:
+    """The proxy with the shipped ``smollm2`` policy, overrides off (the default)."""
+    port = free_port()
+    tmp = tmp_path_factory.mktemp("policy-proxy")
+    audit, log = tmp / "audit.db", tmp / "proxy.log"
+    exe = Path(sys.executable).parent / "utilityguard"
+    cmd = [str(exe), "serve", "--upstream", llama, "--port", str(port), "--policy", "smollm2",
+           "--audit-path", str(audit)]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("UTILITYGUARD_")}
+    with log.open("wb") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
+    try:
+        _wait(f"http://127.0.0.1:{port}/healthz", proc, log)
+        yield f"http://127.0.0.1:{port}/v1", audit
+    finally:
+        _stop(proc)
+
+
+def _audit_row(audit: Path, request_id: str) -> dict[str, object]:
+    deadline = time.monotonic() + 30  # the audit writer is asynchronous
+    while True:
+        if audit.exists():
+            with sqlite3.connect(audit) as conn:
+                conn.row_factory = sqlite3.Row
+                row = conn.execute("SELECT * FROM decisions WHERE request_id = ?",
+                                   (request_id,)).fetchone()
+            if row is not None:
+                return dict(row)
+        if time.monotonic() > deadline:
+            raise AssertionError(f"decision {request_id} never reached the audit log")
+        time.sleep(0.1)
+
+
+@pytest.mark.parametrize("question", [
+    "What is the maximum daily dose of acetaminophen for an adult?",
+    "What is the capital of France?",
+    "Who will win the next football world cup?",
+])
+def test_policy_proxy_decides_as_the_library(policy_proxy: tuple[str, Path],
+                                              question: str) -> None:
+    """``serve --policy smollm2`` in front of the real model decides as
+    ``Guard.from_policy("smollm2")`` given the same signal. The library is handed the
+    logprob signal the proxy read from the real reply (from the audit log): llama.cpp's
+    greedy output depends on the requests before it (its KV cache is reused), so asking the
+    model a second time would not reproduce the reply the proxy saw."""
+    from guard import Guard
+
+    url, audit = policy_proxy
+    body = {"model": "smollm2-135m-instruct", "max_tokens": 48, "temperature": 0,
+            "messages": [{"role": "user", "content": question}]}
+    raw = _client(url).chat.completions.with_raw_response.create(**body)
+    assert raw.headers["x-utilityguard-policy"].startswith("smollm2@")
+    row = _audit_row(audit, raw.headers["x-utilityguard-request-id"])
+    assert row["signal"] == "logprob_mean" and row["policy"] == raw.headers[
+        "x-utilityguard-policy"]
+    record = Guard.from_policy("smollm2").decide(
+        question, "(the model's reply)", confidence={"logprob_mean": row["signal_value"]})
+    assert record.policy == row["policy"]
+    for field in ("cost", "p", "alpha", "threshold"):
+        assert row[field] == pytest.approx(getattr(record, field), abs=1e-9), field
+    if row["decision"] != "passthrough_refusal":
+        assert row["decision"] == record.decision
+        assert raw.headers["x-utilityguard-decision"] == record.decision

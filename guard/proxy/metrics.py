@@ -54,6 +54,7 @@ LATENCY_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.
 #: Paths counted under their own name; everything else is ``"other"`` (bounded cardinality).
 ENDPOINTS = {
     "/v1/chat/completions": "chat_completions", "/chat/completions": "chat_completions",
+    "/v1/responses": "responses", "/responses": "responses",
     "/v1/models": "models", "/models": "models", "/healthz": "healthz", "/metrics": "metrics",
 }
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"

@@ -94,7 +94,8 @@ class FakeUpstream:
     async def responses(self, request: Request) -> Response:
         """The Responses API: a reasoning item (:data:`REASONING`), the answer as output text
         (with logprobs when ``include`` asks for them) or, for ``tool``, a function call
-        (:data:`TOOL_NAME`, :data:`TOOL_ARGS`); streamed as the Responses API's events."""
+        (:data:`TOOL_NAME`, :data:`TOOL_ARGS`); streamed as the Responses API's events
+        (``truncated``: without the final ``response.completed``)."""
         body = json.loads(await request.body())
         self.requests.append({"path": "/v1/responses", "body": body,
                               "headers": dict(request.headers)})
@@ -137,7 +138,8 @@ class FakeUpstream:
             events.append({"type": "response.output_text.done", **ids, "text": ANSWER})
             events.append({"type": "response.content_part.done", **ids, "part": part})
         events.append({"type": "response.output_item.done", "output_index": 1, "item": item})
-        events.append({"type": "response.completed", "response": done})
+        if "truncated" not in q:  # a stream cut before its final event
+            events.append({"type": "response.completed", "response": done})
         raw = "".join(f"event: {e['type']}\ndata: "
                       + json.dumps({**e, "sequence_number": i}) + "\n\n"
                       for i, e in enumerate(events))

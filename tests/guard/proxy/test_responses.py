@@ -8,6 +8,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+import httpx
 import openai
 import pytest
 
@@ -171,3 +172,23 @@ def test_overrides_need_permission(client: openai.OpenAI, fake: Any) -> None:
         client.responses.create(model="fake-model", input="dose question",
                                 extra_headers={"x-utilityguard-mode": "shadow"})
     assert len(fake.requests) == before
+
+
+def test_counted_as_responses_in_metrics(start_proxy: Callable[..., Any],
+                                         make_client: Callable[..., openai.OpenAI]) -> None:
+    served = start_proxy()
+    make_client(served).responses.create(model="fake-model", input="dose question")
+    metrics = httpx.get(served.url + "/metrics", timeout=10.0).text
+    assert 'utilityguard_requests_total{endpoint="responses",status="200"} 1.0' in metrics
+    assert 'utilityguard_decisions_total{decision="refuse",mode="enforce"} 1.0' in metrics
+
+
+def test_stream_without_final_event_is_an_upstream_error(client: openai.OpenAI) -> None:
+    """Nothing is delivered from a stream that never says what the response was: the partial
+    text (the answer's first words) never reaches the client."""
+    with pytest.raises(openai.APIStatusError) as info:
+        list(client.responses.create(model="fake-model", input="sure truncated question",
+                                     include=LOGPROBS, stream=True))  # type: ignore[list-item]
+    assert info.value.status_code == 502
+    assert "without a response.completed event" in info.value.message
+    assert "42" not in info.value.message and "answer is" not in info.value.message

@@ -98,10 +98,10 @@ def run(args: argparse.Namespace) -> int:
     else:
         print_table(runs[0], out_console)
     for results in runs:
-        r = results["responses"]
-        print(f"{r.get('model')}: {results['n']} items with a response "
-              f"({r['missing_responses']} dataset items without one; "
-              f"{r['unmatched_responses']} responses for ids not in the dataset, not used)")
+        r = results.responses
+        print(f"{r.model}: {results.n} items with a response "
+              f"({r.missing_responses} dataset items without one; "
+              f"{r.unmatched_responses} responses for ids not in the dataset, not used)")
         out = args.out if len(runs) == 1 else args.out / _slug(results, runs)
         plots = write_outputs(results, out, plots=not args.no_plots)
         if plots:
@@ -118,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _slug(results: BenchResult, runs: list[BenchResult]) -> str:
     """A directory name per model: the model name (made safe), else the file's folder."""
-    name = str(results["responses"].get("model") or Path(results["responses"]["file"]).parent.name)
+    name = str(results.responses.model or Path(results.responses.file).parent.name)
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
-    names = [str(r["responses"].get("model")) for r in runs]
+    names = [str(r.responses.model) for r in runs]
     return safe if names.count(name) == 1 else f"{safe}-{runs.index(results) + 1}"

@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import math
 import shlex
-from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +20,7 @@ from guard.cli import CLIError
 if TYPE_CHECKING:  # heavy imports (scikit-learn) only when the command runs
     from rich.console import Console
 
+    from benchmarks.bench.result import BenchResult
     from cost_models.datasets import DatasetItem
     from guard.policy import Policy
 
@@ -92,19 +92,19 @@ def _plain(v: Any) -> Any:
     return v
 
 
-def evaluation_card(results: Mapping[str, Any], group_folds: bool) -> dict[str, Any]:
+def evaluation_card(results: BenchResult, group_folds: bool) -> dict[str, Any]:
     """The cross-fitted figures a policy card keeps (NaN written as null)."""
-    s = results["settings"]
+    s = results.settings
     card: dict[str, Any] = _plain({
-        "protocol": (f"{s['folds']}-fold cross-fitting"
+        "protocol": (f"{s.folds}-fold cross-fitting"
                      + (", whole sources held out per fold" if group_folds else "")
-                     + f", seed {s['seed']}; {s['bootstrap']} bootstrap resamples"),
-        "c_r": results["c_r"], "n": results["n"],
-        "policies": {name: {k: results["policies"][name].get(k) for k in
+                     + f", seed {s.seed}; {s.bootstrap} bootstrap resamples"),
+        "c_r": results.c_r, "n": results.n,
+        "policies": {name: {k: results.policies[name].get(k) for k in
                             (*CARD_METRICS, "utility_auc_ci", "mean_utility_ci")}
-                     for name in CARD_POLICIES if name in results["policies"]},
-        "calibration": results.get("calibration"),
-        "answerability_auc": s.get("answerability_auc"),
+                     for name in CARD_POLICIES if name in results.policies},
+        "calibration": results.calibration,
+        "answerability_auc": s.answerability_auc,
     })
     return card
 
@@ -129,7 +129,7 @@ def fit_from_data(args: argparse.Namespace, console: Console) -> tuple[Policy, d
                             seed=args.seed, trust=args.trust, group_folds=args.group_folds,
                             progress=lambda msg: status.update(f"fit: evaluation: {msg}"))
     print_table(results, console)
-    cal = results["calibration"]
+    cal = results.calibration
     if cal.get("n"):
         console.print(f"calibration of {cal['signal']} (out of fold, {cal['n']} answered): "
                       f"ECE-10 {cal['ece_before']:.4f} -> {cal['ece_after']:.4f}, "

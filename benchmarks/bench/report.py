@@ -58,14 +58,14 @@ def _cell(res: dict[str, Any], key: str) -> str:
 
 
 def terminal_table(results: BenchResult) -> Table:
-    t = Table(title=f"utilityguard bench — {results['responses'].get('model')} on "
-                    f"{results['n']} items, C_R = {results['c_r']:g} (95% bootstrap CI)")
+    t = Table(title=f"utilityguard bench — {results.responses.model} on "
+                    f"{results.n} items, C_R = {results.c_r:g} (95% bootstrap CI)")
     # never truncate a policy name (rich shrinks columns to 80 characters off a terminal)
     t.add_column("policy", no_wrap=True,
-                 min_width=max((len(n) for n in results["policies"]), default=6))
+                 min_width=max((len(n) for n in results.policies), default=6))
     for _, label in COLUMNS[:5]:
         t.add_column(label, justify="right")
-    for name, res in results["policies"].items():
+    for name, res in results.policies.items():
         t.add_row(name, *[_cell(res, key) for key, _ in COLUMNS[:5]])
     return t
 
@@ -74,17 +74,17 @@ def models_table(runs: list[BenchResult]) -> Table:
     """One table for several models, a row per model and policy (the paper's Table 1 shape:
     the raw model, the guard and the baselines on each model's own responses)."""
     first = runs[0]
-    t = Table(title=f"utilityguard bench — {len(runs)} models, C_R = {first['c_r']:g} "
+    t = Table(title=f"utilityguard bench — {len(runs)} models, C_R = {first.c_r:g} "
                     "(95% bootstrap CI)")
     t.add_column("model", no_wrap=True)
     t.add_column("policy", no_wrap=True)
     for _, label in COLUMNS[:5]:
         t.add_column(label, justify="right")
     for k, results in enumerate(runs):
-        model = str(results["responses"].get("model"))
-        for j, (name, res) in enumerate(results["policies"].items()):
+        model = str(results.responses.model)
+        for j, (name, res) in enumerate(results.policies.items()):
             t.add_row(model if j == 0 else "", name, *[_cell(res, key) for key, _ in COLUMNS[:5]],
-                      end_section=j == len(results["policies"]) - 1 and k < len(runs) - 1)
+                      end_section=j == len(results.policies) - 1 and k < len(runs) - 1)
     return t
 
 
@@ -92,9 +92,9 @@ def models_markdown(runs: list[BenchResult]) -> str:
     """:func:`models_table` as Markdown (UtilityAUC with its interval, then the point values)."""
     head = "| model | policy | " + " | ".join(label for _, label in COLUMNS[:5]) + " |"
     sep = "|" + " --- |" * 7
-    rows = [f"| {r['responses'].get('model')} | `{name}` | {_cell(res, 'utility_auc')} | "
+    rows = [f"| {r.responses.model} | `{name}` | {_cell(res, 'utility_auc')} | "
             + " | ".join(fmt(res[k]) for k, _ in COLUMNS[1:5]) + " |"
-            for r in runs for name, res in r["policies"].items()]
+            for r in runs for name, res in r.policies.items()]
     return "\n".join([head, sep, *rows])
 
 
@@ -106,7 +106,7 @@ def markdown_table(results: BenchResult) -> str:
     head = "| policy | " + " | ".join(label for _, label in COLUMNS) + " |"
     sep = "|" + " --- |" * (len(COLUMNS) + 1)
     rows = [f"| `{name}` | " + " | ".join(fmt(res[k]) for k, _ in COLUMNS) + " |"
-            for name, res in results["policies"].items()]
+            for name, res in results.policies.items()]
     return "\n".join([head, sep, *rows])
 
 
@@ -138,38 +138,38 @@ def paired_md(paired: dict[str, Any] | None) -> str:
 
 
 def report_md(results: BenchResult, plots: list[str]) -> str:
-    r, s = results["responses"], results["settings"]
+    r, s = results.responses, results.settings
     ci_rows = "\n".join(
         f"| `{name}` | {_cell(res, 'utility_auc')} | {_cell(res, 'mean_utility')} |"
-        for name, res in results["policies"].items())
-    sweep = results["sweep"]
-    marks = [k for k, c in enumerate(sweep["c_r"]) if c in (0.0, 0.5, 1.0, 2.0, 4.0, 8.0,
+        for name, res in results.policies.items())
+    sweep = results.sweep
+    marks = [k for k, c in enumerate(sweep.c_r) if c in (0.0, 0.5, 1.0, 2.0, 4.0, 8.0,
                                                                16.0, 32.0, 64.0)]
-    sweep_head = "| policy | " + " | ".join(f"C_R={sweep['c_r'][k]:g}" for k in marks) + " |"
+    sweep_head = "| policy | " + " | ".join(f"C_R={sweep.c_r[k]:g}" for k in marks) + " |"
     sweep_rows = "\n".join(
         f"| `{name}` | " + " | ".join(fmt(vals[k], 3) for k in marks) + " |"
-        for name, vals in sweep["utility_auc"].items())
+        for name, vals in sweep.utility_auc.items())
     dom_rows = "\n".join(
         f"| {dom} | {d['guard']['n']} | " + " | ".join(
             fmt(d[p]["contribution"], 3) for p in ("model", "guard", "oracle")) + " |"
-        for dom, d in results["domains"].items())
+        for dom, d in results.domains.items())
     figs = "\n".join(f"![{p}]({p})" for p in plots)
     return f"""# utilityguard bench report
 
-- Responses: `{shown_path(r['file'])}` (sha256 `{r['sha256'][:16]}...`), model `{r.get('model')}`,
-  {results['n']} items: the ids the dataset and the responses share
-  ({r.get('missing_responses', 0)} dataset items without a response,
-  {r.get('unmatched_responses', 0)} response records for ids not in the dataset, not used).
-- C_R = {results['c_r']:g}; confidence signal `{s['signal']}`.
-- Costs for `guard`: {s['cost']}.
-- Probabilities: {s['probability']}.
-- Answerability (`alpha` of the guard's rule): {s.get('answerability', 'n/a')}; ROC AUC
-  {fmt(s.get('answerability_auc'), 3)}.
-- Bootstrap: {s['bootstrap']} resamples of items; cross-fitting: {s['folds']} folds
-  ({'holding out whole sources' if s.get('fold_groups') else 'random'}),
-  seed {s['seed']}.
+- Responses: `{shown_path(r.file)}` (sha256 `{r.sha256[:16]}...`), model `{r.model}`,
+  {results.n} items: the ids the dataset and the responses share
+  ({r.missing_responses} dataset items without a response,
+  {r.unmatched_responses} response records for ids not in the dataset, not used).
+- C_R = {results.c_r:g}; confidence signal `{s.signal}`.
+- Costs for `guard`: {s.cost}.
+- Probabilities: {s.probability}.
+- Answerability (`alpha` of the guard's rule): {s.answerability}; ROC AUC
+  {fmt(s.answerability_auc, 3)}.
+- Bootstrap: {s.bootstrap} resamples of items; cross-fitting: {s.folds} folds
+  ({'holding out whole sources' if s.fold_groups else 'random'}),
+  seed {s.seed}.
 
-## Policies at C_R = {results['c_r']:g}
+## Policies at C_R = {results.c_r:g}
 
 {markdown_table(results)}
 
@@ -182,11 +182,11 @@ def report_md(results: BenchResult, plots: list[str]) -> str:
 ## Paired differences
 
 The guard minus each baseline on the same items: the point difference, and its paired
-bootstrap 95% interval (the same {results.get('paired', {}).get('bootstrap', 0)} resamples
+bootstrap 95% interval (the same {results.paired.get('bootstrap', 0)} resamples
 for both policies, differences taken resample by resample); `*` marks an interval wholly
 above 0.
 
-{paired_md(results.get('paired'))}
+{paired_md(results.paired)}
 
 ## C_R sweep (UtilityAUC)
 
@@ -211,6 +211,6 @@ def write_outputs(results: BenchResult, out: Path, *, plots: bool = True) -> lis
         from benchmarks.bench.plots import make_plots
 
         made = make_plots(results, out)
-    (out / "results.json").write_text(json.dumps(results, indent=2) + "\n")
+    (out / "results.json").write_text(json.dumps(results.to_json(), indent=2) + "\n")
     (out / "report.md").write_text(report_md(results, made))
     return made

@@ -1,17 +1,23 @@
 """The typed result of :func:`benchmarks.bench.run.run_bench` (what ``results.json`` holds).
 
-Typed dictionaries, so the report, the plots and ``results.json`` read the same keys and mypy
-checks every one of them; ``json.dumps(result)`` writes the file as is.
+Frozen dataclasses: the report, the plots and the CLIs read attributes (``res.settings.signal``,
+``res.policies["guard"]``, ``res.sweep.c_r``) that mypy checks. :meth:`BenchResult.to_json`
+is the ``results.json`` document: the fields in declaration order, which is the file's key
+order. Per-policy metrics, calibration, paired differences and domains stay mappings keyed by
+policy, metric or domain name (their keys are data, not a schema).
 """
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
 
 __all__ = ["BenchResult", "BenchSettings", "CostSummary", "Curve", "ResponsesSummary", "Sweep"]
 
 
-class ResponsesSummary(TypedDict):
+@dataclass(frozen=True)
+class ResponsesSummary:
     """The response records the bench read."""
 
     file: str
@@ -23,7 +29,8 @@ class ResponsesSummary(TypedDict):
     correct: int
 
 
-class BenchSettings(TypedDict):
+@dataclass(frozen=True)
+class BenchSettings:
     """How the run was made: signal, cost and probability sources, folds, seed, bootstrap."""
 
     signal: str
@@ -41,26 +48,30 @@ class BenchSettings(TypedDict):
     seconds: float
 
 
-class Sweep(TypedDict):
+@dataclass(frozen=True)
+class Sweep:
     """UtilityAUC of every policy over the grid of ``C_R`` values."""
 
     c_r: list[float]
     utility_auc: dict[str, list[float]]
 
 
-class Curve(TypedDict):
+@dataclass(frozen=True)
+class Curve:
     """A policy's utility curve: mean utility against coverage."""
 
     coverage: list[float]
     utility: list[float]
 
 
-class CostSummary(TypedDict):
+@dataclass(frozen=True)
+class CostSummary:
     true_median: float
     predicted_median: float
 
 
-class BenchResult(TypedDict):
+@dataclass(frozen=True)
+class BenchResult:
     """Everything one bench run produces."""
 
     c_r: float
@@ -78,3 +89,7 @@ class BenchResult(TypedDict):
     domains: dict[str, dict[str, dict[str, float]]]
     curves: dict[str, Curve]
     costs: CostSummary
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``results.json`` document (plain dicts and lists, keys in field order)."""
+        return dataclasses.asdict(self)

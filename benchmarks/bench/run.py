@@ -21,7 +21,14 @@ from benchmarks.bench.crossfit import (
 from benchmarks.bench.data import BenchData, BenchError, load_bench
 from benchmarks.bench.evaluate import by_domain, c_r_grid, evaluate, sweep
 from benchmarks.bench.paired import paired_differences, paired_grid
-from benchmarks.bench.result import BenchResult, Curve
+from benchmarks.bench.result import (
+    BenchResult,
+    BenchSettings,
+    CostSummary,
+    Curve,
+    ResponsesSummary,
+    Sweep,
+)
 from benchmarks.utility_auc import utility_curve
 from cost_models.datasets import DatasetItem
 from cost_models.model_io import ARTIFACT, default_model_dir, load_model
@@ -106,28 +113,29 @@ def run_bench(
     for name, run in runs.items():
         cov, u = utility_curve(data.answerable, run.answered, right, data.cost, run.score, c_r=c_r)
         step = max(1, len(cov) // 400)
-        utility_curves[name] = {"coverage": cov[::step].tolist(), "utility": u[::step].tolist()}
-    return {
-        "c_r": c_r,
-        "n": data.n,
-        "responses": {"file": data.responses_file, "sha256": data.responses_sha256,
-                      "model": data.model, "missing_responses": data.missing_responses,
-                      "unmatched_responses": data.unmatched_responses,
-                      "answered": int(data.answered.sum()),
-                      "correct": int((data.answered & data.answerable & data.correct).sum())},
-        "settings": {"signal": sig, "cost": fit.how["cost"], "cost_model": str(model_dir),
-                     "probability": probs.how, "answerability": fit.how["answerability"],
-                     "decisions": fit.how["decisions"],
-                     "answerability_auc": _auc(data.answerable, fit.alpha),
-                     "folds": folds, "fold_groups": "source" if group_folds else None,
-                     "seed": seed,
-                     "bootstrap": n_boot, "seconds": round(time.perf_counter() - t0, 2)},
-        "policies": policies,
-        "calibration": calibration_summary(data, probs),
-        "sweep": {"c_r": grid.tolist(), "utility_auc": curves},
-        "paired": paired,
-        "domains": by_domain(data, runs, c_r),
-        "curves": utility_curves,
-        "costs": {"true_median": float(np.median(data.cost)),
-                  "predicted_median": float(np.median(fit.cost))},
-    }
+        utility_curves[name] = Curve(coverage=cov[::step].tolist(), utility=u[::step].tolist())
+    return BenchResult(
+        c_r=c_r,
+        n=data.n,
+        responses=ResponsesSummary(
+            file=data.responses_file, sha256=data.responses_sha256, model=data.model,
+            missing_responses=data.missing_responses,
+            unmatched_responses=data.unmatched_responses,
+            answered=int(data.answered.sum()),
+            correct=int((data.answered & data.answerable & data.correct).sum())),
+        settings=BenchSettings(
+            signal=sig, cost=fit.how["cost"], cost_model=str(model_dir),
+            probability=probs.how, answerability=fit.how["answerability"],
+            decisions=fit.how["decisions"],
+            answerability_auc=_auc(data.answerable, fit.alpha),
+            folds=folds, fold_groups="source" if group_folds else None, seed=seed,
+            bootstrap=n_boot, seconds=round(time.perf_counter() - t0, 2)),
+        policies=policies,
+        calibration=calibration_summary(data, probs),
+        sweep=Sweep(c_r=grid.tolist(), utility_auc=curves),
+        paired=paired,
+        domains=by_domain(data, runs, c_r),
+        curves=utility_curves,
+        costs=CostSummary(true_median=float(np.median(data.cost)),
+                          predicted_median=float(np.median(fit.cost))),
+    )

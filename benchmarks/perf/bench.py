@@ -82,7 +82,7 @@ def run() -> list[PerfResult]:
     t1 = time.perf_counter()
     utility_auc(a, ans, cor, cost, score)
     ref = time.perf_counter() - t1
-    ok = bench_s < 30.0 and len(results["sweep"]["c_r"]) == 65
+    ok = bench_s < 30.0 and len(results.sweep.c_r) == 65
     return [PerfResult(f"bench: {N:,} records, 65 C_R values, 1,000 bootstrap resamples",
                        bench_s, "s", ref, bench_s / ref,
                        "< 30 s excluding model training (reference: one utility_auc call)", ok)]

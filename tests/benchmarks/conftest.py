@@ -13,7 +13,7 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pytest
@@ -21,6 +21,9 @@ import pytest
 from cost_models import CostRegressor, save_model
 from cost_models.datasets import DatasetItem, load_utilitybench
 from cost_models.persistence import sha256_rows
+
+if TYPE_CHECKING:
+    from benchmarks.bench.result import BenchResult
 
 DOMAINS = {
     # domain: (log-cost offset, topic words)
@@ -135,7 +138,7 @@ def bench_files(tmp_path_factory: pytest.TempPathFactory) -> BenchFiles:
 
 
 @pytest.fixture(scope="session")
-def bench_results(bench_files: BenchFiles) -> dict[str, Any]:
+def bench_results(bench_files: BenchFiles) -> BenchResult:
     """One bench run on the synthetic data (shared by the read-only tests)."""
     from benchmarks.bench.run import run_bench
 

@@ -88,17 +88,17 @@ def test_always_refuse_difference_is_the_guards_gain_over_refusing(bench_files: 
 def test_bench_writes_paired_differences(bench_files: Any, tmp_path: Path) -> None:
     results = run_bench(bench_files.items, bench_files.responses, c_r=3.0,
                         cost_model=bench_files.cost_model, n_boot=30, seed=1)
-    paired = results["paired"]
+    paired = results.paired
     assert paired["c_r"] == [0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 8.0, 16.0, 32.0, 64.0]
     at = paired["c_r"].index(3.0)
-    pol = results["policies"]
+    pol = results.policies
     for name in BASELINES:
         block = paired["baselines"][name]["utility_auc"]
         assert block["diff"][at] == pytest.approx(
             pol["guard"]["utility_auc"] - pol[name]["utility_auc"], abs=1e-12)
         lo, hi = block["ci"][at]
         assert lo <= hi
-    json.dumps(results)  # serializable
+    json.dumps(results.to_json())  # serializable
     md = report_md(results, [])
     assert "## Paired differences" in md
     assert "`guard` minus each baseline, UtilityAUC" in md

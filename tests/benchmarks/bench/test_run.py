@@ -16,6 +16,7 @@ from benchmarks.bench.crossfit import make_folds, trained_on
 from benchmarks.bench.data import BenchData, BenchError, load_bench
 from benchmarks.bench.evaluate import METRICS, PAPER_C_R, c_r_grid
 from benchmarks.bench.report import report_md
+from benchmarks.bench.result import BenchResult
 from benchmarks.bench.run import run_bench
 from cost_models import CostRegressor, load_model
 from cost_models.datasets import load_seed
@@ -53,8 +54,8 @@ def _bench_data(files: Any) -> BenchData:
 
 # --- results ------------------------------------------------------------------------------
 
-def test_every_policy_has_every_metric_and_interval(bench_results: dict[str, Any]) -> None:
-    pol = bench_results["policies"]
+def test_every_policy_has_every_metric_and_interval(bench_results: BenchResult) -> None:
+    pol = bench_results.policies
     assert list(pol) == list(POLICIES)
     for name, res in pol.items():
         for m in METRICS:
@@ -68,115 +69,115 @@ def test_every_policy_has_every_metric_and_interval(bench_results: dict[str, Any
         assert 0.0 <= res["utility_auc"] <= 1.0, name
     # the guard answers and has calibrated probabilities: all its intervals exist
     assert all(pol["guard"][f"{m}_ci"] is not None for m in METRICS)
-    assert bench_results["n"] == 120
-    assert bench_results["settings"]["bootstrap"] == 50
-    assert bench_results["responses"]["model"] == "synthetic-1"
+    assert bench_results.n == 120
+    assert bench_results.settings.bootstrap == 50
+    assert bench_results.responses.model == "synthetic-1"
 
 
-def test_guard_beats_the_raw_model(bench_results: dict[str, Any]) -> None:
-    pol = bench_results["policies"]
+def test_guard_beats_the_raw_model(bench_results: BenchResult) -> None:
+    pol = bench_results.policies
     assert pol["guard"]["utility_auc"] > pol["model"]["utility_auc"] + 0.1
     assert pol["guard"]["mean_utility"] > pol["model"]["mean_utility"]
     # a calibrated p is better calibrated than the raw exp(mean logprob)
     assert pol["guard"]["ece10"] < pol["model"]["ece10"]
 
 
-def test_oracle_bounds_every_policy(bench_results: dict[str, Any]) -> None:
-    pol = bench_results["policies"]
+def test_oracle_bounds_every_policy(bench_results: BenchResult) -> None:
+    pol = bench_results.policies
     best = pol["oracle"]
     for name, res in pol.items():
         assert best["mean_utility"] >= res["mean_utility"] - 1e-12, name
         assert best["utility_auc"] >= res["utility_auc"] - 1e-12, name
     # at every C_R of the sweep (where cheap wrong answers to answerable items beat refusing)
-    curves = bench_results["sweep"]["utility_auc"]
+    curves = bench_results.sweep.utility_auc
     for name, curve in curves.items():
-        for c_r, top, v in zip(bench_results["sweep"]["c_r"], curves["oracle"], curve,
+        for c_r, top, v in zip(bench_results.sweep.c_r, curves["oracle"], curve,
                                strict=True):
             assert top >= v - 1e-12, (name, c_r)
 
 
-def test_always_refuse_never_answers(bench_results: dict[str, Any]) -> None:
-    res = bench_results["policies"]["always_refuse"]
+def test_always_refuse_never_answers(bench_results: BenchResult) -> None:
+    res = bench_results.policies["always_refuse"]
     assert res["answer_rate"] == 0.0
     assert res["ans_acc"] == 0.0
     assert res["ref_acc"] == 1.0
     assert math.isnan(res["ece10"]) and res["ece10_ci"] is None
 
 
-def test_model_policies_answer_what_the_model_answered(bench_results: dict[str, Any],
+def test_model_policies_answer_what_the_model_answered(bench_results: BenchResult,
                                                        bench_files: Any) -> None:
     answered = sum(r["answered"] for r in bench_files.response_rows)
-    pol = bench_results["policies"]
+    pol = bench_results.policies
     assert pol["model"]["answer_rate"] == pytest.approx(answered / 120)
     assert pol["model_confidence"]["answer_rate"] == pol["model"]["answer_rate"]
-    assert bench_results["responses"]["answered"] == answered
+    assert bench_results.responses.answered == answered
     for name in ("guard", "guard_oracle_cost", "confidence_threshold", "oracle"):
         assert pol[name]["answer_rate"] <= pol["model"]["answer_rate"], name
 
 
-def test_sweep_covers_zero_to_64_with_the_paper_points(bench_results: dict[str, Any]) -> None:
-    sweep = bench_results["sweep"]
-    grid = sweep["c_r"]
+def test_sweep_covers_zero_to_64_with_the_paper_points(bench_results: BenchResult) -> None:
+    sweep = bench_results.sweep
+    grid = sweep.c_r
     assert len(grid) == 65
     assert grid[0] == 0.0 and grid[-1] == 64.0
     assert grid == sorted(set(grid))
     assert set(PAPER_C_R) <= set(grid)
     assert grid == c_r_grid().tolist()
-    assert list(sweep["utility_auc"]) == list(POLICIES)
-    for name, curve in sweep["utility_auc"].items():
+    assert list(sweep.utility_auc) == list(POLICIES)
+    for name, curve in sweep.utility_auc.items():
         assert len(curve) == 65, name
         assert all(0.0 <= v <= 1.0 for v in curve), name
     # the sweep at C_R = 2 re-makes the same decisions as the main evaluation
     k = grid.index(2.0)
-    for name, curve in sweep["utility_auc"].items():
-        assert curve[k] == pytest.approx(bench_results["policies"][name]["utility_auc"],
+    for name, curve in sweep.utility_auc.items():
+        assert curve[k] == pytest.approx(bench_results.policies[name]["utility_auc"],
                                          abs=1e-12), name
 
 
-def test_domain_contributions_sum_to_the_mean_utility(bench_results: dict[str, Any]) -> None:
-    doms = bench_results["domains"]
+def test_domain_contributions_sum_to_the_mean_utility(bench_results: BenchResult) -> None:
+    doms = bench_results.domains
     assert sorted(doms) == ["geography", "medicine", "programming"]
-    assert sum(d["guard"]["n"] for d in doms.values()) == bench_results["n"]
-    for name, res in bench_results["policies"].items():
+    assert sum(d["guard"]["n"] for d in doms.values()) == bench_results.n
+    for name, res in bench_results.policies.items():
         total = sum(d[name]["contribution"] for d in doms.values())
         assert total == pytest.approx(res["mean_utility"], abs=1e-12), name
         for d in doms.values():
             assert d[name]["contribution"] == pytest.approx(
-                d[name]["mean_utility"] * d[name]["n"] / bench_results["n"], abs=1e-12)
+                d[name]["mean_utility"] * d[name]["n"] / bench_results.n, abs=1e-12)
 
 
-def test_results_are_json_and_curves_are_bounded(bench_results: dict[str, Any]) -> None:
-    back = json.loads(json.dumps(bench_results))
+def test_results_are_json_and_curves_are_bounded(bench_results: BenchResult) -> None:
+    back = json.loads(json.dumps(bench_results.to_json()))
     assert back["c_r"] == 2.0
-    for name, curve in bench_results["curves"].items():
-        assert len(curve["coverage"]) == len(curve["utility"]) > 1, name
-        assert curve["coverage"][0] == 0.0
+    for name, curve in bench_results.curves.items():
+        assert len(curve.coverage) == len(curve.utility) > 1, name
+        assert curve.coverage[0] == 0.0
 
 
 # --- order and determinism ----------------------------------------------------------------
 
 def test_same_inputs_and_seed_give_identical_results(bench_files: Any,
-                                                     bench_results: dict[str, Any]) -> None:
+                                                     bench_results: BenchResult) -> None:
     again = run_bench(bench_files.items, bench_files.responses, c_r=2.0,
                       cost_model=bench_files.cost_model, n_boot=50, seed=0)
-    _policies_close(again["policies"], bench_results["policies"], tol=0.0)  # NaN != NaN
+    _policies_close(again.policies, bench_results.policies, tol=0.0)  # NaN != NaN
     for key in ("sweep", "domains", "curves", "responses", "costs"):
-        assert again[key] == bench_results[key], key
+        assert getattr(again, key) == getattr(bench_results, key), key
 
 
 def test_response_file_order_does_not_matter(bench_files: Any, tmp_path: Path, synth: Any,
-                                             bench_results: dict[str, Any]) -> None:
+                                             bench_results: BenchResult) -> None:
     rows = list(bench_files.response_rows)
     np.random.default_rng(3).shuffle(rows)
     shuffled = synth.write_jsonl(tmp_path / "shuffled.jsonl", rows)
     res = run_bench(bench_files.items, shuffled, c_r=2.0, cost_model=bench_files.cost_model,
                     n_boot=50, seed=0)
-    _policies_close(res["policies"], bench_results["policies"])
-    assert res["sweep"] == bench_results["sweep"]
+    _policies_close(res.policies, bench_results.policies)
+    assert res.sweep == bench_results.sweep
 
 
 def test_item_order_does_not_matter(
-        bench_files: Any, tmp_path: Path, synth: Any, bench_results: dict[str, Any]) -> None:
+        bench_files: Any, tmp_path: Path, synth: Any, bench_results: BenchResult) -> None:
     """Folds and bootstrap resamples are drawn over the items sorted by id, so a shuffled
     dataset gives the same results (up to floating-point summation order)."""
     rows = list(bench_files.item_rows)
@@ -186,9 +187,9 @@ def test_item_order_does_not_matter(
     items = load_utilitybench(synth.write_jsonl(tmp_path / "items.jsonl", rows))
     res = run_bench(items, bench_files.responses, c_r=2.0, cost_model=bench_files.cost_model,
                     n_boot=50, seed=0)
-    _policies_close(res["policies"], bench_results["policies"], tol=1e-9)
-    for name, curve in bench_results["sweep"]["utility_auc"].items():
-        np.testing.assert_allclose(res["sweep"]["utility_auc"][name], curve, atol=1e-9)
+    _policies_close(res.policies, bench_results.policies, tol=1e-9)
+    for name, curve in bench_results.sweep.utility_auc.items():
+        np.testing.assert_allclose(res.sweep.utility_auc[name], curve, atol=1e-9)
 
 
 # --- out of fold ----------------------------------------------------------------------------
@@ -240,9 +241,9 @@ def test_a_given_model_is_used_as_is(bench_files: Any) -> None:
     assert "as is" in res.how["cost"]
 
 
-def test_a_foreign_cost_model_is_used_as_is(bench_results: dict[str, Any]) -> None:
-    assert "as is" in bench_results["settings"]["cost"]
-    assert "out of fold" in bench_results["settings"]["probability"]
+def test_a_foreign_cost_model_is_used_as_is(bench_results: BenchResult) -> None:
+    assert "as is" in bench_results.settings.cost
+    assert "out of fold" in bench_results.settings.probability
 
 
 def test_a_model_trained_on_the_bench_items_is_refit(bench_files: Any, tmp_path: Path,
@@ -251,11 +252,11 @@ def test_a_model_trained_on_the_bench_items_is_refit(bench_files: Any, tmp_path:
     data = _bench_data(bench_files)
     assert trained_on(load_model(model_dir), read_sidecar(model_dir, name=ARTIFACT), data)
     res = run_bench(bench_files.items, bench_files.responses, cost_model=model_dir, n_boot=0)
-    assert "out of fold" in res["settings"]["cost"]
+    assert "out of fold" in res.settings.cost
     # without the hash the bench cannot know: as is
     blind = synth.train_cost_model(bench_files.items, tmp_path / "blind", data_hash=False)
     res = run_bench(bench_files.items, bench_files.responses, cost_model=blind, n_boot=0)
-    assert "as is" in res["settings"]["cost"]
+    assert "as is" in res.settings.cost
 
 
 @pytest.fixture(scope="module")
@@ -275,10 +276,10 @@ def test_shipped_model_on_its_own_training_data_is_refit(
     meta = read_sidecar(model_dir, name=ARTIFACT)
     assert trained_on(load_model(model_dir), meta, data)
     res = run_bench(seed, path, n_boot=0)  # the default cost model
-    assert res["n"] == len(seed)
-    assert res["settings"]["cost"].startswith("out of fold")
-    assert res["settings"]["cost_model"] == str(model_dir)
-    assert res["policies"]["guard"]["utility_auc"] > res["policies"]["model"]["utility_auc"]
+    assert res.n == len(seed)
+    assert res.settings.cost.startswith("out of fold")
+    assert res.settings.cost_model == str(model_dir)
+    assert res.policies["guard"]["utility_auc"] > res.policies["model"]["utility_auc"]
 
 
 def test_shipped_model_on_part_of_its_training_data_is_refit(
@@ -288,9 +289,9 @@ def test_shipped_model_on_part_of_its_training_data_is_refit(
     part = synth.write_jsonl(tmp_path / "part.jsonl",
                        [json.loads(line) for line in path.read_text().splitlines()[:150]])
     res = run_bench(seed, part, n_boot=0)
-    assert res["n"] == 150
-    assert res["responses"]["missing_responses"] == len(seed) - 150
-    assert res["settings"]["cost"].startswith("out of fold")
+    assert res.n == 150
+    assert res.responses.missing_responses == len(seed) - 150
+    assert res.settings.cost.startswith("out of fold")
 
 
 def test_group_folds_hold_out_whole_sources(bench_files: Any) -> None:
@@ -312,8 +313,8 @@ def test_group_folds_hold_out_whole_sources(bench_files: Any) -> None:
 def test_bench_with_group_folds(bench_files: Any) -> None:
     res = run_bench(bench_files.items, bench_files.responses, cost_model=bench_files.cost_model,
                     n_boot=0, group_folds=True)
-    assert res["settings"]["fold_groups"] == "source"
-    assert res["policies"]["guard"]["utility_auc"] > res["policies"]["model"]["utility_auc"]
+    assert res.settings.fold_groups == "source"
+    assert res.policies["guard"]["utility_auc"] > res.policies["model"]["utility_auc"]
 
 
 def test_responses_for_ids_not_in_the_dataset_are_counted_not_used(
@@ -322,9 +323,9 @@ def test_responses_for_ids_not_in_the_dataset_are_counted_not_used(
     extra = [{**rows[0], "id": "removed-1"}, {**rows[1], "id": "removed-2"}]
     path = synth.write_jsonl(tmp_path / "more.jsonl", rows[5:] + extra)
     res = run_bench(bench_files.items, path, cost_model=bench_files.cost_model, n_boot=0)
-    assert res["n"] == len(rows) - 5  # the ids both files share
-    assert res["responses"]["missing_responses"] == 5
-    assert res["responses"]["unmatched_responses"] == 2
+    assert res.n == len(rows) - 5  # the ids both files share
+    assert res.responses.missing_responses == 5
+    assert res.responses.unmatched_responses == 2
     md = report_md(res, [])
     assert "5 dataset items without a response" in md
     assert "2 response records for ids not in the dataset, not used" in md

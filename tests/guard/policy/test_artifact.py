@@ -125,7 +125,7 @@ def test_fit_command_writes_a_policy_that_matches_its_evaluation(tmp_path: Path,
     # the card's evaluation is the bench's guard row, computed by the same code path
     bench = run_bench(load_utilitybench(items), replies, c_r=2.0, cost_model=model, n_boot=20)
     assert meta["evaluation"]["policies"]["guard"]["mean_utility"] == pytest.approx(
-        bench["policies"]["guard"]["mean_utility"], abs=1e-12)
+        bench.policies["guard"]["mean_utility"], abs=1e-12)
     assert meta["training"]["n"] == 120
 
 

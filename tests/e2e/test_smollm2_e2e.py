@@ -71,17 +71,14 @@ def llama(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         _stop(proc)
 
 
-@pytest.fixture(scope="module")
-def proxy(llama: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+def _serve(llama: str, tmp: Path, *args: str) -> Iterator[tuple[str, Path]]:
+    """``utilityguard serve ARGS`` in front of ``llama`` with an audit log in ``tmp``; yields
+    (base URL, audit path), stops the process and checks no client key reached its log."""
     port = free_port()
-    tmp = tmp_path_factory.mktemp("proxy")
     audit, log = tmp / "audit.db", tmp / "proxy.log"
     exe = Path(sys.executable).parent / "utilityguard"
-    # The operator grants per-request overrides here (off by default): the tests below drive
-    # the guard's cost and mode from the client.
     cmd = [str(exe), "serve", "--upstream", llama, "--port", str(port),
-           "--confidence", "logprobs", "--c-r", "2", "--audit-path", str(audit),
-           "--allow-client-overrides"]
+           "--audit-path", str(audit), *args]
     env = {k: v for k, v in os.environ.items() if not k.startswith("UTILITYGUARD_")}
     with log.open("wb") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
@@ -91,6 +88,14 @@ def proxy(llama: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tupl
     finally:
         _stop(proc)
         assert "sk-e2e-secret" not in log.read_text(errors="replace")
+
+
+@pytest.fixture(scope="module")
+def proxy(llama: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    # The operator grants per-request overrides here (off by default): the tests below drive
+    # the guard's cost and mode from the client.
+    yield from _serve(llama, tmp_path_factory.mktemp("proxy"), "--confidence", "logprobs",
+                      "--c-r", "2", "--allow-client-overrides")
 
 
 def _client(base_url: str):  # type: ignore[no-untyped-def]
@@ -187,20 +192,7 @@ def test_audit_rows_written(proxy: tuple[str, Path]) -> None:
 def policy_proxy(llama: str, tmp_path_factory: pytest.TempPathFactory
                  ) -> Iterator[tuple[str, Path]]:
     """The proxy with the shipped ``smollm2`` policy, overrides off (the default)."""
-    port = free_port()
-    tmp = tmp_path_factory.mktemp("policy-proxy")
-    audit, log = tmp / "audit.db", tmp / "proxy.log"
-    exe = Path(sys.executable).parent / "utilityguard"
-    cmd = [str(exe), "serve", "--upstream", llama, "--port", str(port), "--policy", "smollm2",
-           "--audit-path", str(audit)]
-    env = {k: v for k, v in os.environ.items() if not k.startswith("UTILITYGUARD_")}
-    with log.open("wb") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
-    try:
-        _wait(f"http://127.0.0.1:{port}/healthz", proc, log)
-        yield f"http://127.0.0.1:{port}/v1", audit
-    finally:
-        _stop(proc)
+    yield from _serve(llama, tmp_path_factory.mktemp("policy-proxy"), "--policy", "smollm2")
 
 
 def _audit_row(audit: Path, request_id: str) -> dict[str, object]:

@@ -42,7 +42,13 @@ from guard.proxy.request import (
     parse_overrides,
     read_body,
 )
-from guard.proxy.responses_stream import final_response, parse_events, refused_events, replay
+from guard.proxy.responses_stream import (
+    check_events_match,
+    final_response,
+    parse_events,
+    refused_events,
+    replay,
+)
 from guard.proxy.streaming import json_reply
 from guard.records import Confidence
 from guard.refused import refused_response
@@ -134,7 +140,9 @@ async def _fetch(proxy: Proxy, body: dict[str, Any], headers: Mapping[str, str]
     if "json" in content_type.lower():  # the upstream ignored stream=true
         return json_reply(raw, upstream.name, "a response object"), None
     events = parse_events(raw, upstream.name)
-    return final_response(events, upstream.name), events
+    final = final_response(events, upstream.name)
+    check_events_match(events, final, upstream.name)
+    return final, events
 
 
 async def responses(request: Request) -> Response:

@@ -2,7 +2,9 @@
 
 The upstream's stream is buffered whole (the decision needs the complete reply):
 :func:`parse_events` reads its events, :func:`final_response` takes the ``response`` object of
-its ``response.completed`` (or ``response.incomplete``) event. The client then receives
+its ``response.completed`` (or ``response.incomplete``) event, and
+:func:`check_events_match` makes sure the events stream no text that object does not hold
+(the decision is made on it). The client then receives
 :func:`replay` (the upstream's events unchanged, the decision object added to the last one)
 or :func:`refused_events` (a new, valid sequence ``response.created`` ...
 ``response.output_text.delta`` ... ``response.completed`` carrying only the allow-listed
@@ -47,6 +49,66 @@ def final_response(events: Sequence[Mapping[str, Any]], upstream: str = "upstrea
             return dict(event["response"])
     raise UpstreamError(f"the upstream at {upstream} ended its stream without a "
                         "response.completed event")
+
+
+def _final_parts(final: Mapping[str, Any]) -> tuple[dict[tuple[Any, Any], str], dict[Any, str]]:
+    """The final response's output texts by (item id, content index) and function-call
+    arguments by item id."""
+    texts: dict[tuple[Any, Any], str] = {}
+    args: dict[Any, str] = {}
+    output = final.get("output")
+    for item in output if isinstance(output, list) else []:
+        if not isinstance(item, dict):
+            continue
+        if item.get("type") == "function_call":
+            args[item.get("id")] = str(item.get("arguments") or "")
+        content = item.get("content")
+        for index, part in enumerate(content if isinstance(content, list) else []):
+            if isinstance(part, dict) and part.get("type") == "output_text":
+                texts[item.get("id"), index] = str(part.get("text") or "")
+    return texts, args
+
+
+def check_events_match(events: Sequence[Mapping[str, Any]], final: Mapping[str, Any],
+                       upstream: str = "upstream") -> None:
+    """Raise :class:`UpstreamError` unless the text the events stream (output-text deltas
+    and ``done`` texts, function-call argument deltas and ``done`` arguments) is exactly the
+    text of the final ``response`` — the object the guard decides on. A delivered answer is
+    the upstream's events, so a stream that says something its final object does not would
+    deliver text nobody decided on.
+
+    >>> final = {"output": [{"type": "message", "id": "m", "content": [
+    ...     {"type": "output_text", "text": "Paris"}]}]}
+    >>> delta = {"type": "response.output_text.delta", "item_id": "m", "content_index": 0}
+    >>> check_events_match([{**delta, "delta": "Par"}, {**delta, "delta": "is"}], final)
+    >>> check_events_match([{**delta, "delta": "400 mg"}], final)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    cost_models.upstream.UpstreamError: the upstream at upstream streamed text that its final ...
+    """
+    texts, args = _final_parts(final)
+    streamed: dict[tuple[Any, Any], str] = {}
+    streamed_args: dict[Any, str] = {}
+    done: list[tuple[Any, str, str]] = []  # (item id, what the event says, what final says)
+    for event in events:
+        kind, item = event.get("type"), event.get("item_id")
+        if kind == "response.output_text.delta":
+            key = (item, event.get("content_index", 0))
+            streamed[key] = streamed.get(key, "") + str(event.get("delta") or "")
+        elif kind == "response.output_text.done":
+            key = (item, event.get("content_index", 0))
+            done.append((item, str(event.get("text") or ""), texts.get(key, "\0missing")))
+        elif kind == "response.function_call_arguments.delta":
+            streamed_args[item] = streamed_args.get(item, "") + str(event.get("delta") or "")
+        elif kind == "response.function_call_arguments.done":
+            done.append((item, str(event.get("arguments") or ""), args.get(item, "\0missing")))
+    mismatched = [key[0] for key, text in streamed.items() if texts.get(key) != text]
+    mismatched += [key for key, text in streamed_args.items() if args.get(key) != text]
+    mismatched += [key for key, said, held in done if said != held]
+    if mismatched:
+        raise UpstreamError(f"the upstream at {upstream} streamed text that its final "
+                            f"response object does not hold (item {mismatched[0]!r}); "
+                            "nothing was delivered")
 
 
 def encode_event(event: Mapping[str, Any]) -> bytes:

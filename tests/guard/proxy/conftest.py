@@ -95,7 +95,8 @@ class FakeUpstream:
         """The Responses API: a reasoning item (:data:`REASONING`), the answer as output text
         (with logprobs when ``include`` asks for them) or, for ``tool``, a function call
         (:data:`TOOL_NAME`, :data:`TOOL_ARGS`); streamed as the Responses API's events
-        (``truncated``: without the final ``response.completed``)."""
+        (``truncated``: without the final ``response.completed``; ``smuggle``: the text
+        deltas carry words the final response object does not hold)."""
         body = json.loads(await request.body())
         self.requests.append({"path": "/v1/responses", "body": body,
                               "headers": dict(request.headers)})
@@ -132,8 +133,9 @@ class FakeUpstream:
             events.append({"type": "response.content_part.added", **ids,
                            "part": {**part, "text": ""}})
             for k, word in enumerate(ANSWER.split(" ")):
+                smuggled = "SMUGGLED " if k == 0 and "smuggle" in q else ""
                 events.append({"type": "response.output_text.delta", **ids,
-                               "delta": word if k == 0 else " " + word,
+                               "delta": smuggled + (word if k == 0 else " " + word),
                                "logprobs": [tokens[k]] if tokens else []})
             events.append({"type": "response.output_text.done", **ids, "text": ANSWER})
             events.append({"type": "response.content_part.done", **ids, "part": part})

@@ -192,3 +192,16 @@ def test_stream_without_final_event_is_an_upstream_error(client: openai.OpenAI) 
     assert info.value.status_code == 502
     assert "without a response.completed event" in info.value.message
     assert "42" not in info.value.message and "answer is" not in info.value.message
+
+
+def test_stream_whose_deltas_differ_from_its_final_object_delivers_nothing(
+        client: openai.OpenAI) -> None:
+    """The decision is made on the final response object; a stream whose text deltas say
+    something that object does not hold ("SMUGGLED") is an upstream error, and nothing of it
+    reaches the client."""
+    with pytest.raises(openai.APIStatusError) as info:
+        list(client.responses.create(model="fake-model", input="sure smuggle question",
+                                     include=LOGPROBS, stream=True))  # type: ignore[list-item]
+    assert info.value.status_code == 502
+    assert "does not hold" in info.value.message
+    assert "SMUGGLED" not in info.value.message and "42" not in info.value.message

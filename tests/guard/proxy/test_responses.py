@@ -183,25 +183,21 @@ def test_counted_as_responses_in_metrics(start_proxy: Callable[..., Any],
     assert 'utilityguard_decisions_total{decision="refuse",mode="enforce"} 1.0' in metrics
 
 
-def test_stream_without_final_event_is_an_upstream_error(client: openai.OpenAI) -> None:
-    """Nothing is delivered from a stream that never says what the response was: the partial
-    text (the answer's first words) never reaches the client."""
+@pytest.mark.parametrize(("question", "message", "absent"), [
+    pytest.param("sure truncated question", "without a response.completed event",
+                 ("42", "answer is"), id="no-final-event"),
+    pytest.param("sure smuggle question", "does not hold", ("SMUGGLED", "42"),
+                 id="deltas-differ-from-final-object"),
+])
+def test_a_stream_that_cannot_be_decided_delivers_nothing(
+        client: openai.OpenAI, question: str, message: str, absent: tuple[str, ...]) -> None:
+    """The decision is made on the stream's final response object. A stream that never says
+    what the response was, or whose text deltas say something that object does not hold
+    ("SMUGGLED"), is an upstream error (502), and none of its text reaches the client."""
     with pytest.raises(openai.APIStatusError) as info:
-        list(client.responses.create(model="fake-model", input="sure truncated question",
+        list(client.responses.create(model="fake-model", input=question,
                                      include=LOGPROBS, stream=True))  # type: ignore[list-item]
     assert info.value.status_code == 502
-    assert "without a response.completed event" in info.value.message
-    assert "42" not in info.value.message and "answer is" not in info.value.message
-
-
-def test_stream_whose_deltas_differ_from_its_final_object_delivers_nothing(
-        client: openai.OpenAI) -> None:
-    """The decision is made on the final response object; a stream whose text deltas say
-    something that object does not hold ("SMUGGLED") is an upstream error, and nothing of it
-    reaches the client."""
-    with pytest.raises(openai.APIStatusError) as info:
-        list(client.responses.create(model="fake-model", input="sure smuggle question",
-                                     include=LOGPROBS, stream=True))  # type: ignore[list-item]
-    assert info.value.status_code == 502
-    assert "does not hold" in info.value.message
-    assert "SMUGGLED" not in info.value.message and "42" not in info.value.message
+    assert message in info.value.message
+    for token in absent:
+        assert token not in info.value.message

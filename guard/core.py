@@ -30,6 +30,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
@@ -68,6 +69,25 @@ from policies import DEFAULT_C_R, answer_threshold, expected_utility, refusal_ex
 
 log = logging.getLogger(__name__)
 R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class Price:
+    """What a decision about a query needs before any reply (:meth:`Guard.price`)."""
+
+    cost: float
+    cost_source: CostSource
+    c_r: float
+    mode: Mode
+    alpha: float
+    #: the smallest ``p`` that answers (:func:`policies.answer_threshold`)
+    threshold: float
+
+    @property
+    def answers_any_p(self) -> bool:
+        """Every ``p`` answers (threshold <= 0: a wrong answer costs no more than a refusal),
+        so the decision cannot depend on the reply's confidence."""
+        return self.threshold <= 0.0
 
 
 class Guard:
@@ -239,6 +259,29 @@ class Guard:
             return self.no_confidence, "prior", None
         return None, "none", None
 
+    def price(self, query: str | None, *, cost: float | None = None, c_r: float | None = None,
+              mode: str | None = None, alpha: float | None = None) -> Price:
+        """What a decision about ``query`` needs before any reply exists: ``L`` (the cost
+        model's, or ``cost`` as given), ``C_R``, mode, ``alpha`` and the threshold ``p`` must
+        reach; per-call arguments override the guard's settings as in :meth:`decide`."""
+        cfg = self.config.replaced(c_r=c_r, mode=mode, alpha=alpha)
+        if alpha is None and self.answerability is not None and query is not None:
+            al = self.predict_alpha(query)
+        else:
+            al = 1.0 if cfg.alpha is None else cfg.alpha
+        cost_source: CostSource
+        if cost is not None:
+            try:
+                cost_v, cost_source = check_cost(cost), "caller"
+            except ValueError as exc:  # the one check of a cost, as the guard's error
+                raise ConfigError(str(exc)) from None
+        elif query is None:
+            raise ConfigError("decide() needs the query text (to predict its cost) or cost=")
+        else:
+            cost_v, cost_source = self.predict_cost(query), "model"
+        return Price(cost=cost_v, cost_source=cost_source, c_r=cfg.c_r, mode=cfg.mode,
+                     alpha=al, threshold=float(answer_threshold(cost_v, cfg.c_r, alpha=al)))
+
     def decide(
         self,
         query: str | None,
@@ -251,6 +294,7 @@ class Guard:
         alpha: float | None = None,
         request_id: str | None = None,
         acts: bool = False,
+        price: Price | None = None,
     ) -> DecisionRecord:
         """Decide about one reply; per-call arguments override the guard's settings.
 
@@ -260,30 +304,20 @@ class Guard:
 
         ``confidence`` is a :class:`Confidence`, a mapping of signals, or a number (a
         caller-supplied probability). ``cost`` given means ``cost_source = "caller"`` and the
-        cost model is not called. The returned record is also stored for
-        :func:`last_decision`.
+        cost model is not called. ``price`` is :meth:`price` computed beforehand for the same
+        arguments (the proxy prices a query before the upstream answers); the returned record
+        is also stored for :func:`last_decision`.
         """
         t0 = time.perf_counter()
         cfg = self.config.replaced(c_r=c_r, mode=mode, alpha=alpha)
-        cr, md = cfg.c_r, cfg.mode
-        if alpha is None and self.answerability is not None and query is not None:
-            al = self.predict_alpha(query)
-        else:
-            al = 1.0 if cfg.alpha is None else cfg.alpha
-        cost_source: CostSource
+        if price is None:
+            price = self.price(query, cost=cost, c_r=c_r, mode=mode, alpha=alpha)
+        cost_v, cost_source, cr, md, al = (price.cost, price.cost_source, price.c_r,
+                                           price.mode, price.alpha)
+        threshold = price.threshold
         decision: Decision
-        if cost is not None:
-            try:
-                cost_v, cost_source = check_cost(cost), "caller"
-            except ValueError as exc:  # the one check of a cost, as the guard's error
-                raise ConfigError(str(exc)) from None
-        elif query is None:
-            raise ConfigError("decide() needs the query text (to predict its cost) or cost=")
-        else:
-            cost_v, cost_source = self.predict_cost(query), "model"
         conf = Confidence.coerce(confidence)
         p, p_source, signal = self.probability(conf)
-        threshold = float(answer_threshold(cost_v, cr, alpha=al))
         eu_answer = None if p is None else float(expected_utility(p, cost_v))
         if not acts and (response is None or is_refusal(self.clean(response))):
             decision = "passthrough_refusal"
@@ -292,7 +326,8 @@ class Guard:
             # threshold computed once above
             decision = "answer" if p >= threshold else "refuse"
         else:
-            decision = "answer" if cfg.no_confidence == "answer" or threshold <= 0 else "refuse"
+            decision = "answer" if cfg.no_confidence == "answer" or price.answers_any_p \
+                else "refuse"
         record = DecisionRecord(
             request_id=request_id or uuid.uuid4().hex,
             cost=cost_v, cost_source=cost_source, p=p, p_source=p_source,

@@ -15,7 +15,7 @@ from pathlib import Path
 from benchmarks.perf._common import PerfResult
 
 #: Modules of ``benchmarks.perf`` that expose ``run() -> list[PerfResult]``.
-MODULES: tuple[str, ...] = ("metric", "costs", "annotation", "bench", "proxy", "soak",
+MODULES: tuple[str, ...] = ("metric", "costs", "annotation", "bench", "proxy", "ttft", "soak",
                             "scale", "startup")
 
 RESULTS_FILE = "perf-results.json"

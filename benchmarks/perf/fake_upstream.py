@@ -3,12 +3,16 @@
 ``POST .../chat/completions`` answers a fixed completion with token logprobs, as JSON or, when
 the request says ``"stream": true``, as server-sent events ending in ``data: [DONE]``.
 ``GET .../models`` lists one model. A request whose body contains ``perf-fail`` is answered
-with HTTP 503 (the soak benchmark's failing requests). Serve it with
+with HTTP 503 (the soak benchmark's failing requests). A streaming request whose body
+contains ``perf-drip`` is streamed as a model generates: the role chunk and the first token
+at once, then each further chunk :data:`DRIP_SECONDS` apart (the time-to-first-token
+benchmark). Serve it with
 ``python -m uvicorn benchmarks.perf.fake_upstream:app --host 127.0.0.1 --port PORT``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
@@ -44,6 +48,14 @@ STREAM = b"".join(
        for t, c in zip(_TOKENS, _LOGPROBS["content"], strict=True)]
     + [_chunk({}, finish="stop"), b"data: [DONE]\n\n"]
 )
+#: The pause between two chunks of a dripped stream (``perf-drip``).
+DRIP_SECONDS = 0.01
+#: The dripped stream, in the pieces sent apart: role and first token, then one chunk each.
+DRIP = [_chunk({"role": "assistant", "content": ""})
+        + _chunk({"content": _TOKENS[0]}, logprobs={"content": [_LOGPROBS["content"][0]]})]
+DRIP += [_chunk({"content": t}, logprobs={"content": [c]})
+         for t, c in zip(_TOKENS[1:], _LOGPROBS["content"][1:], strict=True)]
+DRIP += [_chunk({}, finish="stop") + b"data: [DONE]\n\n"]
 FAILURE = json.dumps({"error": {"message": "overloaded", "type": "server_error", "param": None,
                                 "code": "overloaded"}}).encode()
 MODELS = json.dumps({"object": "list", "data": [{"id": "perf-model", "object": "model",
@@ -57,6 +69,16 @@ async def _body(receive: Receive) -> bytes:
         chunks.append(msg.get("body", b""))
         if not msg.get("more_body"):
             return b"".join(chunks)
+
+
+async def _drip(send: Send) -> None:
+    await send({"type": "http.response.start", "status": 200,
+                "headers": [(b"content-type", b"text/event-stream")]})
+    for k, piece in enumerate(DRIP):
+        if k:
+            await asyncio.sleep(DRIP_SECONDS)
+        await send({"type": "http.response.body", "body": piece, "more_body": True})
+    await send({"type": "http.response.body", "body": b""})
 
 
 async def app(scope: Scope, receive: Receive, send: Send) -> None:
@@ -77,6 +99,9 @@ async def app(scope: Scope, receive: Receive, send: Send) -> None:
                                                                     b"application/json")
         if b"perf-fail" in raw:  # the soak benchmark's failing requests
             status, body, ctype = 503, FAILURE, b"application/json"
+        elif stream and b"perf-drip" in raw:
+            await _drip(send)
+            return
     elif path.endswith("/models"):
         body, ctype = MODELS, b"application/json"
     else:

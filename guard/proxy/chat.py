@@ -33,48 +33,38 @@ from starlette.responses import Response
 
 from guard.completion import choice_answer
 from guard.core import Guard
-from guard.exceptions import PermissionDeniedError, UpstreamError, UpstreamStatusError
+from guard.exceptions import UpstreamError, UpstreamStatusError
 from guard.messages import query_text
+from guard.proxy.decided import admit, decide_reply, decision_body, decision_headers
+from guard.proxy.early import NotStreamed, Pending, streams_early
 from guard.proxy.request import (
     ChatPlan,
     cancel_on_disconnect,
-    check_auth,
-    check_overrides,
     parse_chat_request,
     parse_overrides,
     plan_request,
     read_body,
 )
-from guard.proxy.streaming import assemble, json_reply, parse_sse, replay, synthesize
+from guard.proxy.streaming import (
+    assemble,
+    encode,
+    finish,
+    json_reply,
+    parse_sse,
+    relay_chunk,
+    replay,
+    synthesize,
+)
 from guard.proxy.upstream import Upstream
-from guard.records import Confidence, DecisionRecord
+from guard.records import DecisionRecord
 from guard.refused import refused_completion
 
 if TYPE_CHECKING:
     from guard.proxy.app import Proxy
-    from guard.settings import Settings
 
 log = logging.getLogger(__name__)
 #: Upstream statuses after which the request is retried without the guard's additions.
 REJECTED = (400, 422)
-
-
-def _fmt(value: float | None) -> str:
-    return "none" if value is None else f"{value:.6g}"
-
-
-def decision_headers(record: DecisionRecord) -> dict[str, str]:
-    """The ``x-utilityguard-*`` response headers of a decision."""
-    return {
-        "x-utilityguard-decision": record.decision,
-        "x-utilityguard-mode": record.mode,
-        "x-utilityguard-cost": _fmt(record.cost),
-        "x-utilityguard-confidence": _fmt(record.p),
-        "x-utilityguard-threshold": _fmt(record.threshold),
-        "x-utilityguard-request-id": record.request_id,
-        # the fitted policy that decided (NAME@SHA8); absent when the guard has none
-        **({"x-utilityguard-policy": record.policy} if record.policy else {}),
-    }
 
 
 def deliver(reply: Mapping[str, Any], record: DecisionRecord, guard: Guard, plan: ChatPlan
@@ -152,12 +142,6 @@ async def _fetch(upstream: Upstream, plan: ChatPlan, headers: Mapping[str, str]
     return assemble(chunks), chunks
 
 
-def decision_body(record: DecisionRecord, *, enabled: bool = True) -> dict[str, Any]:
-    """What a reply body gains: ``{"utilityguard": <the decision>}`` (see
-    :meth:`guard.records.DecisionRecord.summary`), or nothing when not ``enabled``."""
-    return {"utilityguard": record.summary()} if enabled else {}
-
-
 def _response(plan: ChatPlan, delivered: dict[str, Any], chunks: list[dict[str, Any]] | None,
               changed: bool, headers: dict[str, str], final: dict[str, Any]) -> Response:
     """The client's response: JSON, or SSE replayed from the upstream's chunks when the text
@@ -196,27 +180,70 @@ async def _exchange(proxy: Proxy, plan: ChatPlan, body: dict[str, Any],
         proxy.metrics.upstream_errors.inc("rejected_guard_fields")
         plan = plan.as_sent(body)
         reply, chunks = await _fetch(upstream, plan, headers)
+    return reply, chunks, plan, await _with_samples(upstream, plan, headers, reply)
+
+
+async def _with_samples(upstream: Upstream, plan: ChatPlan, headers: Mapping[str, str],
+                        reply: dict[str, Any]) -> dict[str, Any]:
+    """``reply`` checked to have choices, with the consistency samples the upstream did not
+    return (the reply the confidence is read from)."""
     if not isinstance(reply.get("choices"), list):
         raise UpstreamError(f"the upstream at {upstream.name} returned a reply without "
                             "'choices'")
-    view = reply
     if plan.signal_samples > len(reply["choices"]):  # only the consistency signal
-        view = await _extra_samples(upstream, plan, headers, reply)
-    return reply, chunks, plan, view
+        return await _extra_samples(upstream, plan, headers, reply)
+    return reply
 
 
-def admit(request: Request, proxy: Proxy, settings: Settings) -> str:
-    """A new request id for ``request`` once it is authenticated and its override headers
-    are allowed (a forbidden override is recorded as a security event and raised)."""
-    request.state.request_id = rid = proxy.new_request_id()
-    key = check_auth(request.headers, proxy.client_keys)
+def _may_be_last(chunk: Mapping[str, Any]) -> bool:
+    """A chunk that may end the stream (a finish or a usage chunk): held back by an early
+    stream until another arrives, since the last one carries the decision."""
+    choices = chunk.get("choices") or []
+    return not choices or any(isinstance(c, dict) and c.get("finish_reason") is not None
+                              for c in choices)
+
+
+async def stream_chat(request: Request, pending: Pending, plan: ChatPlan,
+                      body: dict[str, Any], headers: Mapping[str, str]) -> Response:
+    """Relay the upstream's stream as it arrives (:mod:`guard.proxy.early`): its chunks
+    without what the guard added (:func:`guard.proxy.streaming.relay_chunk`), the decision
+    on the assembled reply in the last chunk. :class:`NotStreamed` (its ``plan`` set) when
+    the upstream answered JSON."""
+    upstream = pending.proxy.upstream
+
+    def shape(chunk: dict[str, Any]) -> dict[str, Any] | None:
+        return relay_chunk(chunk, client_n=plan.client_n, keep_logprobs=plan.client_logprobs,
+                           include_usage=plan.include_usage)
+
+    async def tail(events: list[dict[str, Any]], held: list[dict[str, Any]]
+                   ) -> tuple[bytes, DecisionRecord]:
+        if not events:
+            raise UpstreamError(f"the upstream at {upstream.name} sent no stream events")
+        reply = assemble(events)
+        view = await _with_samples(upstream, plan, headers, reply)
+        record = decide_reply(pending.guard, reply, view, query=pending.query,
+                              overrides=pending.overrides, price=pending.price,
+                              request_id=pending.request_id)
+        if not held:  # the stream ended without a finish: one more chunk, for the decision
+            held = [{k: reply[k] for k in ("id", "created", "model") if k in reply}
+                    | {"object": "chat.completion.chunk", "choices": []}]
+        enabled = not pending.proxy.settings.decision_headers_only
+        return finish(held, decision_body(record, enabled=enabled)), record
+
     try:
-        check_overrides(request.headers, allowed=proxy.may_override(key),
-                        caller_confidence=settings.confidence == "caller")
-    except PermissionDeniedError as exc:
-        proxy.forbidden(rid, "override_not_allowed", exc.message)
+        return await pending.relay(request, "chat/completions", plan.body, headers,
+                                   shape=shape, hold=_may_be_last, encode=encode,
+                                   finish=tail)
+    except NotStreamed as exc:
+        exc.plan = plan
         raise
-    return rid
+    except UpstreamStatusError as exc:
+        if exc.status not in REJECTED or plan.body == body:
+            raise
+        log.warning("the upstream rejected the guard's request fields (HTTP %d); retrying "
+                    "with the client's request as sent", exc.status)
+        pending.proxy.metrics.upstream_errors.inc("rejected_guard_fields")
+        return await stream_chat(request, pending, plan.as_sent(body), body, headers)
 
 
 async def chat_completions(request: Request) -> Response:
@@ -230,18 +257,26 @@ async def chat_completions(request: Request) -> Response:
     overrides = parse_overrides(request.headers)
     plan = plan_request(body, guard)
     headers = proxy.upstream_headers(request.headers)
-    t_up = time.perf_counter()
-    reply, chunks, plan, view = await cancel_on_disconnect(request, proxy.upstream.within(
-        settings.request_timeout, _exchange(proxy, plan, body, headers)))
-    upstream_s = time.perf_counter() - t_up
-    conf = guard.extract(view)
-    if overrides.confidence is not None:
-        conf = conf.merged(Confidence(caller=overrides.confidence))
-    answer = choice_answer(reply)
     query = query_text(body["messages"])
-    record = guard.decide(query, answer.text, confidence=conf, cost=overrides.cost,
-                          c_r=overrides.c_r, mode=overrides.mode, request_id=rid,
-                          acts=answer.acts)
+    price = guard.price(query, cost=overrides.cost, c_r=overrides.c_r, mode=overrides.mode)
+    t_up = time.perf_counter()
+    if plan.stream and streams_early(price, guard):
+        pending = Pending(proxy=proxy, guard=guard, request_id=rid, query=query,
+                          overrides=overrides, price=price, model=body.get("model"), t0=t0)
+        try:  # every p answers: nothing the guard would add can change the decision
+            return await stream_chat(request, pending, plan.as_sent(body)
+                                     if price.answers_any_p else plan, body, headers)
+        except NotStreamed as exc:  # decided as on the buffered path
+            plan, reply, chunks = exc.plan, exc.reply, None
+            view = await cancel_on_disconnect(request, proxy.upstream.within(
+                settings.request_timeout, _with_samples(proxy.upstream, plan, headers,
+                                                        reply)))
+    else:
+        reply, chunks, plan, view = await cancel_on_disconnect(request, proxy.upstream.within(
+            settings.request_timeout, _exchange(proxy, plan, body, headers)))
+    upstream_s = time.perf_counter() - t_up
+    record = decide_reply(guard, reply, view, query=query, overrides=overrides, price=price,
+                          request_id=rid)
     delivered, changed = deliver(reply, record, guard, plan)
     final = decision_body(record, enabled=not settings.decision_headers_only)
     response = _response(plan, delivered, chunks, changed, decision_headers(record), final)

@@ -113,16 +113,18 @@ async def _client_error(request: Request, exc: ClientRequestError) -> Response:
                           error_body(exc.message, exc.error_type, exc.param, exc.code))
 
 
-async def _upstream_error(request: Request, exc: UpstreamError) -> Response:
+def upstream_failure(exc: UpstreamError) -> tuple[int, dict[str, Any], str,
+                                                  dict[str, str] | None]:
+    """How a failed upstream exchange is answered: ``(HTTP status, error envelope, metrics
+    kind, headers to pass on)`` (see the module docstring); also the error event that ends a
+    stream already under way (:mod:`guard.proxy.early`)."""
     if isinstance(exc, UpstreamStatusError):
-        _metrics_kind(request, f"status_{exc.status // 100}xx")
-        log.warning("upstream answered HTTP %d", exc.status)
+        kind = f"status_{exc.status // 100}xx"
         if 400 <= exc.status < 500:
-            return error_response(request, exc.status, upstream_envelope(exc), exc.headers)
+            return exc.status, upstream_envelope(exc), kind, exc.headers
         message = upstream_envelope(exc)["error"]["message"]
-        return error_response(request, 502, error_body(
-            f"the upstream failed (HTTP {exc.status}): {message}", "upstream_error",
-            code="upstream_error"))
+        return 502, error_body(f"the upstream failed (HTTP {exc.status}): {message}",
+                               "upstream_error", code="upstream_error"), kind, None
     if isinstance(exc, UpstreamPoolExhausted):
         status, code, kind = 504, "upstream_pool_exhausted", "pool_exhausted"
     elif isinstance(exc, UpstreamTimeout):
@@ -133,9 +135,17 @@ async def _upstream_error(request: Request, exc: UpstreamError) -> Response:
         status, code, kind = 502, "upstream_unavailable", "unavailable"
     else:
         status, code, kind = 502, "upstream_error", "invalid_reply"
+    return status, error_body(str(exc), "upstream_error", code=code), kind, None
+
+
+async def _upstream_error(request: Request, exc: UpstreamError) -> Response:
+    status, body, kind, headers = upstream_failure(exc)
     _metrics_kind(request, kind)
-    log.warning("upstream error (%s): %s", kind, exc)
-    return error_response(request, status, error_body(str(exc), "upstream_error", code=code))
+    if isinstance(exc, UpstreamStatusError):
+        log.warning("upstream answered HTTP %d", exc.status)
+    else:
+        log.warning("upstream error (%s): %s", kind, exc)
+    return error_response(request, status, body, headers)
 
 
 async def _http_error(request: Request, exc: StarletteHTTPException) -> Response:

@@ -6,8 +6,9 @@ is an ASGI middleware that replaces every configured secret (the upstream key an
 keys) in every response header value and body chunk with asterisks of the same length, so
 that ``content-length`` stays right and nothing else changes. Secrets are also matched in
 their JSON-escaped spelling. :class:`NoQueryStrings` keeps query strings out of the access
-log. The proxy's responses are sent in one body chunk; a secret split
-across two chunks of a streamed body would not be matched.
+log. The proxy's responses are sent in one body chunk, or (a stream
+relayed as it arrives, :mod:`guard.proxy.early`) one whole event per body chunk: a secret is
+never split across two chunks.
 """
 
 from __future__ import annotations

@@ -63,7 +63,7 @@ async def read_body(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-async def _disconnected(request: Request) -> None:
+async def disconnected(request: Request) -> None:
     """Return when the client has gone (after its body was read)."""
     while True:
         message = await request.receive()
@@ -75,7 +75,7 @@ async def cancel_on_disconnect(request: Request, work: Awaitable[T]) -> T:
     """Await ``work``, cancelling it when the client disconnects (the upstream call stops and
     its pooled connection is freed); then :class:`ClientDisconnected`."""
     task = asyncio.ensure_future(work)
-    watcher = asyncio.ensure_future(_disconnected(request))
+    watcher = asyncio.ensure_future(disconnected(request))
     try:
         await asyncio.wait({task, watcher}, return_when=asyncio.FIRST_COMPLETED)
     finally:

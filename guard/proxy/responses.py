@@ -35,7 +35,8 @@ from starlette.responses import Response
 from guard.completion import choice_answer
 from guard.exceptions import InvalidRequestError, UpstreamError
 from guard.messages import query_text
-from guard.proxy.chat import admit, decision_body, decision_headers
+from guard.proxy.decided import admit, decide_reply, decision_body, decision_headers
+from guard.proxy.early import NotStreamed, Pending, streams_early
 from guard.proxy.request import (
     cancel_on_disconnect,
     parse_json_object,
@@ -43,14 +44,17 @@ from guard.proxy.request import (
     read_body,
 )
 from guard.proxy.responses_stream import (
+    FINAL_TYPES,
+    check_event,
     check_events_match,
+    encode_event,
     final_response,
     parse_events,
     refused_events,
     replay,
 )
 from guard.proxy.streaming import json_reply
-from guard.records import Confidence
+from guard.records import DecisionRecord
 from guard.refused import refused_response
 
 if TYPE_CHECKING:
@@ -145,6 +149,34 @@ async def _fetch(proxy: Proxy, body: dict[str, Any], headers: Mapping[str, str]
     return final, events
 
 
+async def stream_responses(request: Request, pending: Pending, body: dict[str, Any],
+                           headers: Mapping[str, str]) -> Response:
+    """Relay the upstream's events as they arrive (:mod:`guard.proxy.early`), the final one
+    (``response.completed``) held back and given the decision, made on its ``response``
+    object; a stream whose events say what that object does not hold ends with an error
+    event instead (:func:`~guard.proxy.responses_stream.check_events_match`)."""
+    name = pending.proxy.upstream.name
+
+    def shape(event: dict[str, Any]) -> dict[str, Any]:
+        check_event(event, name)
+        return event
+
+    async def tail(events: list[dict[str, Any]], held: list[dict[str, Any]]
+                   ) -> tuple[bytes, DecisionRecord]:
+        final = final_response(events, name)
+        check_events_match(events, final, name)
+        view = chat_view(final)
+        record = decide_reply(pending.guard, view, view, query=pending.query,
+                              overrides=pending.overrides, price=pending.price,
+                              request_id=pending.request_id)
+        enabled = not pending.proxy.settings.decision_headers_only
+        return replay(held, decision_body(record, enabled=enabled)), record
+
+    return await pending.relay(request, "responses", body, headers, shape=shape,
+                               hold=lambda e: e.get("type") in FINAL_TYPES,
+                               encode=encode_event, finish=tail)
+
+
 async def responses(request: Request) -> Response:
     """Handle one Responses API request (see the module docstring)."""
     t0 = time.perf_counter()
@@ -154,23 +186,31 @@ async def responses(request: Request) -> Response:
     body = parse_responses_request(await read_body(request, settings.max_body_bytes))
     overrides = parse_overrides(request.headers)
     headers = proxy.upstream_headers(request.headers)
+    query = response_query(body)
+    price = guard.price(query, cost=overrides.cost, c_r=overrides.c_r, mode=overrides.mode)
+    stream = bool(body.get("stream"))
     t_up = time.perf_counter()
-    reply, events = await cancel_on_disconnect(request, proxy.upstream.within(
-        settings.request_timeout, _fetch(proxy, body, headers)))
+    got: dict[str, Any] | None = None
+    events: list[dict[str, Any]] | None = None
+    if stream and streams_early(price, guard):
+        pending = Pending(proxy=proxy, guard=guard, request_id=rid, query=query,
+                          overrides=overrides, price=price, model=body.get("model"), t0=t0)
+        try:
+            return await stream_responses(request, pending, body, headers)
+        except NotStreamed as exc:  # decided as on the buffered path
+            got = exc.reply
+    if got is not None:
+        reply = got
+    else:
+        reply, events = await cancel_on_disconnect(request, proxy.upstream.within(
+            settings.request_timeout, _fetch(proxy, body, headers)))
     upstream_s = time.perf_counter() - t_up
     view = chat_view(reply)
-    conf = guard.extract(view)
-    if overrides.confidence is not None:
-        conf = conf.merged(Confidence(caller=overrides.confidence))
-    answer = choice_answer(view)
-    query = response_query(body)
-    record = guard.decide(query, answer.text, confidence=conf, cost=overrides.cost,
-                          c_r=overrides.c_r, mode=overrides.mode, request_id=rid,
-                          acts=answer.acts)
-    refusal = guard.refusal_for(record, answer.content)
+    record = decide_reply(guard, view, view, query=query, overrides=overrides, price=price,
+                          request_id=rid)
+    refusal = guard.refusal_for(record, choice_answer(view).content)
     final = decision_body(record, enabled=not settings.decision_headers_only)
     out_headers = decision_headers(record)
-    stream = bool(body.get("stream"))
     if not stream:
         delivered = refused_response(reply, refusal) if refusal is not None else \
             {k: v for k, v in reply.items() if k != "utilityguard"}  # never the upstream's

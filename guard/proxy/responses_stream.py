@@ -35,10 +35,18 @@ def parse_events(raw: bytes, upstream: str = "upstream") -> list[dict[str, Any]]
     """
     events = parse_sse(raw, upstream)
     for event in events:
-        if event.get("type") in ("error", "response.failed"):
-            err = event.get("message") or (event.get("response") or {}).get("error")
-            raise UpstreamError(f"the upstream at {upstream} failed during the stream: {err}")
+        check_event(event, upstream)
     return events
+
+
+def check_event(event: Mapping[str, Any], upstream: str = "upstream") -> None:
+    """:class:`UpstreamError` when ``event`` says the stream failed (``error``,
+    ``response.failed``)."""
+    if event.get("type") in ("error", "response.failed"):
+        response = event.get("response")
+        err = event.get("message") or (response.get("error")
+                                       if isinstance(response, dict) else None)
+        raise UpstreamError(f"the upstream at {upstream} failed during the stream: {err}")
 
 
 def final_response(events: Sequence[Mapping[str, Any]], upstream: str = "upstream"

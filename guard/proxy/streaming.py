@@ -18,6 +18,7 @@ each chunk a ``chat.completion.chunk`` event, the stream ending in ``data: [DONE
 
 from __future__ import annotations
 
+import codecs
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -26,6 +27,70 @@ from guard.exceptions import UpstreamError
 
 DONE = b"data: [DONE]\n\n"
 _META = ("id", "created", "model", "system_fingerprint", "service_tier")
+
+
+class SSEReader:
+    """An incremental reader of the ``data:`` events of an SSE body: :meth:`feed` it bytes as
+    they arrive and get the JSON objects of the events they complete; :attr:`done` once
+    ``[DONE]`` was read (later bytes are ignored). The rules are :func:`parse_sse`'s.
+
+    >>> reader = SSEReader()
+    >>> reader.feed(b'data: {"a"'), reader.feed(b': 1}\\n\\ndata: [DONE]\\n\\n'), reader.done
+    ([], [{'a': 1}], True)
+    """
+
+    def __init__(self, upstream: str = "upstream") -> None:
+        self.upstream = upstream
+        self.done = False
+        self._pending = ""
+        self._data: list[str] = []
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+    def feed(self, raw: bytes, *, final: bool = False) -> list[dict[str, Any]]:
+        """The events that ``raw`` completes (``final``: the body ended, so is the last
+        event)."""
+        if self.done:
+            return []
+        text = self._pending + self._decoder.decode(raw, final=final)
+        text = text.replace("\r\n", "\n")
+        if not final and text.endswith("\r"):  # maybe the first half of a CRLF
+            self._pending, text = "\r", text[:-1]
+        else:
+            self._pending = ""
+        lines = text.replace("\r", "\n").split("\n")
+        if not final:
+            self._pending = lines.pop() + self._pending
+        if final:
+            lines.append("")
+        events: list[dict[str, Any]] = []
+        for line in lines:
+            if line:
+                if line.startswith("data:"):
+                    self._data.append(line[5:].removeprefix(" "))
+                continue
+            if not self._data:
+                continue
+            payload, self._data = "\n".join(self._data), []
+            if payload.strip() == "[DONE]":
+                self.done = True
+                break
+            event = self._event(payload)
+            if event is not None:
+                events.append(event)
+        return events
+
+    def _event(self, payload: str) -> dict[str, Any] | None:
+        try:
+            event = json.loads(payload)
+        except ValueError:
+            raise UpstreamError(f"the upstream at {self.upstream} sent a stream event that is "
+                                "not JSON") from None
+        if isinstance(event, dict) and event.get("error"):
+            err = event["error"]
+            msg = err.get("message") if isinstance(err, dict) else err
+            raise UpstreamError(f"the upstream at {self.upstream} failed during the stream: "
+                                f"{msg}")
+        return event if isinstance(event, dict) else None
 
 
 def parse_sse(raw: bytes, upstream: str = "upstream") -> list[dict[str, Any]]:
@@ -39,31 +104,7 @@ def parse_sse(raw: bytes, upstream: str = "upstream") -> list[dict[str, Any]]:
     >>> parse_sse(b'data: {"a": 1}\\n\\n: keep-alive\\n\\ndata: [DONE]\\n\\n')
     [{'a': 1}]
     """
-    events: list[dict[str, Any]] = []
-    data: list[str] = []
-    text = raw.decode("utf-8", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
-    for line in [*text.split("\n"), ""]:
-        if line:
-            if line.startswith("data:"):
-                data.append(line[5:].removeprefix(" "))
-            continue
-        if not data:
-            continue
-        payload, data = "\n".join(data), []
-        if payload.strip() == "[DONE]":
-            break
-        try:
-            event = json.loads(payload)
-        except ValueError:
-            raise UpstreamError(f"the upstream at {upstream} sent a stream event that is not "
-                                "JSON") from None
-        if isinstance(event, dict) and event.get("error"):
-            err = event["error"]
-            msg = err.get("message") if isinstance(err, dict) else err
-            raise UpstreamError(f"the upstream at {upstream} failed during the stream: {msg}")
-        if isinstance(event, dict):
-            events.append(event)
-    return events
+    return SSEReader(upstream).feed(raw, final=True)
 
 
 def json_reply(raw: bytes, upstream: str, kind: str) -> dict[str, Any]:
@@ -207,24 +248,31 @@ def finish(events: Sequence[Mapping[str, Any]], final: Mapping[str, Any] | None 
     return b"".join(out)
 
 
+def relay_chunk(chunk: Mapping[str, Any], *, client_n: int, keep_logprobs: bool,
+                include_usage: bool) -> dict[str, Any] | None:
+    """One upstream chunk as the client receives it, without what the guard added (choices
+    beyond the client's ``n``, logprobs it did not ask for, a usage chunk it did not ask
+    for); ``None`` when nothing of it is the client's."""
+    raw_choices = chunk.get("choices") or []
+    choices = [dict(c) for c in raw_choices if isinstance(c, dict) and _index(c) < client_n]
+    if not choices and raw_choices:
+        return None  # a chunk only for a sample the guard asked for
+    if not choices and not include_usage:
+        return None  # a usage chunk the client did not ask for
+    if not keep_logprobs:
+        for c in choices:
+            if c.get("logprobs") is not None:
+                c["logprobs"] = None
+    return {**chunk, "choices": choices}
+
+
 def replay(chunks: Iterable[Mapping[str, Any]], *, client_n: int, keep_logprobs: bool,
            include_usage: bool, final: Mapping[str, Any] | None = None) -> bytes:
-    """The upstream's chunks as the client's stream, without what the guard added (and with
-    ``final`` added to the last chunk, see :func:`finish`)."""
-    out: list[dict[str, Any]] = []
-    for chunk in chunks:
-        raw_choices = chunk.get("choices") or []
-        choices = [dict(c) for c in raw_choices
-                   if isinstance(c, dict) and _index(c) < client_n]
-        if not choices and raw_choices:
-            continue  # a chunk only for a sample the guard asked for
-        if not choices and not include_usage:
-            continue  # a usage chunk the client did not ask for
-        if not keep_logprobs:
-            for c in choices:
-                if c.get("logprobs") is not None:
-                    c["logprobs"] = None
-        out.append({**chunk, "choices": choices})
+    """The upstream's chunks as the client's stream, without what the guard added (see
+    :func:`relay_chunk`), ``final`` added to the last chunk (see :func:`finish`)."""
+    out = [c for chunk in chunks
+           if (c := relay_chunk(chunk, client_n=client_n, keep_logprobs=keep_logprobs,
+                                include_usage=include_usage)) is not None]
     return finish(out, final)
 
 

@@ -25,7 +25,8 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Awaitable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Mapping
+from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
 import httpx
@@ -95,6 +96,32 @@ def missing_v1_hint(upstream: str) -> str | None:
             f"--upstream {upstream}/v1")
 
 
+class Relay:
+    """An upstream reply held open by :meth:`Upstream.open_stream`."""
+
+    def __init__(self, upstream: Upstream, response: httpx.Response) -> None:
+        self._upstream = upstream
+        self._response = response
+        #: the reply's content type (``""`` when it sent none)
+        self.content_type = response.headers.get("content-type", "")
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        """The body's bytes as they arrive (size limit, errors translated)."""
+        body = self._upstream._bounded(self._response)
+        while True:
+            try:
+                chunk = await body.__anext__()
+            except StopAsyncIteration:
+                return
+            except httpx.HTTPError as exc:
+                raise translate(exc, self._upstream.name) from None
+            yield chunk
+
+    async def read(self) -> bytes:
+        """The rest of the body (size limit, errors translated)."""
+        return b"".join([chunk async for chunk in self.chunks()])
+
+
 class Upstream:
     """Calls to the OpenAI-compatible upstream, with errors translated.
 
@@ -124,31 +151,36 @@ class Upstream:
             finally:
                 await response.aclose()
         except httpx.PoolTimeout:
-            pool = self.client.timeout.pool
-            raise UpstreamPoolExhausted(
-                f"no free connection to the upstream at {self.name} within {pool:g} s: the "
-                "proxy's upstream connection pool is exhausted (raise --max-connections or "
-                "--pool-timeout)") from None
+            raise self._pool_exhausted() from None
         except httpx.HTTPError as exc:  # timeouts, refused / reset, DNS, TLS, protocol errors
             raise translate(exc, self.name) from None
         return httpx.Response(response.status_code, headers=response.headers, content=content,
                               request=request)
 
-    async def _read(self, response: httpx.Response) -> bytes:
+    def _pool_exhausted(self) -> UpstreamPoolExhausted:
+        return UpstreamPoolExhausted(
+            f"no free connection to the upstream at {self.name} within "
+            f"{self.client.timeout.pool:g} s: the proxy's upstream connection pool is "
+            "exhausted (raise --max-connections or --pool-timeout)")
+
+    async def _bounded(self, response: httpx.Response) -> AsyncIterator[bytes]:
+        """``response``'s body as it arrives, :class:`UpstreamTooLarge` past
+        :attr:`max_bytes` (declared or received)."""
         too_large = UpstreamTooLarge(
             f"the upstream at {self.name} sent a reply larger than the proxy's limit of "
             f"{self.max_bytes} bytes (--max-upstream-bytes)")
         declared = response.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > self.max_bytes:
             raise too_large
-        chunks: list[bytes] = []
         size = 0
         async for chunk in response.aiter_bytes():
             size += len(chunk)
             if size > self.max_bytes:
                 raise too_large
-            chunks.append(chunk)
-        return b"".join(chunks)
+            yield chunk
+
+    async def _read(self, response: httpx.Response) -> bytes:
+        return b"".join([chunk async for chunk in self._bounded(response)])
 
     async def within(self, seconds: float, work: Awaitable[T]) -> T:
         """Await ``work`` (a whole upstream exchange: every call and byte in it) for at most
@@ -220,6 +252,38 @@ class Upstream:
         response = await self._send("POST", path, headers, json.dumps(body).encode())
         self._check_status(response)
         return response.headers.get("content-type", ""), response.content
+
+    @asynccontextmanager
+    async def open_stream(self, path: str, body: Mapping[str, Any],
+                          headers: Mapping[str, str]) -> AsyncIterator[Relay]:
+        """POST ``body`` to ``path`` and hold the reply open, its status checked (a non-2xx
+        reply is read, bounded, and raised as :meth:`post_stream` would): the
+        :class:`Relay` yields its bytes as they arrive (the size limit applies to the
+        total). The connection is closed on the way out, also when cancelled."""
+        request = self.client.build_request(
+            "POST", path, content=json.dumps(body).encode(),
+            headers={**headers, "content-type": "application/json"})
+        try:
+            response = await self.client.send(request, stream=True)
+        except httpx.PoolTimeout:
+            raise self._pool_exhausted() from None
+        except httpx.HTTPError as exc:
+            raise translate(exc, self.name) from None
+        try:
+            if not response.is_success:
+                content = await self._guarded(self._read(response))
+                self._check_status(httpx.Response(response.status_code,
+                                                  headers=response.headers, content=content,
+                                                  request=request))
+            yield Relay(self, response)
+        finally:
+            await response.aclose()
+
+    async def _guarded(self, work: Awaitable[T]) -> T:
+        try:
+            return await work
+        except httpx.HTTPError as exc:
+            raise translate(exc, self.name) from None
 
     def inside(self, path: str) -> bool:
         """``path`` (relative) resolves to a URL under the upstream's base path (``/v1``)."""

@@ -1,0 +1,71 @@
+"""What every guarded route shares about a decision: admitting the request, deciding on
+a reply, and telling the client (the ``x-utilityguard-*`` headers and the ``utilityguard``
+body object)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from starlette.requests import Request
+
+from guard.completion import choice_answer
+from guard.core import Guard, Price
+from guard.exceptions import PermissionDeniedError
+from guard.proxy.request import Overrides, check_auth, check_overrides
+from guard.records import Confidence, DecisionRecord
+
+if TYPE_CHECKING:
+    from guard.proxy.app import Proxy
+    from guard.settings import Settings
+
+
+def fmt_value(value: float | None) -> str:
+    return "none" if value is None else f"{value:.6g}"
+
+
+def decision_headers(record: DecisionRecord) -> dict[str, str]:
+    """The ``x-utilityguard-*`` response headers of a decision."""
+    return {
+        "x-utilityguard-decision": record.decision,
+        "x-utilityguard-mode": record.mode,
+        "x-utilityguard-cost": fmt_value(record.cost),
+        "x-utilityguard-confidence": fmt_value(record.p),
+        "x-utilityguard-threshold": fmt_value(record.threshold),
+        "x-utilityguard-request-id": record.request_id,
+        # the fitted policy that decided (NAME@SHA8); absent when the guard has none
+        **({"x-utilityguard-policy": record.policy} if record.policy else {}),
+    }
+
+
+def decision_body(record: DecisionRecord, *, enabled: bool = True) -> dict[str, Any]:
+    """What a reply body gains: ``{"utilityguard": <the decision>}`` (see
+    :meth:`guard.records.DecisionRecord.summary`), or nothing when not ``enabled``."""
+    return {"utilityguard": record.summary()} if enabled else {}
+
+
+def decide_reply(guard: Guard, reply: Mapping[str, Any], view: Mapping[str, Any], *,
+                 query: str, overrides: Overrides, price: Price, request_id: str
+                 ) -> DecisionRecord:
+    """The decision about ``reply`` (its choice 0; ``view`` is the reply the confidence is
+    read from: with the consistency samples), a caller's confidence header merged in."""
+    conf = guard.extract(view)
+    if overrides.confidence is not None:
+        conf = conf.merged(Confidence(caller=overrides.confidence))
+    answer = choice_answer(reply)
+    return guard.decide(query, answer.text, confidence=conf, price=price,
+                        request_id=request_id, acts=answer.acts)
+
+
+def admit(request: Request, proxy: Proxy, settings: Settings) -> str:
+    """A new request id for ``request`` once it is authenticated and its override headers
+    are allowed (a forbidden override is recorded as a security event and raised)."""
+    request.state.request_id = rid = proxy.new_request_id()
+    key = check_auth(request.headers, proxy.client_keys)
+    try:
+        check_overrides(request.headers, allowed=proxy.may_override(key),
+                        caller_confidence=settings.confidence == "caller")
+    except PermissionDeniedError as exc:
+        proxy.forbidden(rid, "override_not_allowed", exc.message)
+        raise
+    return rid

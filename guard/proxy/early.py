@@ -1,0 +1,223 @@
+"""Streaming without waiting, when the decision cannot depend on the reply.
+
+A streamed reply is normally buffered whole: the decision (and so the response headers) needs
+the complete reply. Two kinds of request are decided before the upstream answers:
+
+* the threshold is <= 0 (``L <= C_R``: a wrong answer costs no more than a refusal), so every
+  ``p`` answers: the guard needs no confidence signal and forwards the request as the client
+  sent it (no logprobs, no verbal instruction, no consistency samples, no extra calls);
+* the request is in shadow mode, so the reply is delivered whatever the decision; the guard
+  still asks for its signal (the shadow record must hold the ``p`` that enforce mode would
+  see) but never makes the client wait for it.
+
+:func:`streams_early` says which, :meth:`Pending.relay` streams: the query is priced first
+(:meth:`guard.Guard.price`, from the query only), the upstream's stream is opened and its
+status checked before the response starts (an upstream 4xx / 5xx is answered as on the
+buffered path), and then each upstream event is passed on as soon as it arrives, re-encoded
+as one whole event per body message (so that :class:`guard.proxy.redact.RedactSecrets`
+scrubs secrets from each, as from every body). The events that may be the last (a finish, a
+usage chunk, the Responses API's final event) are held back until another arrives: the
+stream's last event carries the ``utilityguard`` decision object, decided on the assembled
+reply as on the buffered path, and the audit row is written. The total deadline
+(``--request-timeout``), the upstream size limit and client disconnects hold as on the
+buffered path; a failure after the response started ends the stream with an ``error`` event
+in the OpenAI envelope (what the official clients raise).
+
+The response headers carry what is known before the reply: mode, cost, threshold, request id,
+policy, and ``x-utilityguard-stream: early``; the decision and the confidence are in the last
+event only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+
+from guard.confidence.extractors import ConsistencyExtractor, LogprobExtractor
+from guard.core import Guard, Price
+from guard.exceptions import ClientDisconnected, UpstreamError, UpstreamTimeout
+from guard.proxy.decided import fmt_value
+from guard.proxy.errors import upstream_failure
+from guard.proxy.request import Overrides, cancel_on_disconnect, disconnected
+from guard.proxy.streaming import SSEReader, json_reply
+from guard.proxy.upstream import Relay
+from guard.records import DecisionRecord
+
+if TYPE_CHECKING:
+    from guard.proxy.app import Proxy
+
+log = logging.getLogger(__name__)
+#: Extractors whose signal is read without rewriting the reply's text (a shadow stream
+#: relays the text as it comes; the verbal extractor removes a line from it).
+TEXT_PRESERVING = (LogprobExtractor, ConsistencyExtractor)
+EARLY_HEADER = "x-utilityguard-stream"
+Event = dict[str, Any]
+#: Builds the stream's tail from every upstream event and the events held back: the bytes
+#: to send last (the decision object in the last event) and the decision.
+Finish = Callable[[list[Event], list[Event]], Awaitable[tuple[bytes, DecisionRecord]]]
+
+
+def streams_early(price: Price, guard: Guard) -> bool:
+    """Whether a streamed request is relayed as it arrives: every ``p`` answers, or shadow
+    mode with extractors that leave the text as it is (see the module docstring)."""
+    if price.answers_any_p:
+        return True
+    return price.mode == "shadow" and all(isinstance(ex, TEXT_PRESERVING)
+                                          for ex in guard.extractors)
+
+
+class NotStreamed(Exception):
+    """The upstream answered JSON to a streaming request (it ignored ``stream: true``): the
+    route decides on ``reply`` as on the buffered path."""
+
+    def __init__(self, reply: dict[str, Any]) -> None:
+        super().__init__("the upstream did not stream")
+        self.reply = reply
+        #: the route's request plan (set by the route that raised it)
+        self.plan: Any = None
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A streamed request whose delivery is decided before its reply."""
+
+    proxy: Proxy
+    guard: Guard
+    request_id: str
+    query: str
+    overrides: Overrides
+    price: Price
+    model: Any
+    t0: float
+
+    def headers(self) -> dict[str, str]:
+        """The decision headers known before the reply."""
+        p = self.price
+        return {"x-utilityguard-mode": p.mode, "x-utilityguard-cost": fmt_value(p.cost),
+                "x-utilityguard-threshold": fmt_value(p.threshold),
+                "x-utilityguard-request-id": self.request_id, EARLY_HEADER: "early",
+                **({"x-utilityguard-policy": self.guard.policy} if self.guard.policy else {}),
+                "cache-control": "no-cache"}
+
+    def record(self, record: DecisionRecord, upstream_s: float) -> None:
+        """Count the decision and queue its audit row (as the buffered path does)."""
+        model = self.model if isinstance(self.model, str) else None
+        self.proxy.record(record, query=self.query, model=model, stream=True,
+                          upstream_s=upstream_s, total_s=time.perf_counter() - self.t0)
+
+    async def relay(self, request: Request, path: str, body: Mapping[str, Any],
+                    headers: Mapping[str, str], *, shape: Callable[[Event], Event | None],
+                    hold: Callable[[Event], bool], encode: Callable[[Event], bytes],
+                    finish: Finish) -> Response:
+        """Open the upstream stream at ``path`` and answer with a stream relaying it:
+        ``shape`` gives each event as the client receives it (``None``: not the client's),
+        ``hold`` says whether it may be the last one (held back), ``encode`` writes it and
+        ``finish`` the tail. Raises what the upstream answered before the stream started
+        (an error status, :class:`NotStreamed`)."""
+        proxy = self.proxy
+        upstream, timeout = proxy.upstream, proxy.settings.request_timeout
+        loop = asyncio.get_running_loop()
+        t_up = time.perf_counter()
+        deadline = loop.time() + timeout
+        stack = AsyncExitStack()
+
+        async def open_() -> Relay:
+            return await stack.enter_async_context(upstream.open_stream(path, body, headers))
+
+        try:
+            opened = await cancel_on_disconnect(request, upstream.within(timeout, open_()))
+            if "json" in opened.content_type.lower():
+                raw = await cancel_on_disconnect(request, upstream.within(
+                    max(deadline - loop.time(), 0.0), opened.read()))
+                raise NotStreamed(json_reply(raw, upstream.name, "a JSON object"))
+        except BaseException:
+            await stack.aclose()
+            raise
+
+        def timed_out() -> UpstreamTimeout:
+            return UpstreamTimeout(
+                f"the upstream at {upstream.name} did not finish within the proxy's deadline "
+                f"of {timeout:g} s (--request-timeout)")
+
+        async def next_chunk(chunks: AsyncIterator[bytes], gone: asyncio.Future[None]
+                             ) -> bytes | None:
+            """The next bytes (``None`` at the end); :class:`UpstreamTimeout` past the
+            deadline, :class:`ClientDisconnected` when the client left."""
+            read = asyncio.ensure_future(chunks.__anext__())
+            waiting: set[asyncio.Future[Any]] = {read, gone}
+            done, _ = await asyncio.wait(waiting, timeout=max(deadline - loop.time(), 0),
+                                         return_when=asyncio.FIRST_COMPLETED)
+            if read in done:
+                try:
+                    return read.result()
+                except StopAsyncIteration:
+                    return None
+            read.cancel()
+            with contextlib.suppress(BaseException):
+                await read
+            if gone in done:
+                raise ClientDisconnected("the client closed the connection during the stream",
+                                         code="client_disconnected")
+            raise timed_out()
+
+        async def stream() -> AsyncIterator[bytes]:
+            events: list[Event] = []
+            held: list[Event] = []
+            gone = asyncio.ensure_future(disconnected(request))
+            try:
+                async with stack:
+                    reader, chunks = SSEReader(upstream.name), opened.chunks()
+                    while not reader.done:
+                        raw = await next_chunk(chunks, gone)
+                        for event in reader.feed(raw or b"", final=raw is None):
+                            events.append(event)
+                            out = shape(event)
+                            if out is None:
+                                continue
+                            if hold(out):
+                                held.append(out)
+                                continue
+                            for e in [*held, out]:
+                                yield encode(e)
+                            held = []
+                        if raw is None:
+                            break
+                upstream_s = time.perf_counter() - t_up
+                try:  # the consistency samples, if any, within the deadline
+                    tail, record = await asyncio.wait_for(finish(events, held),
+                                                          max(deadline - loop.time(), 0))
+                except asyncio.TimeoutError:
+                    raise timed_out() from None
+            except ClientDisconnected:
+                log.info("request %s: the client left during an early stream",
+                         self.request_id)
+                return
+            except UpstreamError as exc:
+                yield self._failed(exc)
+                return
+            finally:
+                gone.cancel()
+            yield tail
+            self.record(record, upstream_s)
+
+        return StreamingResponse(stream(), media_type="text/event-stream",
+                                 headers=self.headers())
+
+    def _failed(self, exc: UpstreamError) -> bytes:
+        """The error event ending a stream that failed after it started (counted and logged
+        as on the buffered path; no decision is recorded)."""
+        _status, body, kind, _headers = upstream_failure(exc)
+        self.proxy.metrics.upstream_errors.inc(kind)
+        log.warning("request %s: the upstream failed during an early stream (%s): %s",
+                    self.request_id, kind, exc)
+        return b"data: " + json.dumps(body, separators=(",", ":")).encode() + b"\n\n"

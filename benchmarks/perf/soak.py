@@ -21,6 +21,7 @@ seconds of it.
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import os
 import random
@@ -143,6 +144,17 @@ def _connections(pids: list[int], port: int) -> list[int]:
     return counts
 
 
+def decided(response: httpx.Response) -> bool:
+    """Whether the proxy decided on a request: the decision header, or (a stream relayed as
+    it arrived, ``x-utilityguard-stream: early``) the decision object in its last event."""
+    if "x-utilityguard-decision" in response.headers:
+        return True
+    if response.headers.get("x-utilityguard-stream") != "early":
+        return False
+    events = [line for line in response.text.splitlines() if line.startswith("data: {")]
+    return bool(events) and bool(json.loads(events[-1][6:]).get("utilityguard"))
+
+
 async def _load(proxy: str, seconds: float, concurrency: int, report: SoakReport,
                 rng: random.Random) -> None:
     kinds = [k for k, _ in MIX]
@@ -168,7 +180,7 @@ async def _load(proxy: str, seconds: float, concurrency: int, report: SoakReport
                         report.unexpected += 1
                         report.failures[f"{type(exc).__name__} under load"] += 1
                     continue
-                if "x-utilityguard-decision" in r.headers:
+                if decided(r):
                     report.decisions += 1
                 if r.status_code != EXPECTED[kind]:
                     report.unexpected += 1

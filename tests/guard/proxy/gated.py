@@ -135,4 +135,5 @@ class GatedUpstream:
                    {"type": "response.output_item.done", "output_index": 0, "item": item},
                    {"type": "response.completed", "response": done}]
         raw = [_sse({**e, "sequence_number": i}, e["type"]) for i, e in enumerate(events)]
-        return StreamingResponse(self._gate(request, raw[:4], raw[4:]), media_type="text/event-stream")
+        return StreamingResponse(self._gate(request, raw[:4], raw[4:]),
+                                 media_type="text/event-stream")

@@ -229,6 +229,7 @@ def test_an_upstream_that_ignores_stream_is_decided_as_before(
     client = make_client(start_proxy(up.url))
     chunks = list(client.chat.completions.create(**ask("cheap json")))
     assert text_of(chunks) == ANSWER and decision_of(chunks)["decision"] == "answer"
+    assert len(fake.requests) == 1
 
 
 def test_usage_chunk_is_last_and_carries_the_decision(

@@ -12,8 +12,10 @@
    client disconnects.
 4. Decide on choice 0 (:meth:`guard.Guard.decide`; a tool call is an answer, decided on its
    name and arguments); deliver a refusal built from an allow-list
-   (:func:`guard.refused.refused_completion`) or the cleaned reply; remove the logprobs and
-   choices the client did not ask for.
+   (:func:`guard.refused.refused_completion`) or the cleaned reply, each further choice
+   (``n > 1``) judged by itself (:func:`guard.proxy.deliver.judge_choices`); remove the
+   logprobs and choices the client did not ask for. A stream whose decision is known before
+   the reply (every ``p`` answers, or shadow mode) skips the buffering: :mod:`guard.proxy.early`.
 5. Answer with the decision headers and (unless ``decision_headers_only``) the decision as the
    ``utilityguard`` object of the body, or of a stream's last chunk; count the decision;
    queue the audit record.
@@ -31,11 +33,10 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from guard.completion import choice_answer
-from guard.core import Guard
 from guard.exceptions import UpstreamError, UpstreamStatusError
 from guard.messages import query_text
 from guard.proxy.decided import admit, decide_reply, decision_body, decision_headers
+from guard.proxy.deliver import REFUSED_CHOICES_HEADER, deliver, judge_choices
 from guard.proxy.early import NotStreamed, Pending, streams_early
 from guard.proxy.request import (
     ChatPlan,
@@ -57,7 +58,6 @@ from guard.proxy.streaming import (
 )
 from guard.proxy.upstream import Upstream
 from guard.records import DecisionRecord
-from guard.refused import refused_completion
 
 if TYPE_CHECKING:
     from guard.proxy.app import Proxy
@@ -65,44 +65,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 #: Upstream statuses after which the request is retried without the guard's additions.
 REJECTED = (400, 422)
-
-
-def deliver(reply: Mapping[str, Any], record: DecisionRecord, guard: Guard, plan: ChatPlan
-            ) -> tuple[dict[str, Any], bool]:
-    """The completion the client receives, and whether its text differs from the upstream's.
-
-    A refusal delivered in enforce mode (the guard's, or the model's own) is built by
-    :func:`guard.refused.refused_completion` from an allow-list: the refusal text in every
-    choice, finish ``"stop"``, and nothing else of the reply (no tool calls, logprobs,
-    reasoning, audio). Otherwise each content is cleaned (the verbal confidence line removed)
-    and logprobs the client did not ask for are dropped. Only the first ``client_n`` choices
-    are kept.
-    """
-    refusal = guard.refusal_for(record, choice_answer(reply).content)
-    if refusal is not None:
-        refused = refused_completion(dict(reply), refusal)
-        refused["choices"] = refused["choices"][: plan.client_n]
-        return refused, True
-    out = dict(reply)
-    changed = False
-    choices: list[Any] = []
-    for ch in (reply.get("choices") or [])[: plan.client_n]:
-        if not isinstance(ch, dict):
-            choices.append(ch)
-            continue
-        ch = dict(ch)
-        message = dict(ch["message"]) if isinstance(ch.get("message"), dict) else {}
-        content = message.get("content")
-        if isinstance(content, str):
-            cleaned = guard.clean(content)
-            changed |= cleaned != content
-            message["content"] = cleaned
-        if not plan.client_logprobs and ch.get("logprobs") is not None:
-            ch["logprobs"] = None
-        ch["message"] = message
-        choices.append(ch)
-    out["choices"] = choices
-    return out, changed
 
 
 async def _extra_samples(upstream: Upstream, plan: ChatPlan, headers: Mapping[str, str],
@@ -277,9 +239,14 @@ async def chat_completions(request: Request) -> Response:
     upstream_s = time.perf_counter() - t_up
     record = decide_reply(guard, reply, view, query=query, overrides=overrides, price=price,
                           request_id=rid)
-    delivered, changed = deliver(reply, record, guard, plan)
+    refused_choices = judge_choices(guard, reply, view, record, query=query,
+                                    overrides=overrides, price=price, client_n=plan.client_n)
+    delivered, changed = deliver(reply, record, guard, plan, refused_choices)
     final = decision_body(record, enabled=not settings.decision_headers_only)
-    response = _response(plan, delivered, chunks, changed, decision_headers(record), final)
+    out_headers = decision_headers(record)
+    if refused_choices:
+        out_headers[REFUSED_CHOICES_HEADER] = ",".join(map(str, sorted(refused_choices)))
+    response = _response(plan, delivered, chunks, changed, out_headers, final)
     model = body.get("model")
     proxy.record(record, query=query, model=model if isinstance(model, str) else None,
                  stream=plan.stream, upstream_s=upstream_s,

@@ -9,7 +9,9 @@ Keywords: ``sure`` / ``unsure`` set the token logprob (p = 0.99 / 0.135; default
 model refuse, ``status-400`` / ``status-429`` / ``status-503`` / ``status-text`` answer with
 that error, ``sleep`` answers after 2 s, ``not-json`` answers garbage, ``ignore-n`` returns one
 choice whatever ``n`` is, ``strict`` rejects a request with ``logprobs`` (HTTP 400), ``tool``
-answers with a tool call, ``vary`` makes samples disagree. ``/v1/responses`` answers the
+answers with a tool call, ``vary`` makes samples disagree,
+``mixed`` makes choice 0 sure and every other choice unsure (p = 0.05), saying and reasoning
+:data:`MIXED_LEAK`. ``/v1/responses`` answers the
 Responses API the same way (:meth:`FakeUpstream.responses`).
 """
 
@@ -47,6 +49,8 @@ ANSWER = "The answer is 42."
 REASONING = "Reasoning: the dose is 400 mg"
 TOOL_NAME = "lookup_dose"
 TOOL_ARGS = '{"mg": 400}'
+#: What the unsure choices after the first say (``mixed``), searched for in delivered replies.
+MIXED_LEAK = "Take 400 mg of it"
 CLIENT_KEY = "sk-client-SECRET-7f3a9"
 UPSTREAM_KEY = "sk-upstream-SECRET-c41d2"
 START_TIMEOUT = 15.0
@@ -181,11 +185,15 @@ class FakeUpstream:
     def _choice(self, question: str, body: dict[str, Any], i: int) -> dict[str, Any]:
         content = self._content(question, body, i)
         lp = -2.0 if "unsure" in question else -0.01 if "sure" in question else -0.1
+        if "mixed" in question and i > 0:  # a confident choice 0, unsure others that leak
+            content, lp = f"{MIXED_LEAK} (choice {i})", -3.0
         logprobs = None
         if body.get("logprobs"):
             logprobs = {"content": [{"token": t, "logprob": lp, "bytes": None,
                                      "top_logprobs": []} for t in content.split(" ")]}
         message: dict[str, Any] = {"role": "assistant", "content": content}
+        if "mixed" in question and i > 0:
+            message["reasoning_content"] = MIXED_LEAK
         if "tool" in question:
             message = {"role": "assistant", "content": None, "tool_calls": [
                 {"id": "call_1", "type": "function",

@@ -35,7 +35,13 @@ from starlette.responses import Response
 
 from guard.exceptions import UpstreamError, UpstreamStatusError
 from guard.messages import query_text
-from guard.proxy.decided import admit, decide_reply, decision_body, decision_headers
+from guard.proxy.decided import (
+    admit,
+    decide_reply,
+    decision_body,
+    decision_headers,
+    resend_as_sent,
+)
 from guard.proxy.deliver import REFUSED_CHOICES_HEADER, deliver, judge_choices
 from guard.proxy.early import NotStreamed, Pending, streams_early
 from guard.proxy.request import (
@@ -63,8 +69,6 @@ if TYPE_CHECKING:
     from guard.proxy.app import Proxy
 
 log = logging.getLogger(__name__)
-#: Upstream statuses after which the request is retried without the guard's additions.
-REJECTED = (400, 422)
 
 
 async def _extra_samples(upstream: Upstream, plan: ChatPlan, headers: Mapping[str, str],
@@ -133,13 +137,8 @@ async def _exchange(proxy: Proxy, plan: ChatPlan, body: dict[str, Any],
     try:
         reply, chunks = await _fetch(upstream, plan, headers)
     except UpstreamStatusError as exc:
-        if exc.status not in REJECTED or plan.body == body:
+        if not resend_as_sent(proxy, exc, plan.body, body):
             raise
-        # the upstream may not support what the guard added (logprobs, n): ask as the client
-        # did; the reply then has no signal and the no-confidence policy decides
-        log.warning("the upstream rejected the guard's request fields (HTTP %d); retrying "
-                    "with the client's request as sent", exc.status)
-        proxy.metrics.upstream_errors.inc("rejected_guard_fields")
         plan = plan.as_sent(body)
         reply, chunks = await _fetch(upstream, plan, headers)
     return reply, chunks, plan, await _with_samples(upstream, plan, headers, reply)
@@ -200,11 +199,8 @@ async def stream_chat(request: Request, pending: Pending, plan: ChatPlan,
         exc.plan = plan
         raise
     except UpstreamStatusError as exc:
-        if exc.status not in REJECTED or plan.body == body:
+        if not resend_as_sent(pending.proxy, exc, plan.body, body):
             raise
-        log.warning("the upstream rejected the guard's request fields (HTTP %d); retrying "
-                    "with the client's request as sent", exc.status)
-        pending.proxy.metrics.upstream_errors.inc("rejected_guard_fields")
         return await stream_chat(request, pending, plan.as_sent(body), body, headers)
 
 

@@ -1,9 +1,10 @@
-"""What every guarded route shares about a decision: admitting the request, deciding on
-a reply, and telling the client (the ``x-utilityguard-*`` headers and the ``utilityguard``
-body object)."""
+"""What every guarded route shares about a decision: admitting the request, resending it
+as sent when the upstream rejects the guard's additions, deciding on a reply, and telling the
+client (the ``x-utilityguard-*`` headers and the ``utilityguard`` body object)."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -11,13 +12,17 @@ from starlette.requests import Request
 
 from guard.completion import choice_answer
 from guard.core import Guard, Price
-from guard.exceptions import PermissionDeniedError
+from guard.exceptions import PermissionDeniedError, UpstreamStatusError
 from guard.proxy.request import Overrides, check_auth, check_overrides
 from guard.records import Confidence, DecisionRecord
 
 if TYPE_CHECKING:
     from guard.proxy.app import Proxy
     from guard.settings import Settings
+
+log = logging.getLogger(__name__)
+#: Upstream statuses after which the request is retried without the guard's additions.
+REJECTED = (400, 422)
 
 
 def fmt_value(value: float | None) -> str:
@@ -69,3 +74,17 @@ def admit(request: Request, proxy: Proxy, settings: Settings) -> str:
         proxy.forbidden(rid, "override_not_allowed", exc.message)
         raise
     return rid
+
+
+def resend_as_sent(proxy: Proxy, exc: UpstreamStatusError, sent: Mapping[str, Any],
+                   body: Mapping[str, Any]) -> bool:
+    """Whether to send the client's ``body`` again as it sent it: the upstream rejected
+    (:data:`REJECTED`) the request ``sent``, to which the guard added fields (logprobs, ``n``,
+    ``include``) it may not support; the reply then has no signal and the no-confidence
+    policy decides. Logged and counted (``rejected_guard_fields``)."""
+    if exc.status not in REJECTED or sent == body:
+        return False
+    log.warning("the upstream rejected the guard's request fields (HTTP %d); retrying with "
+                "the client's request as sent", exc.status)
+    proxy.metrics.upstream_errors.inc("rejected_guard_fields")
+    return True

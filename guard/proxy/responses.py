@@ -6,11 +6,14 @@ decision headers and the ``utilityguard`` body object are the chat route's.
 
 * The query priced is the last user message of ``input`` (:func:`guard.messages.query_text`),
   or ``input`` itself when it is a string.
-* The request is forwarded to the upstream's ``/v1/responses`` as the client sent it: the
-  guard adds nothing (no logprobs, no samples). The confidence signal is read from the reply:
-  the token logprobs of its ``output_text`` parts when the upstream sent them (the client
-  asked with ``include: ["message.output_text.logprobs"]``), the verbal line of its text;
-  with none, the guard's no-confidence rule decides (``--no-confidence``).
+* The request is forwarded to the upstream's ``/v1/responses`` as the client sent it, plus,
+  when the guard reads token logprobs (``--confidence logprobs``),
+  ``include: ["message.output_text.logprobs"]``; what the client did not ask for is removed
+  from the reply and its events (:mod:`guard.proxy.responses_plan`), and an upstream that
+  rejects the addition (400 / 422) gets the request again as the client sent it. The
+  confidence signal is read from the reply: the token logprobs of its ``output_text`` parts,
+  the verbal line of its text; with none, the guard's no-confidence rule decides
+  (``--no-confidence``). No samples are asked for.
 * The answer is the output text plus every ``function_call`` item (as ``name(arguments)``):
   a function call is an answer, never the model's own refusal.
 * A refusal (enforce mode) is built from an allow-list by :func:`guard.refused.refused_response`:
@@ -33,9 +36,15 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from guard.completion import choice_answer
-from guard.exceptions import InvalidRequestError, UpstreamError
+from guard.exceptions import InvalidRequestError, UpstreamError, UpstreamStatusError
 from guard.messages import query_text
-from guard.proxy.decided import admit, decide_reply, decision_body, decision_headers
+from guard.proxy.decided import (
+    admit,
+    decide_reply,
+    decision_body,
+    decision_headers,
+    resend_as_sent,
+)
 from guard.proxy.early import NotStreamed, Pending, streams_early
 from guard.proxy.request import (
     cancel_on_disconnect,
@@ -43,6 +52,7 @@ from guard.proxy.request import (
     parse_overrides,
     read_body,
 )
+from guard.proxy.responses_plan import ResponsesPlan, plan_responses
 from guard.proxy.responses_stream import (
     FINAL_TYPES,
     check_event,
@@ -72,6 +82,11 @@ def parse_responses_request(raw: bytes) -> dict[str, Any]:
     if not isinstance(inp, (str, list)) or not inp:
         raise InvalidRequestError("'input' is required: a string or a non-empty list of "
                                   "input items", param="input", code="invalid_request")
+    include = body.get("include")
+    if include is not None and (not isinstance(include, list)
+                                or not all(isinstance(x, str) for x in include)):
+        raise InvalidRequestError(f"'include' must be a list of strings; got {include!r}",
+                                  param="include", code="invalid_request")
     if body.get("stream") is not None and not isinstance(body["stream"], bool):
         raise InvalidRequestError(f"'stream' must be a bool; got {body['stream']!r}",
                                   param="stream", code="invalid_request")
@@ -130,8 +145,8 @@ def chat_view(reply: Mapping[str, Any]) -> dict[str, Any]:
          "finish_reason": "stop"}]}
 
 
-async def _fetch(proxy: Proxy, body: dict[str, Any], headers: Mapping[str, str]
-                 ) -> tuple[dict[str, Any], list[dict[str, Any]] | None]:
+async def _get(proxy: Proxy, body: dict[str, Any], headers: Mapping[str, str]
+               ) -> tuple[dict[str, Any], list[dict[str, Any]] | None]:
     """The upstream's final ``response`` object, and its events when it streamed."""
     upstream = proxy.upstream
     if not body.get("stream"):
@@ -149,8 +164,22 @@ async def _fetch(proxy: Proxy, body: dict[str, Any], headers: Mapping[str, str]
     return final, events
 
 
-async def stream_responses(request: Request, pending: Pending, body: dict[str, Any],
-                           headers: Mapping[str, str]) -> Response:
+async def _fetch(proxy: Proxy, plan: ResponsesPlan, body: dict[str, Any],
+                 headers: Mapping[str, str]
+                 ) -> tuple[dict[str, Any], list[dict[str, Any]] | None, ResponsesPlan]:
+    """:func:`_get` for ``plan``, sent again as the client sent it when the upstream rejects
+    what the guard added (:func:`~guard.proxy.decided.resend_as_sent`); and the plan used."""
+    try:
+        return (*await _get(proxy, plan.body, headers), plan)
+    except UpstreamStatusError as exc:
+        if not resend_as_sent(proxy, exc, plan.body, body):
+            raise
+        plan = plan.as_sent(body)
+        return (*await _get(proxy, plan.body, headers), plan)
+
+
+async def stream_responses(request: Request, pending: Pending, plan: ResponsesPlan,
+                           body: dict[str, Any], headers: Mapping[str, str]) -> Response:
     """Relay the upstream's events as they arrive (:mod:`guard.proxy.early`), the final one
     (``response.completed``) held back and given the decision, made on its ``response``
     object; a stream whose events say what that object does not hold ends with an error
@@ -159,7 +188,7 @@ async def stream_responses(request: Request, pending: Pending, body: dict[str, A
 
     def shape(event: dict[str, Any]) -> dict[str, Any]:
         check_event(event, name)
-        return event
+        return plan.shaped(event)
 
     async def tail(events: list[dict[str, Any]], held: list[dict[str, Any]]
                    ) -> tuple[bytes, DecisionRecord]:
@@ -172,9 +201,17 @@ async def stream_responses(request: Request, pending: Pending, body: dict[str, A
         enabled = not pending.proxy.settings.decision_headers_only
         return replay(held, decision_body(record, enabled=enabled)), record
 
-    return await pending.relay(request, "responses", body, headers, shape=shape,
-                               hold=lambda e: e.get("type") in FINAL_TYPES,
-                               encode=encode_event, finish=tail)
+    try:
+        return await pending.relay(request, "responses", plan.body, headers, shape=shape,
+                                   hold=lambda e: e.get("type") in FINAL_TYPES,
+                                   encode=encode_event, finish=tail)
+    except NotStreamed as exc:
+        exc.plan = plan
+        raise
+    except UpstreamStatusError as exc:
+        if not resend_as_sent(pending.proxy, exc, plan.body, body):
+            raise
+        return await stream_responses(request, pending, plan.as_sent(body), body, headers)
 
 
 async def responses(request: Request) -> Response:
@@ -190,20 +227,22 @@ async def responses(request: Request) -> Response:
     price = guard.price(query, cost=overrides.cost, c_r=overrides.c_r, mode=overrides.mode)
     stream = bool(body.get("stream"))
     t_up = time.perf_counter()
+    plan = plan_responses(body, guard)
     got: dict[str, Any] | None = None
     events: list[dict[str, Any]] | None = None
     if stream and streams_early(price, guard):
         pending = Pending(proxy=proxy, guard=guard, request_id=rid, query=query,
                           overrides=overrides, price=price, model=body.get("model"), t0=t0)
-        try:
-            return await stream_responses(request, pending, body, headers)
+        try:  # every p answers: nothing the guard would add can change the decision
+            return await stream_responses(request, pending, plan.as_sent(body)
+                                          if price.answers_any_p else plan, body, headers)
         except NotStreamed as exc:  # decided as on the buffered path
-            got = exc.reply
+            got, plan = exc.reply, exc.plan
     if got is not None:
         reply = got
     else:
-        reply, events = await cancel_on_disconnect(request, proxy.upstream.within(
-            settings.request_timeout, _fetch(proxy, body, headers)))
+        reply, events, plan = await cancel_on_disconnect(request, proxy.upstream.within(
+            settings.request_timeout, _fetch(proxy, plan, body, headers)))
     upstream_s = time.perf_counter() - t_up
     view = chat_view(reply)
     record = decide_reply(guard, view, view, query=query, overrides=overrides, price=price,
@@ -213,16 +252,17 @@ async def responses(request: Request) -> Response:
     out_headers = decision_headers(record)
     if not stream:
         delivered = refused_response(reply, refusal) if refusal is not None else \
-            {k: v for k, v in reply.items() if k != "utilityguard"}  # never the upstream's
+            plan.shaped({k: v for k, v in reply.items() if k != "utilityguard"})
         response = Response(json.dumps({**delivered, **final}).encode(),
                             media_type="application/json", headers=out_headers)
     else:
         if refusal is not None:
             content = refused_events(refused_response(reply, refusal), refusal, final)
         elif events is None:  # the upstream answered JSON: the answer as one completed event
-            content = replay([{"type": "response.completed", "response": reply}], final)
+            content = replay([{"type": "response.completed",
+                               "response": plan.shaped(reply)}], final)
         else:
-            content = replay(events, final)
+            content = replay([plan.shaped(e) for e in events], final)
         response = Response(content, media_type="text/event-stream",
                             headers={**out_headers, "cache-control": "no-cache"})
     model = body.get("model")

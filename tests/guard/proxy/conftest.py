@@ -100,12 +100,17 @@ class FakeUpstream:
         (with logprobs when ``include`` asks for them) or, for ``tool``, a function call
         (:data:`TOOL_NAME`, :data:`TOOL_ARGS`); streamed as the Responses API's events
         (``truncated``: without the final ``response.completed``; ``smuggle``: the text
-        deltas carry words the final response object does not hold)."""
+        deltas carry words the final response object does not hold); ``strict`` rejects a
+        request that asks for the output-text logprobs (HTTP 400)."""
         body = json.loads(await request.body())
         self.requests.append({"path": "/v1/responses", "body": body,
                               "headers": dict(request.headers)})
         inp = body.get("input")
         q = inp if isinstance(inp, str) else json.dumps(inp)
+        if "strict" in q and "message.output_text.logprobs" in (body.get("include") or []):
+            return JSONResponse({"error": {"message": "include is not supported", "type":
+                                           "invalid_request_error", "param": "include",
+                                           "code": None}}, status_code=400)
         lp = -2.0 if "unsure" in q else -0.01 if "sure" in q else -0.1
         with_lp = "message.output_text.logprobs" in (body.get("include") or [])
         tokens = [{"token": t, "logprob": lp, "bytes": [], "top_logprobs": []}

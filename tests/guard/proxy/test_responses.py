@@ -56,7 +56,7 @@ def test_answer_is_delivered_unchanged(client: openai.OpenAI, fake: Any) -> None
     assert decision["request_id"] == raw.headers["x-utilityguard-request-id"]
     sent = fake.last_sent()
     assert sent["path"] == "/v1/responses"
-    # forwarded as the client sent it: the guard adds nothing to a Responses request
+    # forwarded as the client sent it: the client asked for the logprobs the guard reads
     assert sent["body"] == {"model": "fake-model", "input": "sure question",
                             "include": LOGPROBS}
 
@@ -75,11 +75,12 @@ def test_query_is_the_last_user_message(client: openai.OpenAI) -> None:
     assert raw.headers["x-utilityguard-decision"] == "answer"
 
 
-@pytest.mark.parametrize("question", ["dose question", "dose tool question",
+@pytest.mark.parametrize("question", ["strict dose question", "dose tool question",
                                       "unsure dose question"])
 def test_refusal_carries_nothing_of_the_answer(client: openai.OpenAI, fake: Any,
                                                question: str) -> None:
-    # without logprobs the no-confidence rule refuses; "unsure" logprobs give p = 0.135
+    # without logprobs (an upstream that rejects include, a function call) the no-confidence
+    # rule refuses; "unsure" logprobs give p = 0.135
     raw = client.responses.with_raw_response.create(
         model="fake-model", input=question,
         include=LOGPROBS if "unsure" in question else [])  # type: ignore[list-item]
@@ -177,7 +178,7 @@ def test_overrides_need_permission(client: openai.OpenAI, fake: Any) -> None:
 def test_counted_as_responses_in_metrics(start_proxy: Callable[..., Any],
                                          make_client: Callable[..., openai.OpenAI]) -> None:
     served = start_proxy()
-    make_client(served).responses.create(model="fake-model", input="dose question")
+    make_client(served).responses.create(model="fake-model", input="unsure dose question")
     metrics = httpx.get(served.url + "/metrics", timeout=10.0).text
     assert 'utilityguard_requests_total{endpoint="responses",status="200"} 1.0' in metrics
     assert 'utilityguard_decisions_total{decision="refuse",mode="enforce"} 1.0' in metrics

@@ -172,36 +172,32 @@ async def stream_chat(request: Request, pending: Pending, plan: ChatPlan,
     the upstream answered JSON."""
     upstream = pending.proxy.upstream
 
-    def shape(chunk: dict[str, Any]) -> dict[str, Any] | None:
-        return relay_chunk(chunk, client_n=plan.client_n, keep_logprobs=plan.client_logprobs,
-                           include_usage=plan.include_usage)
+    async def attempt(plan: ChatPlan) -> Response:
+        def shape(chunk: dict[str, Any]) -> dict[str, Any] | None:
+            return relay_chunk(chunk, client_n=plan.client_n,
+                               keep_logprobs=plan.client_logprobs,
+                               include_usage=plan.include_usage)
 
-    async def tail(events: list[dict[str, Any]], held: list[dict[str, Any]]
-                   ) -> tuple[bytes, DecisionRecord]:
-        if not events:
-            raise UpstreamError(f"the upstream at {upstream.name} sent no stream events")
-        reply = assemble(events)
-        view = await _with_samples(upstream, plan, headers, reply)
-        record = decide_reply(pending.guard, reply, view, query=pending.query,
-                              overrides=pending.overrides, price=pending.price,
-                              request_id=pending.request_id)
-        if not held:  # the stream ended without a finish: one more chunk, for the decision
-            held = [{k: reply[k] for k in ("id", "created", "model") if k in reply}
-                    | {"object": "chat.completion.chunk", "choices": []}]
-        enabled = not pending.proxy.settings.decision_headers_only
-        return finish(held, decision_body(record, enabled=enabled)), record
+        async def tail(events: list[dict[str, Any]], held: list[dict[str, Any]]
+                       ) -> tuple[bytes, DecisionRecord]:
+            if not events:
+                raise UpstreamError(f"the upstream at {upstream.name} sent no stream events")
+            reply = assemble(events)
+            view = await _with_samples(upstream, plan, headers, reply)
+            record = decide_reply(pending.guard, reply, view, query=pending.query,
+                                  overrides=pending.overrides, price=pending.price,
+                                  request_id=pending.request_id)
+            if not held:  # the stream ended without a finish: one more chunk, for the decision
+                held = [{k: reply[k] for k in ("id", "created", "model") if k in reply}
+                        | {"object": "chat.completion.chunk", "choices": []}]
+            enabled = not pending.proxy.settings.decision_headers_only
+            return finish(held, decision_body(record, enabled=enabled)), record
 
-    try:
         return await pending.relay(request, "chat/completions", plan.body, headers,
                                    shape=shape, hold=_may_be_last, encode=encode,
                                    finish=tail)
-    except NotStreamed as exc:
-        exc.plan = plan
-        raise
-    except UpstreamStatusError as exc:
-        if not resend_as_sent(pending.proxy, exc, plan.body, body):
-            raise
-        return await stream_chat(request, pending, plan.as_sent(body), body, headers)
+
+    return await pending.planned(plan, body, attempt)
 
 
 async def chat_completions(request: Request) -> Response:

@@ -38,15 +38,20 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
 from guard.confidence.extractors import ConsistencyExtractor, LogprobExtractor
 from guard.core import Guard, Price
-from guard.exceptions import ClientDisconnected, UpstreamError, UpstreamTimeout
-from guard.proxy.decided import fmt_value
+from guard.exceptions import (
+    ClientDisconnected,
+    UpstreamError,
+    UpstreamStatusError,
+    UpstreamTimeout,
+)
+from guard.proxy.decided import fmt_value, resend_as_sent
 from guard.proxy.errors import upstream_failure
 from guard.proxy.request import Overrides, cancel_on_disconnect, disconnected
 from guard.proxy.streaming import SSEReader, json_reply
@@ -74,6 +79,19 @@ def streams_early(price: Price, guard: Guard) -> bool:
         return True
     return price.mode == "shadow" and all(isinstance(ex, TEXT_PRESERVING)
                                           for ex in guard.extractors)
+
+
+P = TypeVar("P", bound="Plan")
+
+
+class Plan(Protocol):
+    """A route's upstream request plan (:class:`~guard.proxy.request.ChatPlan`,
+    :class:`~guard.proxy.responses_plan.ResponsesPlan`)."""
+
+    @property
+    def body(self) -> dict[str, Any]: ...
+
+    def as_sent(self: P, body: Mapping[str, Any]) -> P: ...
 
 
 class NotStreamed(Exception):
@@ -108,6 +126,23 @@ class Pending:
                 "x-utilityguard-request-id": self.request_id, EARLY_HEADER: "early",
                 **({"x-utilityguard-policy": self.guard.policy} if self.guard.policy else {}),
                 "cache-control": "no-cache"}
+
+    async def planned(self, plan: P, body: Mapping[str, Any],
+                      attempt: Callable[[P], Awaitable[Response]]) -> Response:
+        """``attempt(plan)``, and ``attempt`` of the plan as the client sent ``body`` when the
+        upstream rejects what the guard added (:func:`~guard.proxy.decided.resend_as_sent`);
+        the plan used is set on a :class:`NotStreamed` raised."""
+        try:
+            try:
+                return await attempt(plan)
+            except UpstreamStatusError as exc:
+                if not resend_as_sent(self.proxy, exc, plan.body, body):
+                    raise
+                plan = plan.as_sent(body)
+                return await attempt(plan)
+        except NotStreamed as exc:
+            exc.plan = plan
+            raise
 
     def record(self, record: DecisionRecord, upstream_s: float) -> None:
         """Count the decision and queue its audit row (as the buffered path does)."""

@@ -186,10 +186,6 @@ async def stream_responses(request: Request, pending: Pending, plan: ResponsesPl
     event instead (:func:`~guard.proxy.responses_stream.check_events_match`)."""
     name = pending.proxy.upstream.name
 
-    def shape(event: dict[str, Any]) -> dict[str, Any]:
-        check_event(event, name)
-        return plan.shaped(event)
-
     async def tail(events: list[dict[str, Any]], held: list[dict[str, Any]]
                    ) -> tuple[bytes, DecisionRecord]:
         final = final_response(events, name)
@@ -201,17 +197,16 @@ async def stream_responses(request: Request, pending: Pending, plan: ResponsesPl
         enabled = not pending.proxy.settings.decision_headers_only
         return replay(held, decision_body(record, enabled=enabled)), record
 
-    try:
+    async def attempt(plan: ResponsesPlan) -> Response:
+        def shape(event: dict[str, Any]) -> dict[str, Any]:
+            check_event(event, name)
+            return plan.shaped(event)
+
         return await pending.relay(request, "responses", plan.body, headers, shape=shape,
                                    hold=lambda e: e.get("type") in FINAL_TYPES,
                                    encode=encode_event, finish=tail)
-    except NotStreamed as exc:
-        exc.plan = plan
-        raise
-    except UpstreamStatusError as exc:
-        if not resend_as_sent(pending.proxy, exc, plan.body, body):
-            raise
-        return await stream_responses(request, pending, plan.as_sent(body), body, headers)
+
+    return await pending.planned(plan, body, attempt)
 
 
 async def responses(request: Request) -> Response:

@@ -267,12 +267,12 @@ def test_responses_stream_early(start_proxy: Callable[..., Served],
 def test_responses_stream_buffered_when_p_decides(
         start_proxy: Callable[..., Served], make_client: Callable[..., openai.OpenAI],
         gated: tuple[GatedUpstream, Served]) -> None:
-    """Threshold 0.4 and no logprobs asked: no confidence, the default no-confidence rule
-    refuses; the refusal stream carries nothing of the answer."""
+    """Threshold 0.4 and p = exp(-2) from the logprobs the guard asked for: refused; the
+    refusal stream carries nothing of the answer."""
     fake, up = gated
     client = make_client(start_proxy(up.url))
     fake.released.set()
-    events = list(client.responses.create(model="gated-model", input="a question",
+    events = list(client.responses.create(model="gated-model", input="an unsure question",
                                           stream=True))
     assert fake.finished.is_set()
     deltas = "".join(getattr(e, "delta", "") for e in events)

@@ -10,40 +10,12 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from benchmarks.bench.result import BenchResult
+from benchmarks.bench.result import BenchResult, shown_path
 
 COLUMNS = (("utility_auc", "UtilityAUC"), ("mean_utility", "Mean U"),
            ("answer_rate", "Answer rate"), ("ans_acc", "Ans. Acc"), ("ref_acc", "Ref. Acc"),
            ("policy_consistency", "Consistency"), ("normalized_regret", "Norm. regret"),
            ("aurc", "AURC"), ("ece10", "ECE-10"), ("brier", "Brier"))
-
-
-#: The directory holding the ``benchmarks`` package: embedded data is shown relative to it.
-PACKAGE_ROOT = Path(__file__).resolve().parents[2]
-
-
-def shown_path(file: str) -> str:
-    """``file`` as ``report.md`` shows it: never an absolute path (a report is shared).
-
-    Embedded data relative to the package root, other files relative to the working
-    directory, anything else by its name.
-
-    Examples
-    --------
-    >>> shown_path(str(PACKAGE_ROOT / "benchmarks" / "data" / "r.jsonl"))
-    'benchmarks/data/r.jsonl'
-    >>> shown_path("/somewhere/else/replies.jsonl")
-    'replies.jsonl'
-    >>> shown_path("my/replies.jsonl")
-    'my/replies.jsonl'
-    """
-    path = Path(file)
-    if not path.is_absolute():
-        return path.as_posix()
-    for root in (PACKAGE_ROOT, Path.cwd().resolve()):
-        if path.resolve().is_relative_to(root):
-            return path.resolve().relative_to(root).as_posix()
-    return path.name
 
 
 def fmt(v: Any, digits: int = 4) -> str:

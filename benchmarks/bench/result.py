@@ -11,9 +11,39 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-__all__ = ["BenchResult", "BenchSettings", "CostSummary", "Curve", "ResponsesSummary", "Sweep"]
+__all__ = ["BenchResult", "BenchSettings", "CostSummary", "Curve", "ResponsesSummary", "Sweep",
+           "shown_path"]
+
+#: The directory holding the ``benchmarks`` package: embedded data is shown relative to it.
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]
+
+
+def shown_path(file: str) -> str:
+    """``file`` as ``report.md`` and ``results.json`` show it: never an absolute path (they
+    are shared).
+
+    Embedded data relative to the package root, other files relative to the working
+    directory, anything else by its name.
+
+    Examples
+    --------
+    >>> shown_path(str(PACKAGE_ROOT / "benchmarks" / "data" / "r.jsonl"))
+    'benchmarks/data/r.jsonl'
+    >>> shown_path("/somewhere/else/replies.jsonl")
+    'replies.jsonl'
+    >>> shown_path("my/replies.jsonl")
+    'my/replies.jsonl'
+    """
+    path = Path(file)
+    if not path.is_absolute():
+        return path.as_posix()
+    for root in (PACKAGE_ROOT, Path.cwd().resolve()):
+        if path.resolve().is_relative_to(root):
+            return path.resolve().relative_to(root).as_posix()
+    return path.name
 
 
 @dataclass(frozen=True)
@@ -91,5 +121,10 @@ class BenchResult:
     costs: CostSummary
 
     def to_json(self) -> dict[str, Any]:
-        """The ``results.json`` document (plain dicts and lists, keys in field order)."""
-        return dataclasses.asdict(self)
+        """The ``results.json`` document (plain dicts and lists, keys in field order); the
+        responses file and the cost model as :func:`shown_path` shows them (no absolute path:
+        the file is shared)."""
+        doc = dataclasses.asdict(self)
+        doc["responses"]["file"] = shown_path(self.responses.file)
+        doc["settings"]["cost_model"] = shown_path(self.settings.cost_model)
+        return doc

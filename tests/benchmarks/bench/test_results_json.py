@@ -38,3 +38,24 @@ def results_json(bench_files: BenchFiles, out: Path) -> str:
 
 def test_results_json_is_unchanged(bench_files: BenchFiles, tmp_path: Path) -> None:
     assert normalized(results_json(bench_files, tmp_path)) == EXPECTED.read_text()
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return [value] if isinstance(value, str) else []
+
+
+def test_results_json_holds_no_absolute_path(bench_files: BenchFiles, tmp_path: Path,
+                                             monkeypatch: Any) -> None:
+    """A results.json is shared like report.md: the responses file and the cost model of a
+    run on files outside the package and the working directory are named by their names."""
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    monkeypatch.chdir(work)  # the bench files are not under the working directory
+    doc = json.loads(results_json(bench_files, tmp_path / "out"))
+    assert doc["responses"]["file"] == bench_files.responses.name
+    assert doc["settings"]["cost_model"] == Path(bench_files.cost_model).name
+    assert [s for s in _strings(doc) if Path(s).is_absolute() or str(tmp_path) in s] == []

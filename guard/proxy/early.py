@@ -13,12 +13,13 @@ the complete reply. Two kinds of request are decided before the upstream answers
 :func:`streams_early` says which, :meth:`Pending.relay` streams: the query is priced first
 (:meth:`guard.Guard.price`, from the query only), the upstream's stream is opened and its
 status checked before the response starts (an upstream 4xx / 5xx is answered as on the
-buffered path), and then each upstream event is passed on as soon as it arrives, re-encoded
-as one whole event per body message (so that :class:`guard.proxy.redact.RedactSecrets`
-scrubs secrets from each, as from every body). The events that may be the last (a finish, a
-usage chunk, the Responses API's final event) are held back until another arrives: the
-stream's last event carries the ``utilityguard`` decision object, decided on the assembled
-reply as on the buffered path, and the audit row is written. The total deadline
+buffered path), and then each upstream event is passed on as soon as it arrives, re-encoded:
+each body message holds whole events (those one upstream read completed), so that
+:class:`guard.proxy.redact.RedactSecrets` scrubs secrets from each, as from every body.
+The events that may be the last (a finish, a usage chunk, the Responses API's final event)
+are held back until another arrives: the stream's last event carries the ``utilityguard``
+decision object, decided on the assembled reply as on the buffered path, and the audit row
+is written. The total deadline
 (``--request-timeout``), the upstream size limit and client disconnects hold as on the
 buffered path; a failure after the response started ends the stream with an ``error`` event
 in the OpenAI envelope (what the official clients raise).
@@ -214,6 +215,7 @@ class Pending:
                     reader, chunks = SSEReader(upstream.name), opened.chunks()
                     while not reader.done:
                         raw = await next_chunk(chunks, gone)
+                        ready: list[bytes] = []  # whole events, sent together
                         for event in reader.feed(raw or b"", final=raw is None):
                             events.append(event)
                             out = shape(event)
@@ -222,9 +224,10 @@ class Pending:
                             if hold(out):
                                 held.append(out)
                                 continue
-                            for e in [*held, out]:
-                                yield encode(e)
+                            ready += [encode(e) for e in [*held, out]]
                             held = []
+                        if ready:
+                            yield b"".join(ready)
                         if raw is None:
                             break
                 upstream_s = time.perf_counter() - t_up

@@ -7,7 +7,7 @@ keys) in every response header value and body chunk with asterisks of the same l
 that ``content-length`` stays right and nothing else changes. Secrets are also matched in
 their JSON-escaped spelling. :class:`NoQueryStrings` keeps query strings out of the access
 log. The proxy's responses are sent in one body chunk, or (a stream
-relayed as it arrives, :mod:`guard.proxy.early`) one whole event per body chunk: a secret is
+relayed as it arrives, :mod:`guard.proxy.early`) whole events per body chunk: a secret is
 never split across two chunks.
 """
 

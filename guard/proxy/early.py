@@ -206,6 +206,8 @@ class Pending:
                                          code="client_disconnected")
             raise timed_out()
 
+        upstream_done = [False]  # the upstream's stream had ended at the last yield
+
         async def stream() -> AsyncIterator[bytes]:
             events: list[Event] = []
             held: list[Event] = []
@@ -227,6 +229,7 @@ class Pending:
                             ready += [encode(e) for e in [*held, out]]
                             held = []
                         if ready:
+                            upstream_done[0] = raw is None or reader.done
                             yield b"".join(ready)
                         if raw is None:
                             break
@@ -248,7 +251,17 @@ class Pending:
             yield tail
             self.record(record, upstream_s)
 
-        return StreamingResponse(stream(), media_type="text/event-stream",
+        body_parts = stream()
+        try:  # the first events (the headers go with them)
+            first = await body_parts.__anext__()
+        except StopAsyncIteration:
+            raise ClientDisconnected("the client closed the connection before the reply",
+                                     code="client_disconnected") from None
+        if upstream_done[0]:  # the whole stream came at once: one plain body, no chunking
+            rest = [part async for part in body_parts]
+            return Response(b"".join([first, *rest]), media_type="text/event-stream",
+                            headers=self.headers())
+        return StreamingResponse(_chained(first, body_parts), media_type="text/event-stream",
                                  headers=self.headers())
 
     def _failed(self, exc: UpstreamError) -> bytes:
@@ -259,3 +272,9 @@ class Pending:
         log.warning("request %s: the upstream failed during an early stream (%s): %s",
                     self.request_id, kind, exc)
         return b"data: " + json.dumps(body, separators=(",", ":")).encode() + b"\n\n"
+
+
+async def _chained(first: bytes, rest: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    yield first
+    async for part in rest:
+        yield part

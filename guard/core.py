@@ -64,7 +64,7 @@ from guard.records import (
     PSource,
 )
 from guard.refusal import DEFAULT_REFUSAL_TEXT, is_refusal
-from guard.refused import refused_completion
+from guard.refused import plain_mapping, refused_completion, with_refused_choices
 from policies import DEFAULT_C_R, answer_threshold, expected_utility, refusal_expected_utility
 
 log = logging.getLogger(__name__)
@@ -370,6 +370,44 @@ class Guard:
             return self.refusal_text
         return self.clean(content)
 
+    def refused_choices(self, query: str | None, reply: Any, record: DecisionRecord, *,
+                        view: Any = None, confidence: Any = None,
+                        limit: int | None = None) -> dict[int, str]:
+        """The choices after the first (``n > 1``) that may not be delivered with choice 0,
+        by position, each with the text of the refusal that replaces it.
+
+        No answer goes out unjudged: in enforce mode each further choice is decided on by
+        itself — its own text and confidence (read from ``view``, the reply the confidence
+        is read from, default ``reply``, with that choice first; ``confidence`` merged in as
+        in :meth:`apply`), the cost and threshold of ``record`` (choice 0's decision) — and
+        one the guard refuses (or the model's own refusal) is listed; a choice that is not
+        an object is refused. In shadow mode nothing is. ``limit``: only the first ``limit``
+        choices are delivered. :func:`last_decision` stays ``record``.
+        """
+        if record.mode != "enforce":
+            return {}
+        data = plain_mapping(reply)
+        seen = list(plain_mapping(view if view is not None else reply).get("choices") or [])
+        choices = list(data.get("choices") or [])
+        price = Price(cost=record.cost, cost_source=record.cost_source, c_r=record.c_r,
+                      mode=record.mode, alpha=record.alpha, threshold=record.threshold)
+        out: dict[int, str] = {}
+        for k in range(1, len(choices) if limit is None else min(limit, len(choices))):
+            if not isinstance(choices[k], Mapping) or k >= len(seen):
+                out[k] = self.refusal_text
+                continue
+            own = {**plain_mapping(view if view is not None else reply),
+                   "choices": [seen[k], *seen[:k], *seen[k + 1:]]}
+            conf = self.extract(own).merged(Confidence.coerce(confidence))
+            answer = choice_answer(data, k)
+            decided = self.decide(query, answer.text, confidence=conf, price=price,
+                                  request_id=record.request_id, acts=answer.acts)
+            refusal = self.refusal_for(decided, answer.content)
+            if refusal is not None:
+                out[k] = refusal
+        remember_decision(record)
+        return out
+
     def extract(self, reply: Any) -> Confidence:
         """The confidence signals the guard's extractors find in a reply (text or completion)."""
         return extract_confidence(self.extractors, reply)
@@ -384,7 +422,10 @@ class Guard:
         of the same type, with the decision record. The input is never modified. A refused
         completion is built by :func:`guard.refused.refused_completion` (an allow-list: the
         refusal text in every choice, ``n > 1`` samples included, and nothing else of the
-        reply). A tool call is an answer: its name and arguments are what is decided on.
+        reply). When choice 0 answers, each further choice is judged by itself
+        (:meth:`refused_choices`) and one the guard refuses is replaced by an allow-listed
+        refused choice. A tool call is an answer: its name and arguments are what is decided
+        on.
 
         Confidence is read from the reply by the extractors; ``confidence`` (caller-supplied)
         overrides the signals it names.
@@ -404,6 +445,8 @@ class Guard:
         refusal = self.refusal_for(record, answer.content)
         if refusal is not None:  # every choice: other samples must not leak the answer
             return refused_completion(reply, refusal), record
+        reply = with_refused_choices(reply, self.refused_choices(query, reply, record,
+                                                                 confidence=confidence))
         if answer.content is None:
             return reply, record
         delivered = self.clean(answer.content)

@@ -52,7 +52,7 @@ def _get(obj: Any, key: str) -> Any:
     return getattr(obj, key, None)
 
 
-def _plain(obj: Any) -> Any:
+def plain_mapping(obj: Any) -> Any:
     """A mapping view of ``obj`` (pydantic models are dumped, extra fields included)."""
     if isinstance(obj, Mapping):
         return obj
@@ -86,6 +86,47 @@ def refused_message(refusal_text: str) -> dict[str, Any]:
     return {"role": "assistant", "content": refusal_text}
 
 
+def refused_choice(index: int, refusal_text: str, *, chunk: bool = False) -> dict[str, Any]:
+    """One refused choice: its ``index``, the refusal message (a ``delta`` in a stream
+    chunk), ``logprobs: null``, finish ``"stop"``; nothing else.
+
+    >>> refused_choice(1, "No.")  # doctest: +NORMALIZE_WHITESPACE
+    {'index': 1, 'message': {'role': 'assistant', 'content': 'No.'}, 'logprobs': None,
+     'finish_reason': 'stop'}
+    """
+    return {"index": index, ("delta" if chunk else "message"): refused_message(refusal_text),
+            "logprobs": None, "finish_reason": "stop"}
+
+
+def with_refused_choices(reply: T, refusals: Mapping[int, str]) -> T:
+    """A copy of the chat completion ``reply`` (a mapping or a pydantic model) in which the
+    choice at each position of ``refusals`` is replaced by :func:`refused_choice` with that
+    refusal text; the other choices and fields are kept as they are.
+
+    >>> out = with_refused_choices({"choices": [{"index": 0, "message": {"content": "A"}},
+    ...                                         {"index": 1, "message": {"content": "B"}}]},
+    ...                            {1: "No."})
+    >>> [c["message"]["content"] for c in out["choices"]]
+    ['A', 'No.']
+    """
+    if not refusals:
+        return reply
+    data = dict(plain_mapping(reply))
+    choices = list(data.get("choices") or [])
+    for position, text in refusals.items():
+        if 0 <= position < len(choices):
+            index = _get(choices[position], "index")
+            valid = isinstance(index, int) and not isinstance(index, bool) and index >= 0
+            choices[position] = refused_choice(index if valid else position, text)
+    data["choices"] = choices
+    if isinstance(reply, Mapping):
+        return cast(T, data)
+    validate = getattr(type(reply), "model_validate", None)
+    if not callable(validate):
+        raise ConfigError(f"cannot refuse choices of a {type(reply).__name__}")
+    return cast(T, validate(data))
+
+
 def _refused_dict(reply: Mapping[str, Any], refusal_text: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key in ENVELOPE_STR_FIELDS:
@@ -104,11 +145,9 @@ def _refused_dict(reply: Mapping[str, Any], refusal_text: str) -> dict[str, Any]
         index = _get(ch, "index")
         if not isinstance(index, int) or isinstance(index, bool) or index < 0:
             index = position
-        refused.append({"index": index, ("delta" if chunk else "message"):
-                        refused_message(refusal_text), "logprobs": None,
-                        "finish_reason": "stop"})
+        refused.append(refused_choice(index, refusal_text, chunk=chunk))
     out["choices"] = refused
-    usage = _token_counts(_plain(reply.get("usage")))
+    usage = _token_counts(plain_mapping(reply.get("usage")))
     if usage is not None:
         out["usage"] = usage
     return out
@@ -141,7 +180,7 @@ def refused_completion(reply: T, refusal_text: str) -> T:
     if isinstance(reply, Mapping):
         return cast(T, _refused_dict(reply, refusal_text))
     validate = getattr(type(reply), "model_validate", None)
-    data = _plain(reply)
+    data = plain_mapping(reply)
     if not callable(validate) or not isinstance(data, Mapping):
         raise ConfigError(f"cannot refuse a {type(reply).__name__}; expected a chat completion "
                           "mapping or a pydantic model")
@@ -188,7 +227,7 @@ def refused_response(reply: Mapping[str, Any], refusal_text: str) -> dict[str, A
         out["created_at"] = created
     out.setdefault("object", "response")
     out["output"] = [refused_output_item(refusal_text)]
-    usage = _token_counts(_plain(reply.get("usage")))
+    usage = _token_counts(plain_mapping(reply.get("usage")))
     if usage is not None:
         out["usage"] = usage
     return out

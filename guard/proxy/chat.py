@@ -13,7 +13,7 @@
 4. Decide on choice 0 (:meth:`guard.Guard.decide`; a tool call is an answer, decided on its
    name and arguments); deliver a refusal built from an allow-list
    (:func:`guard.refused.refused_completion`) or the cleaned reply, each further choice
-   (``n > 1``) judged by itself (:func:`guard.proxy.deliver.judge_choices`); remove the
+   (``n > 1``) judged by itself (:meth:`guard.Guard.refused_choices`); remove the
    logprobs and choices the client did not ask for. A stream whose decision is known before
    the reply (every ``p`` answers, or shadow mode) skips the buffering: :mod:`guard.proxy.early`.
 5. Answer with the decision headers and (unless ``decision_headers_only``) the decision as the
@@ -42,7 +42,7 @@ from guard.proxy.decided import (
     decision_headers,
     resend_as_sent,
 )
-from guard.proxy.deliver import REFUSED_CHOICES_HEADER, deliver, judge_choices
+from guard.proxy.deliver import REFUSED_CHOICES_HEADER, deliver
 from guard.proxy.early import NotStreamed, Pending, streams_early
 from guard.proxy.request import (
     ChatPlan,
@@ -63,7 +63,7 @@ from guard.proxy.streaming import (
     synthesize,
 )
 from guard.proxy.upstream import Upstream
-from guard.records import DecisionRecord
+from guard.records import Confidence, DecisionRecord
 
 if TYPE_CHECKING:
     from guard.proxy.app import Proxy
@@ -231,8 +231,9 @@ async def chat_completions(request: Request) -> Response:
     upstream_s = time.perf_counter() - t_up
     record = decide_reply(guard, reply, view, query=query, overrides=overrides, price=price,
                           request_id=rid)
-    refused_choices = judge_choices(guard, reply, view, record, query=query,
-                                    overrides=overrides, price=price, client_n=plan.client_n)
+    caller = None if overrides.confidence is None else Confidence(caller=overrides.confidence)
+    refused_choices = guard.refused_choices(query, reply, record, view=view,
+                                            confidence=caller, limit=plan.client_n)
     delivered, changed = deliver(reply, record, guard, plan, refused_choices)
     final = decision_body(record, enabled=not settings.decision_headers_only)
     out_headers = decision_headers(record)

@@ -162,6 +162,12 @@ class Settings(BaseSettings):
     consistency_samples: int = Field(
         default=5, ge=2, le=32, json_schema_extra={"metavar": "N"},
         description="samples for --confidence consistency (2 to 32)")
+    buffer_streams: bool = Field(
+        default=False,
+        description="buffer every stream until the decision is made, also when it is known "
+                    "before the reply (every p answers, or shadow mode), which is otherwise "
+                    "relayed as it arrives without a decision header; for clients that read a "
+                    "stream's decision from the headers only (the litellm SDK)")
     decision_headers_only: bool = Field(
         default=False,
         description="send the decision only in the x-utilityguard-* headers, not also as the "

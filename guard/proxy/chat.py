@@ -214,7 +214,7 @@ async def chat_completions(request: Request) -> Response:
     query = query_text(body["messages"])
     price = guard.price(query, cost=overrides.cost, c_r=overrides.c_r, mode=overrides.mode)
     t_up = time.perf_counter()
-    if plan.stream and streams_early(price, guard):
+    if plan.stream and not settings.buffer_streams and streams_early(price, guard):
         pending = Pending(proxy=proxy, guard=guard, request_id=rid, query=query,
                           overrides=overrides, price=price, model=body.get("model"), t0=t0)
         try:  # every p answers: nothing the guard would add can change the decision

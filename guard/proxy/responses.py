@@ -225,7 +225,7 @@ async def responses(request: Request) -> Response:
     plan = plan_responses(body, guard)
     got: dict[str, Any] | None = None
     events: list[dict[str, Any]] | None = None
-    if stream and streams_early(price, guard):
+    if stream and not settings.buffer_streams and streams_early(price, guard):
         pending = Pending(proxy=proxy, guard=guard, request_id=rid, query=query,
                           overrides=overrides, price=price, model=body.get("model"), t0=t0)
         try:  # every p answers: nothing the guard would add can change the decision

@@ -116,6 +116,7 @@ def _headers_arrive(url: str, body: dict[str, Any], arrived: threading.Event,
         finished_then.append(fake.finished.is_set())
         arrived.set()
         out.append(r.read())
+        out.append(r.headers.get("x-utilityguard-decision", "").encode())
 
 
 @pytest.mark.parametrize("question", ["an unsure question", "a sure question"])
@@ -278,3 +279,21 @@ def test_responses_stream_buffered_when_p_decides(
     deltas = "".join(getattr(e, "delta", "") for e in events)
     assert "42" not in deltas
     assert (events[-1].model_extra or {})["utilityguard"]["decision"] == "refuse"
+
+
+def test_buffer_streams_turns_early_streaming_off(
+        start_proxy: Callable[..., Served], gated: tuple[GatedUpstream, Served]) -> None:
+    """--buffer-streams: a cheap question's stream waits for the upstream's end again, and
+    carries the decision header (for clients that read only headers of a stream)."""
+    fake, up = gated
+    proxy = start_proxy(up.url, buffer_streams=True)
+    arrived, finished_then, out = threading.Event(), [], []
+    t = threading.Thread(target=_headers_arrive, args=(
+        proxy.url, ask("a cheap question"), arrived, finished_then, fake, out))
+    t.start()
+    assert fake.paused.wait(WAIT)
+    assert not arrived.wait(0.5)
+    fake.released.set()
+    t.join(WAIT)
+    assert finished_then == [True]
+    assert b'"decision":"answer"' in out[0] and out[1] == b"answer"

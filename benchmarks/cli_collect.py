@@ -20,6 +20,7 @@ from rich.progress import (
 
 from benchmarks.collect import (
     CONFIDENCE_KINDS,
+    PROMPT_STYLES,
     CollectError,
     CollectSettings,
     collect,
@@ -61,6 +62,12 @@ def register(sub: Any) -> None:
     p.add_argument("--concurrency", type=int, default=1, metavar="N",
                    help="requests in flight at once, spread round-robin over the upstreams "
                         "(default 1)")
+    p.add_argument("--prompt-style", choices=PROMPT_STYLES, default="chat",
+                   help="chat (default): the Refusal Hint as system message to "
+                        "/chat/completions, for instruction-tuned models; completion: for a "
+                        "base model (no chat template), the hint, two worked examples (one "
+                        "answer, one 'I cannot answer.') and 'Question: ... Answer:' as one text "
+                        "prompt to /completions, cut at the next 'Question:'")
     p.add_argument("--retries", type=int, default=5, metavar="N",
                    help="attempts per request before giving up (default 5)")
     p.add_argument("--confidence", default="logprobs",
@@ -148,7 +155,8 @@ def run(args: argparse.Namespace) -> int:
         upstream=args.upstream, model=args.model, confidence=kinds, max_tokens=args.max_tokens,
         samples=args.samples if "consistency" in kinds else 0,
         api_key=os.environ.get(args.api_key_env) or None, timeout=args.timeout,
-        retries=args.retries, concurrency=args.concurrency, judge=judge,
+        retries=args.retries, concurrency=args.concurrency, prompt_style=args.prompt_style,
+        judge=judge,
     )
     already = len(done_ids(args.out) & {it.id for it in items})
     with _bar("collect") as bar:

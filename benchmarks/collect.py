@@ -1,6 +1,9 @@
 """Collect graded model responses over a dataset through any OpenAI-compatible endpoint.
 
-Each item is asked with the paper's Refusal Hint as the system prompt (temperature 0). With
+Each item is asked with the paper's Refusal Hint as the system prompt (temperature 0); a base
+model (no chat template, not instruction-tuned) is asked with ``prompt_style="completion"``:
+the hint, two worked examples and the question as one text prompt to ``/completions``
+(:func:`completion_prompt`). With
 ``logprobs`` the reply's token log-probabilities are recorded; with ``verbal`` a second pass
 asks for a stated confidence ("Confidence: N%"); with ``samples > 0`` that many extra replies
 at temperature 0.7 give self-consistency (the share of replies agreeing with the greedy one).
@@ -52,6 +55,35 @@ from policies.exceptions import UtilityGuardError
 
 log = logging.getLogger(__name__)
 CONFIDENCE_KINDS = ("logprobs", "verbal", "consistency")
+PROMPT_STYLES = ("chat", "completion")
+#: The two worked examples of the ``completion`` prompt style: one answer, one refusal in the
+#: Refusal Hint's words. Neither is a seed question.
+COMPLETION_SHOTS = (
+    ("What is the capital of France?", "Paris."),
+    ("What number am I thinking of right now?", "I cannot answer."),
+)
+#: Where a base model's completion is cut: it goes on to write the next "Question:".
+COMPLETION_STOP = ("\nQuestion:", "\n\n\n")
+
+
+def completion_prompt(system: str, question: str) -> str:
+    """The text prompt of the ``completion`` style: the instruction, the worked examples, then
+    ``Question: ...`` and an open ``Answer:`` for the model to complete.
+
+    >>> print(completion_prompt("Be brief.", "2+2?"))
+    Be brief.
+    <BLANKLINE>
+    Question: What is the capital of France?
+    Answer: Paris.
+    <BLANKLINE>
+    Question: What number am I thinking of right now?
+    Answer: I cannot answer.
+    <BLANKLINE>
+    Question: 2+2?
+    Answer:
+    """
+    shots = "".join(f"Question: {q}\nAnswer: {a}\n\n" for q, a in COMPLETION_SHOTS)
+    return f"{system}\n\n{shots}Question: {question}\nAnswer:"
 
 
 class CollectError(UtilityGuardError, RuntimeError):
@@ -69,6 +101,7 @@ class CollectSettings:
     timeout: float = 300.0
     retries: int = 3
     concurrency: int = 1
+    prompt_style: str = "chat"
     judge: JudgeSettings | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -120,18 +153,23 @@ def done_ids(out: Path) -> set[str]:
 
 async def _chat(client: ChatClient, s: CollectSettings, system: str, question: str,
                 *, logprobs: bool, temperature: float) -> dict[str, Any]:
-    body: dict[str, Any] = {
-        "model": s.model,
-        "messages": [{"role": "system", "content": system}, {"role": "user", "content": question}],
-        "max_tokens": s.max_tokens,
-        "temperature": temperature,
-        **s.extra,
-    }
-    if logprobs:
-        body["logprobs"] = True
-        body["top_logprobs"] = 1
+    body: dict[str, Any] = {"model": s.model, "max_tokens": s.max_tokens,
+                            "temperature": temperature}
+    if s.prompt_style == "completion":
+        body.update(prompt=completion_prompt(system, question), stop=list(COMPLETION_STOP))
+        if logprobs:
+            body["logprobs"] = 1
+        path = "/completions"
+    else:
+        body["messages"] = [{"role": "system", "content": system},
+                            {"role": "user", "content": question}]
+        if logprobs:
+            body["logprobs"] = True
+            body["top_logprobs"] = 1
+        path = "/chat/completions"
+    body.update(s.extra)
     try:
-        return await client.complete(body)
+        return await client.complete(body, path=path)
     except UpstreamStatusError as exc:
         if exc.status not in RETRIED_STATUS:  # the request itself is wrong: not retried
             raise CollectError(f"upstream {client.name} answered HTTP {exc.status}: "
@@ -151,6 +189,8 @@ def _content(resp: dict[str, Any]) -> tuple[str, Any, str | None]:
     except UpstreamError as exc:  # an error object with status 200 is not a refusal
         raise CollectError(str(exc)) from None
     choice = resp["choices"][0]
+    if "message" not in choice:  # a text completion: the base model's own leading space
+        text = text.strip()
     return text, choice.get("logprobs"), choice.get("finish_reason")
 
 
@@ -194,7 +234,7 @@ async def collect_one(client: ChatClient, s: CollectSettings, item: DatasetItem,
                                           reference=text)
         record["sample_modal_share"] = consistency(samples, item.answer_type, item.question)
     usage = resp.get("usage") or {}
-    record.update(model=s.model, finish_reason=finish,
+    record.update(model=s.model, prompt_style=s.prompt_style, finish_reason=finish,
                   completion_tokens=usage.get("completion_tokens"),
                   latency_ms=round((time.perf_counter() - t0) * 1000.0, 1))
     parse_response_record(record, f"item {item.id}")  # what we write, the one reader reads
@@ -227,6 +267,9 @@ async def collect(
             raise ValueError(f"unknown confidence {kind!r}; allowed: {', '.join(CONFIDENCE_KINDS)}")
     if s.concurrency < 1:
         raise ValueError(f"concurrency must be >= 1, got {s.concurrency}")
+    if s.prompt_style not in PROMPT_STYLES:
+        raise ValueError(f"unknown prompt style {s.prompt_style!r}; allowed: "
+                         f"{', '.join(PROMPT_STYLES)}")
     out.parent.mkdir(parents=True, exist_ok=True)
     seen = done_ids(out)
     queue: asyncio.Queue[DatasetItem] = asyncio.Queue()

@@ -196,14 +196,15 @@ class ChatClient(_Base):
         self._client = httpx.AsyncClient(base_url=base_url.rstrip("/"), timeout=timeout,
                                          headers=self.headers, transport=transport)
 
-    async def complete(self, body: Mapping[str, Any], check: Check | None = None
-                       ) -> dict[str, Any]:
+    async def complete(self, body: Mapping[str, Any], check: Check | None = None, *,
+                       path: str = "/chat/completions") -> dict[str, Any]:
         """The chat completion for ``body``, retried; :class:`UpstreamError` on failure.
-        ``check(completion)`` may raise :class:`UnusableReply` to have the request retried."""
+        ``check(completion)`` may raise :class:`UnusableReply` to have the request retried.
+        ``path="/completions"`` posts a legacy text completion instead (base models)."""
         for attempt in itertools.count():
             try:
                 try:
-                    r = await self._client.post("/chat/completions", json=dict(body))
+                    r = await self._client.post(path, json=dict(body))
                 except httpx.HTTPError as exc:
                     raise translate(exc, self.name) from None
                 return self._accept(r, check)
@@ -245,10 +246,13 @@ class SyncChatClient(_Base):
 
 
 def message_text(completion: Mapping[str, Any]) -> str:
-    """The first choice's message content (``""`` when empty), or :class:`UpstreamError` when
-    the reply has no choices (an error object sent with status 200 is not an empty reply)."""
+    """The first choice's message content (a legacy completion's ``text``; ``""`` when empty),
+    or :class:`UpstreamError` when the reply has no choices (an error object sent with status
+    200 is not an empty reply)."""
     choices = completion.get("choices")
     if not choices or not isinstance(choices[0], dict):
         raise UpstreamError(f"upstream reply has no choices: {json.dumps(completion)[:200]}")
+    if "message" not in choices[0] and "text" in choices[0]:  # a legacy text completion
+        return str(choices[0].get("text") or "")
     msg = choices[0].get("message") or {}
     return str(msg.get("content") or "")

@@ -131,6 +131,62 @@ def test_requests_carry_the_refusal_hint_greedy_with_logprobs(tmp_path: Path) ->
         assert body["logprobs"] is True and body["top_logprobs"] == 1
 
 
+class FakeBaseModel:
+    """A legacy ``/completions`` endpoint (a base model): answers the last ``Question:`` of the
+    prompt with a leading space, as base models do, and legacy-format logprobs."""
+
+    def __init__(self) -> None:
+        self.requests: list[httpx.Request] = []
+        self.bodies: list[dict[str, Any]] = []
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(request)
+        body = json.loads(request.content)
+        self.bodies.append(body)
+        question = body["prompt"].rsplit("Question: ", 1)[1].removesuffix("\nAnswer:")
+        text = " " + next(v[3] for v in QUESTIONS.values() if v[0] == question)
+        tokens = text.split()
+        lp = {"tokens": tokens, "token_logprobs": [-0.5] * len(tokens),
+              "top_logprobs": [{t: -0.5} for t in tokens]} if body.get("logprobs") else None
+        return httpx.Response(200, json={
+            "id": "cmpl-1", "object": "text_completion", "model": "base",
+            "choices": [{"index": 0, "text": text, "logprobs": lp, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 50, "completion_tokens": len(tokens),
+                      "total_tokens": 50 + len(tokens)}})
+
+
+def test_completion_style_asks_a_base_model_with_a_text_prompt(tmp_path: Path) -> None:
+    up = FakeBaseModel()
+    out = tmp_path / "r.jsonl"
+    n = asyncio.run(collect(_items("q1 q2 q3"), _settings(prompt_style="completion",
+                                                          max_tokens=32),
+                            out, transport=httpx.MockTransport(up)))
+    assert n == 3
+    for req, body, q in zip(up.requests, up.bodies, ("q1", "q2", "q3"), strict=True):
+        assert str(req.url) == "http://upstream.test/v1/completions"
+        assert "messages" not in body
+        prompt = body["prompt"]
+        assert prompt.startswith(REFUSAL_HINT + "\n\n")  # the same instruction as chat
+        assert prompt.endswith(f"Question: {QUESTIONS[q][0]}\nAnswer:")
+        assert prompt.count("Question: ") == 3  # two worked examples, then the item
+        assert "Answer: I cannot answer.\n" in prompt  # one example refuses in the hint's words
+        assert "\nQuestion:" in body["stop"]
+        assert body["temperature"] == 0.0 and body["max_tokens"] == 32
+        assert body["logprobs"] == 1  # the legacy API's integer form
+    recs = {r["id"]: r for r in _records(out)}
+    assert recs["q1"]["response"] == "The answer is 5."  # the base model's space stripped
+    assert (recs["q1"]["answered"], recs["q1"]["correct"]) == (True, True)
+    assert (recs["q2"]["answered"], recs["q2"]["correct"]) == (True, False)
+    assert recs["q3"]["answered"] is False
+    assert recs["q1"]["confidence"]["logprob_mean"] == pytest.approx(-0.5)
+    assert {r["prompt_style"] for r in recs.values()} == {"completion"}
+
+
+def test_unknown_prompt_style_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="prompt style"):
+        _run(_items("q1"), tmp_path / "r.jsonl", FakeUpstream(), prompt_style="base")
+
+
 def test_without_logprobs_none_are_asked_for(tmp_path: Path) -> None:
     up = FakeUpstream()
     out = tmp_path / "r.jsonl"

@@ -1,4 +1,4 @@
-"""``utilityguard annotate tuples|judge|fit|duplicates``: the paper's consequence-annotation
+"""``utilityguard annotate tuples|link|judge|fit|duplicates``: the paper's consequence-annotation
 pipeline, and near-duplicate candidates for reading."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import argparse
 import json
 import math
 import os
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,7 +36,8 @@ from cost_models.annotation.judges import (
     LLMJudge,
     items_of,
 )
-from cost_models.annotation.tuples import build_tuples
+from cost_models.annotation.linking import cost_anchors, frequent_winners, most_shares
+from cost_models.annotation.tuples import TUPLE_SIZE, BWSTuple, build_tuples
 from cost_models.datasets import CANDIDATES, read_rows
 from policies.exceptions import InvalidValueError
 
@@ -58,8 +59,42 @@ def register(sub: Any) -> None:
     t.add_argument("--no-shuffle", action="store_true",
                    help="keep the construction order inside each tuple (how tuples were made "
                         "before shuffling, e.g. the seed set's) instead of shuffling positions")
+    t.add_argument("--min-per-item", type=int, default=3,
+                   help="every item is in at least this many tuples (3)")
+    t.add_argument("--prefix", default="t",
+                   help="tuple ids are PREFIX0001...; tuples added to an existing set need a "
+                        "prefix of their own (default: t)")
+    t.add_argument("--anchors", metavar="ITEMS",
+                   help="already-costed items (with a cost column, e.g. the seed set's "
+                        "items.jsonl): a share of them, spread evenly over the cost scale, is "
+                        "mixed into the tuples so new and old items share one scale")
+    t.add_argument("--anchor-share", type=float, default=0.2,
+                   help="anchors per new item (0.2)")
     t.add_argument("--out", type=Path, required=True, help="tuples JSONL to write")
     t.set_defaults(func=run_tuples)
+
+    lk = s.add_parser(
+        "link", help="linking tuples among the items the judges always chose as 'most'",
+        description="Items chosen 'most' in at least --min-share of their judgments get a cost "
+                    "that follows how often they were shown, not how they compare with each "
+                    "other. This builds tuples among those items only (they meet each other "
+                    "and the higher-stakes items), every one of them in at least "
+                    "--min-per-item new tuples. Judge them, then fit on all tuples.")
+    lk.add_argument("--tuples", type=Path, required=True, help="the judged tuples")
+    lk.add_argument("--judgments", type=Path, nargs="+", required=True)
+    lk.add_argument("--data", required=True, help="the items, with a group field")
+    lk.add_argument("--merge", type=Path,
+                    help="near-duplicates (id, duplicate_of) pooled before counting, as in fit")
+    lk.add_argument("--group-field", default="group", help="coarse group column (group)")
+    lk.add_argument("--min-share", type=float, default=0.67,
+                    help="share of 'most' choices that makes an item a frequent winner (0.67)")
+    lk.add_argument("--ratio", type=float, default=1.25, help="tuples per selected item (1.25)")
+    lk.add_argument("--min-per-item", type=int, default=4,
+                    help="new tuples per selected item, at least (4)")
+    lk.add_argument("--prefix", default="tl", help="tuple id prefix (tl)")
+    lk.add_argument("--seed", type=int, default=20261130, help="random seed (20261130)")
+    lk.add_argument("--out", type=Path, required=True, help="linking tuples JSONL to write")
+    lk.set_defaults(func=run_link)
 
     j = s.add_parser("judge", help="judge tuples with LLM judges or replay recorded judgments",
                      description="Judge every tuple; judgments are appended to --out and a "
@@ -166,19 +201,70 @@ def read_judgments(paths: Sequence[Path]) -> list[Judgment]:
     return out
 
 
-def run_tuples(args: argparse.Namespace) -> int:
-    rows, ids = read_items(args.data)
-    if any(args.group_field not in r for r in rows):
+def _groups(rows: Sequence[dict[str, Any]], field: str, data: str) -> list[str]:
+    if any(field not in r for r in rows):
         found = ", ".join(dict.fromkeys(k for r in rows[:20] for k in r))
-        raise InvalidValueError(
-            f"{args.data}: field {args.group_field!r} missing; fields found: {found}")
-    tuples = build_tuples(ids, [str(r[args.group_field]) for r in rows],
-                          ratio=args.ratio, seed=args.seed, shuffle=not args.no_shuffle)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    with args.out.open("w", encoding="utf-8") as f:
+        raise InvalidValueError(f"{data}: field {field!r} missing; fields found: {found}")
+    return [str(r[field]) for r in rows]
+
+
+def _write_tuples(out: Path, tuples: Sequence[BWSTuple]) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with out.open("w", encoding="utf-8") as f:
         for t in tuples:
             f.write(json.dumps(t.to_dict()) + "\n")
-    print(f"wrote {len(tuples)} tuples over {len(ids)} items to {args.out}")
+
+
+def run_tuples(args: argparse.Namespace) -> int:
+    rows, ids = read_items(args.data)
+    groups = _groups(rows, args.group_field, args.data)
+    anchors: list[str] = []
+    if args.anchors:
+        arows, aids = read_items(args.anchors)
+        col = _column(arows, "cost")
+        if col is None:
+            raise InvalidValueError(f"{args.anchors}: anchors need a cost column")
+        if clash := sorted(set(aids) & set(ids)):
+            raise InvalidValueError(f"{args.anchors}: ids also in {args.data}: "
+                                    f"{', '.join(clash[:5])}")
+        agroups = dict(zip(aids, _groups(arows, args.group_field, args.anchors), strict=True))
+        costs = {i: float(r[col]) for r, i in zip(arows, aids, strict=True)}
+        anchors = cost_anchors(costs, max(1, round(args.anchor_share * len(ids))),
+                               seed=args.seed)
+        ids, groups = ids + anchors, groups + [agroups[i] for i in anchors]
+    tuples = build_tuples(ids, groups, ratio=args.ratio, seed=args.seed,
+                          shuffle=not args.no_shuffle, min_per_item=args.min_per_item,
+                          prefix=args.prefix)
+    _write_tuples(args.out, tuples)
+    extra = f" ({len(anchors)} of them anchors from {args.anchors})" if anchors else ""
+    print(f"wrote {len(tuples)} tuples over {len(ids)} items{extra} to {args.out}")
+    return 0
+
+
+def run_link(args: argparse.Namespace) -> int:
+    tuples = read_tuples(args.tuples)
+    judgments = read_judgments(args.judgments)
+    rows, ids = read_items(args.data)
+    if args.merge:
+        merged = read_aliases(read_rows(args.merge), str(args.merge))
+        tuples, judgments = merge_duplicates(tuples, judgments, merged)
+        rows = [r for r, i in zip(rows, ids, strict=True) if i not in merged]
+        ids = [i for i in ids if i not in merged]
+    group = dict(zip(ids, _groups(rows, args.group_field, args.data), strict=True))
+    winners = frequent_winners(tuples, judgments, args.min_share, ids=ids)
+    if len(winners) < TUPLE_SIZE:
+        raise InvalidValueError(f"only {len(winners)} items reach --min-share "
+                                f"{args.min_share}; need at least {TUPLE_SIZE}")
+    shares = most_shares(tuples, judgments)
+    linking = build_tuples(winners, [group[i] for i in winners], ratio=args.ratio,
+                           min_per_item=args.min_per_item, seed=args.seed, prefix=args.prefix)
+    _write_tuples(args.out, linking)
+    shown = Counter(i for t in tuples.values() for i in t)
+    always = sum(1 for i in winners if shares[i][0] == shares[i][1])
+    print(f"{len(winners)} items chosen 'most' in >= {args.min_share:.0%} of their judgments "
+          f"({always} always), shown {min(shown[i] for i in winners)}-"
+          f"{max(shown[i] for i in winners)} times; wrote {len(linking)} linking tuples to "
+          f"{args.out}")
     return 0
 
 

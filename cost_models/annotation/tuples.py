@@ -66,6 +66,7 @@ def build_tuples(
     min_per_item: int = 3,
     seed: int = 20260713,
     shuffle: bool = True,
+    prefix: str = "t",
 ) -> list[BWSTuple]:
     """Build ``round(ratio * N)`` BWS tuples over ``item_ids``.
 
@@ -83,6 +84,9 @@ def build_tuples(
         Seed of the generator; equal seeds give equal tuples.
     shuffle : bool
         Shuffle the items inside each tuple (default); ``False`` keeps the construction order.
+    prefix : str
+        Tuple ids are ``prefix`` + a zero-padded number (``t0001``...); tuples added to an
+        existing set need a prefix of their own.
     """
     ids = list(item_ids)
     n = len(ids)
@@ -139,7 +143,7 @@ def build_tuples(
         raw = [([int(i) for i in within.permutation(m)], kind) for m, kind in raw]
     width = len(str(len(raw)))
     return [
-        BWSTuple(f"t{k + 1:0{width}d}", tuple(ids[i] for i in raw[j][0]), raw[j][1])
+        BWSTuple(f"{prefix}{k + 1:0{width}d}", tuple(ids[i] for i in raw[j][0]), raw[j][1])
         for k, j in enumerate(shuffled)
     ]
 

@@ -35,6 +35,7 @@ from cost_models.annotation.judges import (
     JudgeError,
     LLMJudge,
     items_of,
+    parse_reply,
 )
 from cost_models.annotation.linking import cost_anchors, frequent_winners, most_shares
 from cost_models.annotation.tuples import TUPLE_SIZE, BWSTuple, build_tuples
@@ -110,6 +111,11 @@ def register(sub: Any) -> None:
     j.add_argument("--api-key-env", default="OPENAI_API_KEY",
                    help="environment variable with the upstream key (never written anywhere)")
     j.add_argument("--replay", type=Path, help="replay judgments recorded in this JSONL instead")
+    j.add_argument("--replies", type=Path,
+                   help="recorded raw judge replies (JSONL: tuple_id, judge, reply — the text "
+                        "each judge returned, 'BEST: n' / 'WORST: n' over the items as "
+                        "numbered in the tuple) parsed with the LLM judge's own parser; every "
+                        "reply of a tuple becomes one judgment")
     j.add_argument("--seed", type=int, default=0)
     j.set_defaults(func=run_judge)
 
@@ -284,6 +290,35 @@ class _Replay:
         return [j for j in self.recorded[tuple_id] if (j.judge, j.best, j.worst) not in have]
 
 
+class _Replies:
+    """Recorded raw replies parsed as the LLM judge parses its own: ``BEST``/``WORST`` item
+    numbers over the tuple's items in their recorded order."""
+
+    def __init__(self, path: Path) -> None:
+        self.recorded: dict[str, list[tuple[str, str]]] = defaultdict(list)
+        for n, row in enumerate(read_rows(path), start=1):
+            try:
+                self.recorded[str(row["tuple_id"])].append((str(row["judge"]), str(row["reply"])))
+            except KeyError as exc:
+                raise InvalidValueError(f"{path}, line {n}: missing field {exc}") from None
+
+    def judge(self, tuple_id: str, items: Sequence[tuple[str, str]],
+              done: Sequence[Judgment] = ()) -> list[Judgment]:
+        if tuple_id not in self.recorded:
+            raise JudgeError(f"replies: no recorded reply for {tuple_id}")
+        out = []
+        have = {j.judge for j in done}
+        for judge, reply in self.recorded[tuple_id]:
+            if judge in have:
+                continue
+            try:
+                best, worst = parse_reply(reply, len(items))
+            except JudgeError as exc:
+                raise JudgeError(f"{judge}: {exc}") from None
+            out.append(Judgment(tuple_id, items[best][0], items[worst][0], judge))
+        return out
+
+
 class _Single:
     """One judge, one judgment per tuple (no escalation)."""
 
@@ -311,10 +346,14 @@ def run_judge(args: argparse.Namespace) -> int:
     if missing:
         raise InvalidValueError(
             f"{args.tuples}: items not in {args.data}: {', '.join(missing[:5])}")
-    panel: _Replay | _Single | EscalationPanel
+    panel: _Replay | _Replies | _Single | EscalationPanel
     clients: list[LLMJudge] = []
+    if args.replay and args.replies:
+        raise InvalidValueError("give --replay or --replies, not both")
     if args.replay:
         panel = _Replay(args.replay)
+    elif args.replies:
+        panel = _Replies(args.replies)
     elif args.upstream and args.judge_model:
         key = os.environ.get(args.api_key_env) or None
         clients = [LLMJudge(args.upstream, m, api_key=key)
@@ -324,7 +363,8 @@ def run_judge(args: argparse.Namespace) -> int:
         panel = _Single(pool[0]) if len(pool) == 1 else EscalationPanel(pool, high, seed=args.seed)
     else:
         raise InvalidValueError(
-            "give --replay FILE, or --upstream URL with at least one --judge-model")
+            "give --replay FILE, --replies FILE, or --upstream URL with at least one "
+            "--judge-model")
     done: dict[str, list[Judgment]] = defaultdict(list)
     if args.out.exists():
         for j in read_judgments([args.out]):

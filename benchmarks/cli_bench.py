@@ -37,6 +37,11 @@ def register(sub: Any) -> None:
                    help="cost model dir (default: shipped)")
     p.add_argument("--calibrator", type=Path, default=None,
                    help="calibrator dir (default: fit one per training fold)")
+    p.add_argument("--policy", default=None, metavar="PATH_OR_NAME",
+                   help="score this fitted policy (a folder from `utilityguard fit`, or a shipped "
+                        "name such as smollm2) as is on --data/--responses: the guard row is "
+                        "its decisions, nothing of it is refitted (how a policy does on "
+                        "questions it was not fitted on); the baselines are cross-fitted as usual")
     p.add_argument("--signal", default=None, help="confidence signal (default: logprob_mean)")
     p.add_argument("--folds", type=int, default=5, help="cross-fitting folds (5)")
     p.add_argument("--group-folds", action="store_true",
@@ -89,6 +94,7 @@ def run(args: argparse.Namespace) -> int:
                 calibrator=args.calibrator, signal=args.signal, folds=args.folds,
                 n_boot=args.bootstrap, seed=args.seed, trust=args.trust,
                 group_folds=args.group_folds, paired_full=args.paired_full_sweep,
+                policy=args.policy,
                 progress=progress))
     out_console = Console()
     if not out_console.is_terminal:  # piped or logged: rich would squeeze the table into 80

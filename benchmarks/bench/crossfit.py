@@ -140,6 +140,42 @@ class GuardFit:
         return Probabilities(signal, self.raw, self.p, self.how["probability"])
 
 
+def _guard_fit(data: BenchData, signal: str, records: list[DecisionRecord | None],
+               how: dict[str, str], fitted: list[Policy]) -> GuardFit:
+    n = data.n
+    done = [r for r in records if r is not None]
+    if len(done) != n:
+        raise BenchError("the folds do not cover every item")
+    cost = np.array([r.cost for r in done], dtype=np.float64)
+    alpha = np.array([r.alpha for r in done], dtype=np.float64)
+    p = np.array([np.nan if r.p is None else r.p for r in done], dtype=np.float64)
+    answer = np.array([r.decision == "answer" for r in done], dtype=bool)
+    margin = np.array([-np.inf if r.margin is None else r.margin for r in done],
+                      dtype=np.float64)
+    x = data.signals[signal]
+    have = np.isfinite(x)
+    raw = np.full(n, np.nan)
+    raw[have] = np.asarray(raw_probability(signal, x[have]), dtype=np.float64)
+    return GuardFit(cost, raw, p, alpha, answer, margin, how, done, fitted)
+
+
+def fixed_guard(data: BenchData, policy: Policy) -> GuardFit:
+    """The guard of one fitted policy, as is (nothing refitted): every item decided by
+    ``policy``'s :class:`guard.Guard` — the check of a shipped or user policy on questions it
+    was not fitted on."""
+    records: list[DecisionRecord | None] = list(
+        decide(policy.guard(), data, np.arange(data.n), policy.signal))
+    how = {
+        "cost": f"the policy's cost model ({policy.label}), as is",
+        "probability": f"the policy's calibrator ({policy.calibrator.method_}), as is",
+        "answerability": ("the policy's answerability classifier, as is"
+                          if policy.answerability is not None
+                          else f"the policy's constant alpha = {policy.alpha_constant}"),
+        "decisions": f"guard.Guard.decide with the fixed policy {policy.label} (no refit)",
+    }
+    return _guard_fit(data, policy.signal, records, how, [policy])
+
+
 def crossfit_guard(data: BenchData, signal: str, folds: Sequence[tuple[IntArray, IntArray]],
                    groups: Sequence[str], c_r: float, *, cost_model: CostRegressor,
                    refit: bool, calibrator: Calibrator | None = None) -> GuardFit:
@@ -147,10 +183,7 @@ def crossfit_guard(data: BenchData, signal: str, folds: Sequence[tuple[IntArray,
     ``utilityguard fit`` calls on all data), then the held-out items decided by that policy's
     :class:`guard.Guard` (the runtime's code)."""
     full = training_set(data, signal, groups)
-    n = data.n
-    cost, p, alpha, margin = (np.full(n, np.nan) for _ in range(4))
-    answer = np.zeros(n, dtype=bool)
-    records: list[DecisionRecord | None] = [None] * n
+    records: list[DecisionRecord | None] = [None] * data.n
     methods = []
     fitted: list[Policy] = []
     for k, (train, test) in enumerate(folds):
@@ -164,15 +197,6 @@ def crossfit_guard(data: BenchData, signal: str, folds: Sequence[tuple[IntArray,
         fitted.append(policy)
         for i, rec in zip(test, decide(policy.guard(), data, test, signal), strict=True):
             records[i] = rec
-            cost[i], alpha[i] = rec.cost, rec.alpha
-            p[i] = np.nan if rec.p is None else rec.p
-            answer[i] = rec.decision == "answer"
-            m = rec.margin
-            margin[i] = -np.inf if m is None else m
-    x = data.signals[signal]
-    have = np.isfinite(x)
-    raw = np.full(n, np.nan)
-    raw[have] = np.asarray(raw_probability(signal, x[have]), dtype=np.float64)
     one_class = data.answerable.all() or not data.answerable.any()
     how = {
         "cost": ("out of fold: refit per fold on the other folds' items (the model was "
@@ -187,7 +211,4 @@ def crossfit_guard(data: BenchData, signal: str, folds: Sequence[tuple[IntArray,
         "decisions": "guard.Guard.decide with the policy fitted on the other folds "
                      "(guard.policy.fit_policy, as utilityguard fit)",
     }
-    done = [r for r in records if r is not None]
-    if len(done) != n:
-        raise BenchError("the folds do not cover every item")
-    return GuardFit(cost, raw, p, alpha, answer, margin, how, done, fitted)
+    return _guard_fit(data, signal, records, how, fitted)

@@ -15,6 +15,7 @@ from benchmarks.bench.crossfit import (
     Probabilities,
     choose_signal,
     crossfit_guard,
+    fixed_guard,
     make_folds,
     trained_on,
 )
@@ -35,7 +36,9 @@ from cost_models.model_io import ARTIFACT, default_model_dir, load_model
 from cost_models.persistence import read_sidecar
 from guard.calibration import Calibrator
 from guard.calibration.scoring import brier, ece
+from guard.policy import load_policy
 from policies import DEFAULT_C_R
+from policies.exceptions import UtilityGuardError
 
 Step = Callable[[str], None]
 
@@ -67,6 +70,7 @@ def run_bench(
     cost_model: Path | None = None, calibrator: Path | None = None, signal: str | None = None,
     folds: int = 5, n_boot: int = 1000, seed: int = 0, trust: bool = False,
     group_folds: bool = False, paired_full: bool = False, progress: Step | None = None,
+    policy: str | Path | None = None,
 ) -> BenchResult:
     """Everything ``results.json`` holds (see :mod:`benchmarks.bench.report`).
 
@@ -74,7 +78,9 @@ def run_bench(
     so every fitted piece — cost model refit, calibrator, threshold, answerability — is scored
     on sources it never saw (stricter than the default random folds). ``paired_full``: the
     paired differences at every ``C_R`` of the sweep, not only its paper points and ``c_r``
-    (:mod:`benchmarks.bench.paired`)."""
+    (:mod:`benchmarks.bench.paired`). ``policy``: a fitted policy (path or shipped name) scored
+    as is — the guard row is its decisions, nothing of it refitted; the cost model, calibrator
+    and signal are the policy's."""
     say = progress or (lambda _msg: None)
     t0 = time.perf_counter()
     data = load_bench(items, responses)
@@ -82,20 +88,36 @@ def run_bench(
     groups = [source[i] for i in data.ids]
     fold_idx = make_folds(data.n, folds, seed, data.canonical,
                           groups if group_folds else None)
-    model_dir = cost_model or default_model_dir()
-    model = load_model(model_dir, trust=trust)
-    meta = read_sidecar(model_dir, name=ARTIFACT)
-    refit = trained_on(model, meta, data, items)
-    cal = Calibrator.load(calibrator, trust=trust) if calibrator else None
-    if cal is not None:  # a calibrator maps one signal: never feed it another one
-        if signal is not None and signal != cal.signal:
-            raise BenchError(f"{calibrator}: the calibrator reads confidence.{cal.signal}, "
+    if policy is not None:
+        if cost_model is not None or calibrator is not None:
+            raise BenchError("--policy brings its own cost model and calibrator: drop "
+                             "--cost-model / --calibrator")
+        try:
+            fixed = load_policy(policy, trust=trust)
+        except UtilityGuardError as exc:
+            raise BenchError(str(exc)) from None
+        if signal is not None and signal != fixed.signal:
+            raise BenchError(f"policy {fixed.label} reads confidence.{fixed.signal}, "
                              f"not {signal}")
-        signal = cal.signal
-    sig = choose_signal(data, signal)
-    say("fitting a policy per fold")
-    fit = crossfit_guard(data, sig, fold_idx, groups, c_r, cost_model=model, refit=refit,
-                         calibrator=cal)
+        sig = choose_signal(data, fixed.signal)
+        model_dir = Path(f"policy:{fixed.label}")
+        say(f"deciding with policy {fixed.label}")
+        fit = fixed_guard(data, fixed)
+    else:
+        model_dir = cost_model or default_model_dir()
+        model = load_model(model_dir, trust=trust)
+        meta = read_sidecar(model_dir, name=ARTIFACT)
+        refit = trained_on(model, meta, data, items)
+        cal = Calibrator.load(calibrator, trust=trust) if calibrator else None
+        if cal is not None:  # a calibrator maps one signal: never feed it another one
+            if signal is not None and signal != cal.signal:
+                raise BenchError(f"{calibrator}: the calibrator reads confidence."
+                                 f"{cal.signal}, not {signal}")
+            signal = cal.signal
+        sig = choose_signal(data, signal)
+        say("fitting a policy per fold")
+        fit = crossfit_guard(data, sig, fold_idx, groups, c_r, cost_model=model, refit=refit,
+                             calibrator=cal)
     probs = fit.probabilities(sig)
     runs = run_policies(data, fit.cost, probs, fold_idx, c_r, fit.alpha, decided=fit.answer)
     say("bootstrap")

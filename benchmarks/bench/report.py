@@ -42,6 +42,12 @@ def terminal_table(results: BenchResult) -> Table:
     return t
 
 
+def _model_label(results: BenchResult) -> str:
+    """The model's name and how many items it was scored on (models may cover different
+    parts of a dataset)."""
+    return f"{results.responses.model} ({results.n} items)"
+
+
 def models_table(runs: list[BenchResult]) -> Table:
     """One table for several models, a row per model and policy (the paper's Table 1 shape:
     the raw model, the guard and the baselines on each model's own responses)."""
@@ -53,7 +59,7 @@ def models_table(runs: list[BenchResult]) -> Table:
     for _, label in COLUMNS[:5]:
         t.add_column(label, justify="right")
     for k, results in enumerate(runs):
-        model = str(results.responses.model)
+        model = _model_label(results)
         for j, (name, res) in enumerate(results.policies.items()):
             t.add_row(model if j == 0 else "", name, *[_cell(res, key) for key, _ in COLUMNS[:5]],
                       end_section=j == len(results.policies) - 1 and k < len(runs) - 1)
@@ -64,7 +70,7 @@ def models_markdown(runs: list[BenchResult]) -> str:
     """:func:`models_table` as Markdown (UtilityAUC with its interval, then the point values)."""
     head = "| model | policy | " + " | ".join(label for _, label in COLUMNS[:5]) + " |"
     sep = "|" + " --- |" * 7
-    rows = [f"| {r.responses.model} | `{name}` | {_cell(res, 'utility_auc')} | "
+    rows = [f"| {_model_label(r)} | `{name}` | {_cell(res, 'utility_auc')} | "
             + " | ".join(fmt(res[k]) for k, _ in COLUMNS[1:5]) + " |"
             for r in runs for name, res in r.policies.items()]
     return "\n".join([head, sep, *rows])

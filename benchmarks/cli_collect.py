@@ -88,6 +88,12 @@ def register(sub: Any) -> None:
                    help="environment variable holding the judge's API key (default: "
                         "--api-key-env)")
     p.add_argument("--out", required=True, type=Path, help="response records (JSONL, appended)")
+    p.add_argument("--ptrue-of", type=Path, metavar="RESPONSES",
+                   help="do not ask the questions again: for each record of RESPONSES (collected "
+                        "from --model), ask the model whether its reply is correct and write "
+                        "P(True) (Kadavath et al. 2022; read from the first token's top "
+                        "log-probabilities) to --out, one row per record; resumable; uses "
+                        "--prompt-style")
     p.add_argument("--regrade", action="store_true",
                    help="do not ask the model: re-grade the records already in --out with the "
                         "current rules (and the judge, if given); replies kept")
@@ -117,6 +123,30 @@ def _report_stages(out: Path) -> None:
     if judged:
         print(f"the judge graded {judged} of {len(records)} records; it agreed with the rules "
               f"on {agree} ({agree / judged:.1%})")
+
+
+def _run_ptrue(args: argparse.Namespace, items: list[Any]) -> int:
+    from benchmarks.ptrue_collect import read_jsonl, run_ptrue
+
+    if not args.ptrue_of.exists():
+        raise CLIError(f"{args.ptrue_of}: no such response file")
+    if len(args.upstream) != 1:
+        raise CLIError("--ptrue-of takes one --upstream")
+    wanted = {it.id for it in items}
+    total = sum(1 for r in read_jsonl(args.ptrue_of) if str(r.get("id")) in wanted)
+    already = len(done_ids(args.out) & wanted)
+    with _bar("P(True)") as bar:
+        task = bar.add_task("ptrue", total=total, completed=already)
+        try:
+            n = run_ptrue(items, args.ptrue_of, args.out, upstream=args.upstream[0],
+                          model=args.model, style=args.prompt_style,
+                          api_key=os.environ.get(args.api_key_env) or None,
+                          timeout=args.timeout, retries=args.retries,
+                          on_done=lambda _r: bar.advance(task))
+        except CollectError as exc:
+            raise CLIError(f"{exc} (rows written so far are kept in {args.out})") from None
+    print(f"wrote {n} new P(True) rows to {args.out} ({already} were already there)")
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
@@ -149,6 +179,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not args.upstream or not args.model:
         raise CLIError("--upstream and --model are required (unless --regrade)")
+    if args.ptrue_of is not None:
+        return _run_ptrue(args, items)
     if args.limit is not None:
         items = items[: args.limit]
     settings = CollectSettings(

@@ -6,7 +6,9 @@ the hint, two worked examples and the question as one text prompt to ``/completi
 (:func:`completion_prompt`). With
 ``logprobs`` the reply's token log-probabilities are recorded; with ``verbal`` a second pass
 asks for a stated confidence ("Confidence: N%"); with ``samples > 0`` that many extra replies
-at temperature 0.7 give self-consistency (the share of replies agreeing with the greedy one).
+at temperature 0.7 give self-consistency (the share of replies agreeing with the greedy one);
+with ``ptrue`` one extra call asks the model whether its reply is correct (P(True),
+:mod:`guard.confidence.ptrue`).
 Every reply is graded by the rules (:mod:`benchmarks.grading`); with a judge configured, the
 replies the rules cannot settle (or all) are graded again by an LLM judge
 (:mod:`benchmarks.grading.judge`), and the record keeps both verdicts.
@@ -36,6 +38,7 @@ import httpx
 
 from benchmarks.grading import Grade, grade
 from benchmarks.grading.judge import JudgeSettings, judge_grade, needs_judge, rules_outcome
+from benchmarks.ptrue_collect import ask_ptrue
 from cost_models.datasets import DatasetItem
 from cost_models.upstream import (
     RETRIED_STATUS,
@@ -54,7 +57,7 @@ from guard.response_records import parse_response_record
 from policies.exceptions import UtilityGuardError
 
 log = logging.getLogger(__name__)
-CONFIDENCE_KINDS = ("logprobs", "verbal", "consistency")
+CONFIDENCE_KINDS = ("logprobs", "verbal", "consistency", "ptrue")
 PROMPT_STYLES = ("chat", "completion")
 #: The two worked examples of the ``completion`` prompt style: one answer, one refusal in the
 #: Refusal Hint's words. Neither is a seed question.
@@ -222,6 +225,12 @@ async def collect_one(client: ChatClient, s: CollectSettings, item: DatasetItem,
         parsed = parse_verbal_confidence(vtext)
         conf["verbal"] = parsed.value if parsed else None
         record["verbal_response"] = vtext
+    if "ptrue" in s.confidence:  # one extra call: is this reply correct? (Kadavath et al.)
+        try:
+            conf["ptrue"] = (await ask_ptrue(client, s.model, item.question, text,
+                                             style=s.prompt_style))[0]
+        except UpstreamError as exc:
+            raise CollectError(f"upstream {client.name}, P(True): {exc}") from None
     if s.samples > 0:
         samples = [text]
         for _ in range(s.samples):

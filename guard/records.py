@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from guard.exceptions import ConfidenceError
 
 #: The confidence signals, in the order the guard prefers them without a calibrator.
-SIGNALS = ("logprob_mean", "verbal", "consistency", "logprob_low10", "caller")
+SIGNALS = ("logprob_mean", "verbal", "consistency", "logprob_low10", "caller", "ptrue")
 #: The signals read from a model's reply (what a response record stores); ``caller`` is given
 #: by the caller instead.
 REPLY_SIGNALS = tuple(s for s in SIGNALS if s != "caller")
@@ -60,11 +60,14 @@ class Confidence(BaseModel):
         Share of sampled replies that agree with the delivered one, in [0, 1].
     caller : float or None
         A probability of correctness supplied by the caller, in [0, 1].
+    ptrue : float or None
+        P(True): the model's probability that its own reply is correct, asked in one extra
+        call (:mod:`guard.confidence.ptrue`), in [0, 1].
 
     Examples
     --------
-    >>> Confidence.coerce(0.8)
-    Confidence(verbal=None, logprob_mean=None, logprob_low10=None, consistency=None, caller=0.8)
+    >>> Confidence.coerce(0.8).caller
+    0.8
     >>> Confidence.coerce({"logprob_mean": -0.2}).get("logprob_mean")
     -0.2
     >>> Confidence().is_empty
@@ -78,6 +81,7 @@ class Confidence(BaseModel):
     logprob_low10: _LogProb = None
     consistency: _Prob = None
     caller: _Prob = None
+    ptrue: _Prob = None
 
     @classmethod
     def coerce(cls, value: Any) -> Confidence:

@@ -11,6 +11,7 @@ from benchmarks.bench.data import shipped_response_files
 from benchmarks.bench.result import BenchResult
 from cost_models.datasets import load_seed, load_utilitybench
 from guard.cli import CLIError
+from guard.records import REPLY_SIGNALS
 from policies import DEFAULT_C_R
 
 
@@ -43,6 +44,22 @@ def register(sub: Any) -> None:
                         "its decisions, nothing of it is refitted (how a policy does on "
                         "questions it was not fitted on); the baselines are cross-fitted as usual")
     p.add_argument("--signal", default=None, help="confidence signal (default: logprob_mean)")
+    p.add_argument("--multi-signal", default=None, metavar="SIGNALS",
+                   help="comma list of signals (e.g. logprob_mean,logprob_low10,ptrue): the "
+                        "guard's calibrator is a multi-signal one on them and on the replies' "
+                        "text features (hedges, requests for details, false-premise notes); "
+                        "a signal a reply lacks is left out, not guessed")
+    p.add_argument("--holdout-sources", default=None, metavar="SOURCES",
+                   help="unseen kinds of questions: fit a policy on the items of every other "
+                        "source and score it as is on these (comma list of item sources; "
+                        "'growth' = the eight growth styles); one result per --responses")
+    p.add_argument("--pool", action="store_true",
+                   help="with --holdout-sources: the calibrator from every given model's "
+                        "replies (the default policy's recipe), not only the scored model's")
+    p.add_argument("--leave-one-model-out", action="store_true",
+                   help="unseen model: with several --responses (default: every shipped "
+                        "model), score each model with its own cross-fitted policy and with "
+                        "one whose calibrator was fitted on the other models' replies only")
     p.add_argument("--folds", type=int, default=5, help="cross-fitting folds (5)")
     p.add_argument("--group-folds", action="store_true",
                    help="hold out whole sources in each fold: everything fitted is scored on "
@@ -80,6 +97,20 @@ def run(args: argparse.Namespace) -> int:
         raise CLIError("--responses is required with --data (the shipped responses are for "
                        "the seed set)")
     files: list[Path] = args.responses or shipped_response_files()
+    multi = ([x.strip() for x in args.multi_signal.split(",") if x.strip()]
+             if args.multi_signal else None)
+    if multi:
+        bad = [x for x in multi if x not in REPLY_SIGNALS]
+        if bad:
+            raise CLIError(f"--multi-signal: unknown {', '.join(bad)}; allowed: "
+                           f"{', '.join(REPLY_SIGNALS)}")
+    if args.pool and not args.holdout_sources:
+        raise CLIError("--pool goes with --holdout-sources")
+    if args.holdout_sources or args.leave_one_model_out:
+        if args.policy or args.calibrator or args.cost_model:
+            raise CLIError("--holdout-sources / --leave-one-model-out fit their own policies: "
+                           "drop --policy / --calibrator / --cost-model")
+        return run_unseen(args, items, files, multi)
     console = Console(stderr=True)
     runs = []
     for k, responses in enumerate(files):
@@ -94,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
                 calibrator=args.calibrator, signal=args.signal, folds=args.folds,
                 n_boot=args.bootstrap, seed=args.seed, trust=args.trust,
                 group_folds=args.group_folds, paired_full=args.paired_full_sweep,
-                policy=args.policy,
+                policy=args.policy, multi=multi,
                 progress=progress))
     out_console = Console()
     if not out_console.is_terminal:  # piped or logged: rich would squeeze the table into 80
@@ -119,6 +150,57 @@ def run(args: argparse.Namespace) -> int:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "models.md").write_text(models_markdown(runs) + "\n", encoding="utf-8")
         print(f"wrote {args.out / 'models.md'}")
+    return 0
+
+
+def run_unseen(args: argparse.Namespace, items: list[Any], files: list[Path],
+               multi: list[str] | None) -> int:
+    """``--holdout-sources`` / ``--leave-one-model-out``: the unseen table and results."""
+    import json
+
+    from rich.console import Console
+
+    from benchmarks.bench.unseen import (
+        holdout_sources,
+        leave_one_model_out,
+        markdown,
+        parse_sources,
+        unseen_row,
+    )
+
+    console = Console(stderr=True)
+    rows, results = [], {}
+    with console.status("bench (unseen)") as status:
+        def say(msg: str) -> None:
+            status.update(f"bench (unseen): {msg}")
+
+        if args.holdout_sources:
+            sources = parse_sources(args.holdout_sources, items)
+            label = "held-out sources" + (" (pooled calibrator)" if args.pool else "")
+            for r in holdout_sources(items, files, sources, c_r=args.c_r, signal=args.signal,
+                                     multi=multi, pool=args.pool, n_boot=args.bootstrap,
+                                     seed=args.seed, progress=say):
+                rows.append(unseen_row(label, r))
+                results[f"{r.responses.model}/holdout"] = r.to_json()
+        if args.leave_one_model_out:
+            for own, left in leave_one_model_out(items, files, c_r=args.c_r,
+                                                  signal=args.signal, multi=multi,
+                                                  folds=args.folds,
+                                                  group_folds=args.group_folds,
+                                                  n_boot=args.bootstrap, seed=args.seed,
+                                                  progress=say):
+                folds = "grouped folds" if args.group_folds else "random folds"
+                rows.append(unseen_row(f"own policy, {folds}", own))
+                rows.append(unseen_row(f"other models' calibrator, {folds}", left))
+                results[f"{own.responses.model}/own"] = own.to_json()
+                results[f"{own.responses.model}/left_out"] = left.to_json()
+    table = markdown(rows)
+    print(table)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "unseen.md").write_text(table + "\n", encoding="utf-8")
+    (args.out / "unseen.json").write_text(json.dumps(results, indent=1, default=str) + "\n",
+                                          encoding="utf-8")
+    print(f"wrote {args.out / 'unseen.md'}, {args.out / 'unseen.json'}")
     return 0
 
 

@@ -8,7 +8,9 @@ Replies in which the model refuses by itself are passed through as refusals.
 
 Where ``p`` comes from, in order (recorded as ``p_source``):
 
-1. ``"calibrated"``: the calibrator's signal is present in the reply's confidence;
+1. ``"calibrated"``: the calibrator's signal is present in the reply's confidence (a
+   multi-signal calibrator, which reads several signals and the reply text, always applies:
+   it leaves out the signals a reply lacks);
 2. ``"caller"``: the caller supplied a probability (``Confidence(caller=p)`` or a number);
 3. ``"uncalibrated"`` (no calibrator only): the first present of ``signal`` (or of
    ``logprob_mean, verbal, consistency, logprob_low10``), mapped by
@@ -244,9 +246,16 @@ class Guard:
             raise ConfigError(f"the answerability model returned {a}; it must be in [0, 1]")
         return a
 
-    def probability(self, confidence: Confidence) -> tuple[float | None, PSource, str | None]:
-        """``(p, p_source, signal)`` for a reply's confidence (see the module docstring)."""
+    def probability(self, confidence: Confidence, text: str | None = None
+                    ) -> tuple[float | None, PSource, str | None]:
+        """``(p, p_source, signal)`` for a reply's confidence (see the module docstring). A
+        calibrator reading several signals and the reply text (``p_correct``, e.g.
+        :class:`guard.calibration.multi.MultiSignalCalibrator`) gets them all: it leaves out
+        the signals the reply lacks."""
         cal = self.calibrator
+        p_correct = getattr(cal, "p_correct", None)
+        if p_correct is not None and text is not None:
+            return float(p_correct(confidence, text)), "calibrated", cal.signal  # type: ignore[union-attr]
         if cal is not None and (v := confidence.get(cal.signal)) is not None:
             return float(cal.predict([v])[0]), "calibrated", cal.signal
         if confidence.caller is not None:
@@ -317,7 +326,7 @@ class Guard:
         threshold = price.threshold
         decision: Decision
         conf = Confidence.coerce(confidence)
-        p, p_source, signal = self.probability(conf)
+        p, p_source, signal = self.probability(conf, response)
         eu_answer = None if p is None else float(expected_utility(p, cost_v))
         if not acts and (response is None or is_refusal(self.clean(response))):
             decision = "passthrough_refusal"

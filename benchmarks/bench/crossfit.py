@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -26,9 +27,11 @@ from cost_models.datasets import DatasetItem
 from cost_models.persistence import sha256_rows
 from cost_models.regressor import CostRegressor
 from guard.calibration import Calibrator, raw_probability
+from guard.calibration.multi import MultiSignalCalibrator
 from guard.core import Guard
 from guard.exceptions import CalibrationError
 from guard.policy import Policy, TrainingSet, fit_policy
+from guard.policy.fit import fit_calibrator, fit_multi_calibrator
 from guard.records import DecisionRecord
 
 FloatArray = NDArray[np.float64]
@@ -100,7 +103,28 @@ def choose_signal(data: BenchData, wanted: str | None) -> str:
 def training_set(data: BenchData, signal: str, groups: Sequence[str]) -> TrainingSet:
     """Every bench item as a policy training row (:class:`guard.policy.TrainingSet`)."""
     return TrainingSet(list(data.questions), data.answerable, data.cost, data.answered,
-                       data.answerable & data.correct, data.signals[signal], list(groups))
+                       data.answerable & data.correct, data.signals[signal], list(groups),
+                       dict(data.signals), list(data.texts) if data.texts else [])
+
+
+def pooled_rows(others: Sequence[BenchData], ids: set[str], signal: str) -> TrainingSet:
+    """The training rows of other models' responses to the items ``ids`` (one row per model
+    and item), for a calibrator pooled over models."""
+    parts = []
+    for o in others:
+        take = [i for i, rid in enumerate(o.ids) if rid in ids]
+        parts.append(training_set(o, signal, [""] * o.n).take(take))
+    first = parts[0]
+
+    def cat(f: str) -> Any:
+        return np.concatenate([getattr(p, f) for p in parts])
+
+    return TrainingSet(
+        [q for p in parts for q in p.questions], cat("answerable"), cat("cost"),
+        cat("answered"), cat("correct"), cat("signal"),
+        groups=[g for p in parts for g in p.groups],
+        signals={k: np.concatenate([p.signals[k] for p in parts]) for k in first.signals},
+        texts=[t for p in parts for t in (p.texts or [None] * p.n)])
 
 
 def decide(guard: Guard, data: BenchData, idx: IntArray, signal: str) -> list[DecisionRecord]:
@@ -108,13 +132,13 @@ def decide(guard: Guard, data: BenchData, idx: IntArray, signal: str) -> list[De
     make them) for the items ``idx``: each item's question, recorded reply and recorded
     confidence signal. A reply whose text was not recorded is the model's refusal when it was
     graded a refusal, else a placeholder answer text."""
-    x = data.signals[signal]
     out = []
     for i in idx:
         text = data.texts[i] if data.texts else None
         if text is None and data.answered[i]:
             text = "(reply text not recorded)"
-        conf = {signal: float(x[i])} if np.isfinite(x[i]) else None
+        # every recorded signal (a single-signal calibrator reads only its own)
+        conf = {s: float(v[i]) for s, v in data.signals.items() if np.isfinite(v[i])} or None
         out.append(guard.decide(data.questions[i], text, confidence=conf,
                                 request_id=data.ids[i]))
     return out
@@ -176,9 +200,26 @@ def fixed_guard(data: BenchData, policy: Policy) -> GuardFit:
     return _guard_fit(data, policy.signal, records, how, [policy])
 
 
+def _probability_how(calibrator: Calibrator | None, methods: Sequence[str],
+                     multi: Sequence[str] | None, pooled: Sequence[BenchData]) -> str:
+    kind = (f"a multi-signal calibrator ({', '.join(multi)} and reply features)" if multi
+            else "a calibrator")
+    if pooled:
+        return (f"out of fold and out of model: {kind} fitted on the other models' replies "
+                f"({', '.join(str(o.model) for o in pooled)}) to the other folds' items")
+    if calibrator is not None:
+        return f"the given calibrator ({calibrator.method_})"
+    if multi:
+        return f"out of fold: {kind} fitted on the other folds' answered records"
+    return ("out of fold: a calibrator (method chosen by CV Brier inside each training fold: "
+            f"{', '.join(methods)}) fitted on the other folds' answered records")
+
+
 def crossfit_guard(data: BenchData, signal: str, folds: Sequence[tuple[IntArray, IntArray]],
                    groups: Sequence[str], c_r: float, *, cost_model: CostRegressor,
-                   refit: bool, calibrator: Calibrator | None = None) -> GuardFit:
+                   refit: bool, calibrator: Calibrator | None = None,
+                   multi: Sequence[str] | None = None,
+                   pooled: Sequence[BenchData] = ()) -> GuardFit:
     """Per fold, :func:`guard.policy.fit_policy` on the training folds (the function
     ``utilityguard fit`` calls on all data), then the held-out items decided by that policy's
     :class:`guard.Guard` (the runtime's code)."""
@@ -188,9 +229,14 @@ def crossfit_guard(data: BenchData, signal: str, folds: Sequence[tuple[IntArray,
     fitted: list[Policy] = []
     for k, (train, test) in enumerate(folds):
         try:
+            cal: Calibrator | MultiSignalCalibrator | None = calibrator
+            if pooled:  # the calibrator from the other models' replies to these items
+                rows = pooled_rows(pooled, {data.ids[i] for i in train}, signal)
+                cal = (fit_multi_calibrator(rows, multi) if multi
+                       else fit_calibrator(rows, signal))
             policy = fit_policy(full.take(train), signal=signal, c_r=c_r, name=f"fold-{k}",
                                 cost_model=cost_model, refit_cost=cost_model if refit else None,
-                                calibrator=calibrator)
+                                calibrator=cal, multi=None if pooled else multi)
         except CalibrationError as exc:
             raise BenchError(f"on a training fold: {exc}") from None
         methods.append(policy.calibrator.method_)
@@ -201,10 +247,7 @@ def crossfit_guard(data: BenchData, signal: str, folds: Sequence[tuple[IntArray,
     how = {
         "cost": ("out of fold: refit per fold on the other folds' items (the model was "
                  "trained on these items)") if refit else "the given cost model, as is",
-        "probability": (f"the given calibrator ({calibrator.method_})" if calibrator is not None
-                        else "out of fold: a calibrator (method chosen by CV Brier inside "
-                        f"each training fold: {', '.join(methods)}) fitted on the other folds' "
-                        "answered records"),
+        "probability": _probability_how(calibrator, methods, multi, pooled),
         "answerability": ("constant: the dataset has one answerability class" if one_class else
                           "out of fold: a text classifier (TF-IDF + logistic regression) "
                           "fitted on the other folds' answerability labels"),

@@ -1,4 +1,8 @@
-"""Bench inputs: dataset items joined with graded response records by ``id``."""
+"""Bench inputs: dataset items joined with graded response records by ``id``.
+
+A ``ptrue.jsonl`` beside a responses file (``collect --ptrue-of``: one P(True) row per record)
+fills ``confidence.ptrue`` where the record has none.
+"""
 
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from benchmarks.ptrue_collect import load_ptrue
 from cost_models.datasets import DatasetItem
 from guard.exceptions import RecordError
 from guard.records import REPLY_SIGNALS
@@ -23,6 +28,8 @@ BoolArray = NDArray[np.bool_]
 #: The signals the bench reads (the guard's order of preference).
 SIGNALS = REPLY_SIGNALS
 SHIPPED_RESPONSES = "data/smollm2/responses.jsonl"
+#: P(True) rows beside a responses file (``collect --ptrue-of``), joined by id
+PTRUE_FILE = "ptrue.jsonl"
 
 
 class BenchError(InvalidValueError):
@@ -111,6 +118,7 @@ def load_bench(items: list[DatasetItem], responses: Path) -> BenchData:
         raise BenchError(f"{responses}: no response records for the dataset's ids "
                          f"({len(unmatched)} record(s), none with an id in the dataset)")
     order = [it.id for it in items if it.id in recs]
+    ptrue = load_ptrue(responses.parent / PTRUE_FILE)
     sig: dict[str, list[float]] = {s: [] for s in SIGNALS}
     answered, correct = [], []
     texts: list[str | None] = []
@@ -123,6 +131,8 @@ def load_bench(items: list[DatasetItem], responses: Path) -> BenchData:
         correct.append(bool(r.correct) and bool(by_item[rid].answerable))
         for s_ in SIGNALS:
             value = r.confidence.get(s_)
+            if value is None and s_ == "ptrue":
+                value = ptrue.get(rid)
             sig[s_].append(math.nan if value is None else value)
     sel = [by_item[i] for i in order]
     return BenchData(

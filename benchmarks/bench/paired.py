@@ -96,3 +96,24 @@ def paired_differences(
                 "ci": [_ci(diffs[(b, m, c)]) if n_boot else None for c in grid]}
             for m in PAIRED_METRICS}
     return out
+
+
+def oracle_share(data: BenchData, runs: dict[str, PolicyRun], samples: IntArray, c_r: float,
+                 *, reference: str = REFERENCE) -> dict[str, Any]:
+    """The share of the oracle's gain the reference captures, on mean utility:
+    ``(guard - always_refuse) / (oracle - always_refuse)``, with its 95% interval over the
+    same bootstrap resamples (resamples where the oracle gains nothing are left out).
+
+    1 is a perfect abstainer on these replies, 0 is no better than refusing everything.
+    """
+    u = {k: utilities(data, runs[k].answered, c_r) for k in (reference, "always_refuse",
+                                                              "oracle")}
+    gain = float(u["oracle"].mean() - u["always_refuse"].mean())
+    point = float(u[reference].mean() - u["always_refuse"].mean()) / gain if gain > 0 else None
+    ci = None
+    if samples.shape[0]:
+        w = counts(samples, data.n)
+        ref, base, top = (w @ u[reference], w @ u["always_refuse"], w @ u["oracle"])
+        ok = (top - base) > 0
+        ci = _ci((ref[ok] - base[ok]) / (top[ok] - base[ok])) if ok.any() else None
+    return {"reference": reference, "c_r": c_r, "share": point, "ci": ci}

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ from benchmarks.bench.crossfit import (
 )
 from benchmarks.bench.data import BenchData, BenchError, load_bench
 from benchmarks.bench.evaluate import by_domain, c_r_grid, evaluate, sweep
-from benchmarks.bench.paired import paired_differences, paired_grid
+from benchmarks.bench.paired import oracle_share, paired_differences, paired_grid
 from benchmarks.bench.result import (
     BenchResult,
     BenchSettings,
@@ -36,7 +36,7 @@ from cost_models.model_io import ARTIFACT, default_model_dir, load_model
 from cost_models.persistence import read_sidecar
 from guard.calibration import Calibrator
 from guard.calibration.scoring import brier, ece
-from guard.policy import load_policy
+from guard.policy import Policy, load_policy
 from policies import DEFAULT_C_R
 from policies.exceptions import UtilityGuardError
 
@@ -70,7 +70,8 @@ def run_bench(
     cost_model: Path | None = None, calibrator: Path | None = None, signal: str | None = None,
     folds: int = 5, n_boot: int = 1000, seed: int = 0, trust: bool = False,
     group_folds: bool = False, paired_full: bool = False, progress: Step | None = None,
-    policy: str | Path | None = None,
+    policy: str | Path | Policy | None = None, multi: Sequence[str] | None = None,
+    pooled: Sequence[BenchData] = (),
 ) -> BenchResult:
     """Everything ``results.json`` holds (see :mod:`benchmarks.bench.report`).
 
@@ -80,7 +81,10 @@ def run_bench(
     paired differences at every ``C_R`` of the sweep, not only its paper points and ``c_r``
     (:mod:`benchmarks.bench.paired`). ``policy``: a fitted policy (path or shipped name) scored
     as is — the guard row is its decisions, nothing of it refitted; the cost model, calibrator
-    and signal are the policy's."""
+    and signal are the policy's (a :class:`~guard.policy.Policy` in memory works too).
+    ``multi``: the guard's calibrator is a multi-signal one on these signals. ``pooled``:
+    other models' responses on the same items; the guard's calibrator of each fold is fitted
+    on their replies to the training items instead of this model's (the model left out)."""
     say = progress or (lambda _msg: None)
     t0 = time.perf_counter()
     data = load_bench(items, responses)
@@ -93,7 +97,7 @@ def run_bench(
             raise BenchError("--policy brings its own cost model and calibrator: drop "
                              "--cost-model / --calibrator")
         try:
-            fixed = load_policy(policy, trust=trust)
+            fixed = policy if isinstance(policy, Policy) else load_policy(policy, trust=trust)
         except UtilityGuardError as exc:
             raise BenchError(str(exc)) from None
         if signal is not None and signal != fixed.signal:
@@ -114,10 +118,10 @@ def run_bench(
                 raise BenchError(f"{calibrator}: the calibrator reads confidence."
                                  f"{cal.signal}, not {signal}")
             signal = cal.signal
-        sig = choose_signal(data, signal)
+        sig = choose_signal(data, multi[0] if multi else signal)
         say("fitting a policy per fold")
         fit = crossfit_guard(data, sig, fold_idx, groups, c_r, cost_model=model, refit=refit,
-                             calibrator=cal)
+                             calibrator=cal, multi=multi, pooled=pooled)
     probs = fit.probabilities(sig)
     runs = run_policies(data, fit.cost, probs, fold_idx, c_r, fit.alpha, decided=fit.answer)
     say("bootstrap")
@@ -129,7 +133,9 @@ def run_bench(
     runs_at = {c: run_policies(data, fit.cost, probs, fold_idx, c, fit.alpha,
                                decided=fit.answer if c == c_r else None)
                for c in paired_grid(grid.tolist(), c_r, full=paired_full)}
-    paired = paired_differences(data, runs_at, draw(data, n_boot, seed))
+    samples = draw(data, n_boot, seed)
+    paired = paired_differences(data, runs_at, samples)
+    paired["oracle_share"] = oracle_share(data, runs, samples, c_r)
     right = data.answerable & data.correct
     utility_curves: dict[str, Curve] = {}
     for name, run in runs.items():

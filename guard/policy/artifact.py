@@ -42,6 +42,7 @@ from cost_models.persistence import (
 )
 from cost_models.regressor import CostRegressor
 from guard.calibration import Calibrator
+from guard.calibration.multi import MULTI_FILE, MultiSignalCalibrator
 from guard.exceptions import ConfigError
 from guard.protocols import CostModel
 
@@ -101,7 +102,7 @@ class Policy:
     c_r: float
     signal: str
     confidence: str
-    calibrator: Calibrator
+    calibrator: Calibrator | MultiSignalCalibrator
     answerability: AnswerabilityModel | None = None
     alpha_constant: float | None = None
     cost_model: CostModel | None = None
@@ -173,7 +174,9 @@ def save_policy(policy: Policy, directory: str | os.PathLike[str], *,
         "format": FORMAT, "format_version": FORMAT_VERSION, "name": policy.name,
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "c_r": policy.c_r, "signal": policy.signal, "confidence": policy.confidence,
-        "calibrator": {"dir": "calibrator", "method": policy.calibrator.method_},
+        "calibrator": {"dir": "calibrator", "method": policy.calibrator.method_,
+                       **({"signals": list(policy.calibrator.signals)}
+                          if isinstance(policy.calibrator, MultiSignalCalibrator) else {})},
         "answerability": answer, "cost_model": cost, "files": files,
         "versions": versions(), **(card or {}),
     }
@@ -218,7 +221,11 @@ def load_policy(path_or_name: str | os.PathLike[str], *, trust: bool = False) ->
                           f"this utilityguard reads {FORMAT_VERSION}")
     if not trust:
         _check_files(root, meta)
-    calibrator = Calibrator.load(root / "calibrator", trust=trust)
+    calibrator: Calibrator | MultiSignalCalibrator
+    if (root / "calibrator" / MULTI_FILE).is_file():  # data, not code: nothing to trust
+        calibrator = MultiSignalCalibrator.load(root / "calibrator")
+    else:
+        calibrator = Calibrator.load(root / "calibrator", trust=trust)
     answer = meta.get("answerability") or {}
     model = None
     if "model" in answer:

@@ -26,6 +26,7 @@ from numpy.typing import NDArray
 from cost_models.answerability import AnswerabilityModel
 from cost_models.regressor import CostRegressor
 from guard.calibration import LOG_SIGNALS, Calibrator
+from guard.calibration.multi import MultiSignalCalibrator, feature_rows
 from guard.exceptions import CalibrationError, ConfigError
 from guard.policy.artifact import Policy
 from guard.protocols import CostModel
@@ -38,7 +39,7 @@ def confidence_kind(signal: str) -> str:
     """The proxy's ``--confidence`` source that provides ``signal``."""
     if signal in LOG_SIGNALS:
         return "logprobs"
-    if signal in ("verbal", "consistency", "caller"):
+    if signal in ("verbal", "consistency", "caller", "ptrue"):
         return signal
     raise ConfigError(f"unknown confidence signal {signal!r}")
 
@@ -55,6 +56,10 @@ class TrainingSet:
     correct: BoolArray
     signal: FloatArray
     groups: list[str] = field(default_factory=list)
+    #: every recorded signal (NaN where missing) and the reply texts, for a multi-signal
+    #: calibrator (empty: not given)
+    signals: dict[str, FloatArray] = field(default_factory=dict)
+    texts: list[str | None] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         n = len(self.questions)
@@ -63,6 +68,9 @@ class TrainingSet:
                 raise ValueError(f"TrainingSet.{name} must have one value per question ({n})")
         if self.groups and len(self.groups) != n:
             raise ValueError(f"TrainingSet.groups must have one value per question ({n})")
+        if (self.texts and len(self.texts) != n) or any(
+                np.shape(v) != (n,) for v in self.signals.values()):
+            raise ValueError(f"TrainingSet.signals and .texts need one value per question ({n})")
 
     def take(self, idx: Sequence[int] | NDArray[np.intp]) -> TrainingSet:
         """The rows ``idx``, in that order."""
@@ -70,7 +78,9 @@ class TrainingSet:
         return TrainingSet(
             [self.questions[i] for i in ix], self.answerable[ix], self.cost[ix],
             self.answered[ix], self.correct[ix], self.signal[ix],
-            [self.groups[i] for i in ix] if self.groups else [])
+            [self.groups[i] for i in ix] if self.groups else [],
+            {k: v[ix] for k, v in self.signals.items()},
+            [self.texts[i] for i in ix] if self.texts else [])
 
     @property
     def n(self) -> int:
@@ -82,6 +92,18 @@ def fit_calibrator(train: TrainingSet, signal: str) -> Calibrator:
     rows = train.answered & np.isfinite(train.signal)
     return Calibrator(method="auto", signal=signal).fit(
         train.signal[rows], (train.answerable & train.correct)[rows])
+
+
+def fit_multi_calibrator(train: TrainingSet, signals: Sequence[str]) -> MultiSignalCalibrator:
+    """A multi-signal calibrator on the answered rows (every one: a missing signal is left out
+    by the calibrator, and the reply features are always there)."""
+    if not train.texts or any(s not in train.signals for s in signals):
+        raise ConfigError("a multi-signal calibrator needs the training set's signals and texts")
+    rows = np.flatnonzero(train.answered)
+    X = feature_rows({k: v[rows] for k, v in train.signals.items()},
+                     [train.texts[i] for i in rows], signals)
+    return MultiSignalCalibrator(signals=tuple(signals)).fit(
+        X, (train.answerable & train.correct)[rows])
 
 
 def fit_answerability(train: TrainingSet) -> tuple[AnswerabilityModel | None, float | None]:
@@ -101,8 +123,9 @@ def refit_cost_model(like: CostRegressor, train: TrainingSet) -> CostRegressor:
 
 def fit_policy(train: TrainingSet, *, signal: str, c_r: float, name: str = "policy",
                cost_model: CostModel | None = None, refit_cost: CostRegressor | None = None,
-               calibrator: Calibrator | None = None,
-               cost_model_ref: dict[str, Any] | None = None) -> Policy:
+               calibrator: Calibrator | MultiSignalCalibrator | None = None,
+               cost_model_ref: dict[str, Any] | None = None,
+               multi: Sequence[str] | None = None) -> Policy:
     """Fit every part of a policy on ``train`` (see the module docstring).
 
     Parameters
@@ -115,8 +138,14 @@ def fit_policy(train: TrainingSet, *, signal: str, c_r: float, name: str = "poli
         Used as is instead of fitting one.
     cost_model_ref : dict, optional
         How the saved policy refers to ``cost_model`` (see :class:`Policy`).
+    multi : sequence of str, optional
+        Fit a :class:`~guard.calibration.multi.MultiSignalCalibrator` on these signals (and
+        the reply features) instead of a single-signal one; ``signal`` is then its first.
     """
-    if calibrator is None:
+    if multi:
+        calibrator = fit_multi_calibrator(train, multi)
+        signal = calibrator.signal
+    elif calibrator is None:
         try:
             calibrator = fit_calibrator(train, signal)
         except CalibrationError as exc:

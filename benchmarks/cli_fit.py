@@ -47,9 +47,14 @@ def register(sub: Any) -> None:
         epilog="example: utilityguard fit --data seed --out my-policy --c-r 2 --group-folds",
     )
     p.add_argument("--data", default="seed", help="dataset with costs, or 'seed' (default)")
-    p.add_argument("--responses", type=Path, default=None,
+    p.add_argument("--responses", type=Path, action="append", default=None,
                    help="graded response records (default with --data seed: the shipped "
-                        "SmolLM2 responses)")
+                        "SmolLM2 responses); repeat it to pool several models' replies: the "
+                        "calibrator is fitted on all of them (how the shipped 'default' policy "
+                        "is made), the evaluation is leave-one-model-out")
+    p.add_argument("--multi-signal", default=None, metavar="SIGNALS",
+                   help="comma list of signals: a multi-signal calibrator on them and the "
+                        "replies' text features instead of a single-signal one")
     p.add_argument("--from-audit", type=Path, metavar="DB", default=None,
                    help="refit from the decisions labelled through POST /v1/feedback in this "
                         "audit log (instead of --data / --responses)")
@@ -119,13 +124,17 @@ def fit_from_data(args: argparse.Namespace, console: Console) -> tuple[Policy, d
     from guard.policy import fit_policy
 
     items = _items(args.data)
-    responses = args.responses or (shipped_responses() if args.data == "seed" else None)
+    if args.responses and len(args.responses) > 1:
+        return fit_pooled(args, items, console)
+    responses = args.responses[0] if args.responses else (
+        shipped_responses() if args.data == "seed" else None)
     if responses is None:
         raise CLIError("--responses is required with --data (the shipped responses are for "
                        "the seed set)")
     with console.status("fit: cross-fitted evaluation") as status:
         results = run_bench(items, responses, c_r=args.c_r, cost_model=args.cost_model,
                             signal=args.signal, folds=args.folds, n_boot=args.bootstrap,
+                            multi=_multi(args),
                             seed=args.seed, trust=args.trust, group_folds=args.group_folds,
                             progress=lambda msg: status.update(f"fit: evaluation: {msg}"))
     print_table(results, console)
@@ -136,7 +145,8 @@ def fit_from_data(args: argparse.Namespace, console: Console) -> tuple[Policy, d
                       f"Brier {cal['brier_before']:.4f} -> {cal['brier_after']:.4f}")
     data = load_bench(items, responses)
     source = {it.id: it.source for it in items}
-    signal = choose_signal(data, args.signal)
+    multi = _multi(args)
+    signal = choose_signal(data, multi[0] if multi else args.signal)
     model_dir = args.cost_model or default_model_dir()
     model = load_model(model_dir, trust=args.trust)
     shipped = args.cost_model is None or Path(args.cost_model).resolve() == \
@@ -146,7 +156,7 @@ def fit_from_data(args: argparse.Namespace, console: Console) -> tuple[Policy, d
     with console.status("fit: fitting on all data"):
         policy = fit_policy(training_set(data, signal, [source[i] for i in data.ids]),
                             signal=signal, c_r=args.c_r, name=name, cost_model=model,
-                            cost_model_ref=ref)
+                            cost_model_ref=ref, multi=multi)
     card = {
         "training": {
             "data": "the shipped seed set (cost_models/data/seed)" if args.data == "seed"
@@ -162,6 +172,100 @@ def fit_from_data(args: argparse.Namespace, console: Console) -> tuple[Policy, d
         "evaluation": evaluation_card(results, args.group_folds),
     }
     return policy, card
+
+
+def _multi(args: argparse.Namespace) -> list[str] | None:
+    from guard.records import REPLY_SIGNALS
+
+    spec = getattr(args, "multi_signal", None)
+    if not spec:
+        return None
+    out = [x.strip() for x in spec.split(",") if x.strip()]
+    bad = [x for x in out if x not in REPLY_SIGNALS]
+    if bad:
+        raise CLIError(f"--multi-signal: unknown {', '.join(bad)}; allowed: "
+                       f"{', '.join(REPLY_SIGNALS)}")
+    return out
+
+
+def fit_pooled(args: argparse.Namespace, items: list[DatasetItem], console: Console
+               ) -> tuple[Policy, dict[str, Any]]:
+    """Several models' responses: the calibrator pooled over all their replies, the cost and
+    answerability models question-only; evaluated leave-one-model-out (each model scored
+    with a calibrator fitted on the other models' replies only, folds of the items)."""
+    from benchmarks.bench.crossfit import choose_signal, pooled_rows, training_set
+    from benchmarks.bench.data import load_bench
+    from benchmarks.bench.unseen import leave_one_model_out
+    from cost_models.model_io import default_model_dir, load_model
+    from cost_models.persistence import sha256_rows
+    from guard.policy import fit_policy
+    from guard.policy.fit import fit_calibrator, fit_multi_calibrator
+
+    if args.cost_model is not None:
+        raise CLIError("a pooled policy uses the shipped cost model (question-only); drop "
+                       "--cost-model")
+    multi = _multi(args)
+    files: list[Path] = args.responses
+    with console.status("fit: leave-one-model-out evaluation") as status:
+        pairs = leave_one_model_out(items, files, c_r=args.c_r, signal=args.signal,
+                                    multi=multi, folds=args.folds,
+                                    group_folds=args.group_folds, n_boot=args.bootstrap,
+                                    seed=args.seed,
+                                    progress=lambda m: status.update(f"fit: evaluation: {m}"))
+    data = [load_bench(items, f) for f in files]
+    signal = choose_signal(data[0], multi[0] if multi else args.signal)
+    source = {it.id: it.source for it in items}
+    first = data[0]
+    with console.status("fit: fitting on all data"):
+        rows = pooled_rows(data, set(first.ids), signal)
+        cal = fit_multi_calibrator(rows, multi) if multi else fit_calibrator(rows, signal)
+        policy = fit_policy(training_set(first, signal, [source[i] for i in first.ids]),
+                            signal=signal, c_r=args.c_r,
+                            name=args.name or args.out.resolve().name,
+                            cost_model=load_model(default_model_dir(), trust=args.trust),
+                            cost_model_ref={"source": "shipped-default"}, calibrator=cal)
+    evaluation = {}
+    for own, left in pairs:
+        model = str(own.responses.model)
+        evaluation[model] = {"own_policy": evaluation_card(own, args.group_folds),
+                             "left_out": evaluation_card(left, args.group_folds)}
+        for tag, r in (("own policy", own), ("other models' calibrator", left)):
+            sh = r.paired["oracle_share"]
+            evaluation[model][tag.replace(" ", "_").replace("'", "") + "_share"] = sh
+            console.print(f"{model}, {tag}: guard mean utility "
+                          f"{r.policies['guard']['mean_utility']:.3f}, always refuse "
+                          f"{r.policies['always_refuse']['mean_utility']:.3f}, share of the "
+                          f"oracle's gain {sh['share']:.3f}")
+    card = {
+        "training": {
+            "data": "the shipped seed set (cost_models/data/seed)" if args.data == "seed"
+            else str(args.data),
+            "n": first.n, "data_sha256": sha256_rows(
+                [(i, q, bool(a), float(c)) for i, q, a, c in
+                 zip(first.ids, first.questions, first.answerable, first.cost, strict=True)]),
+            "responses": ", ".join(shown(f) for f in files),
+            "responses_sha256": {str(d.model): d.responses_sha256 for d in data},
+            "model": "pooled: " + ", ".join(str(d.model) for d in data),
+            "parts": (f"cost model: the shipped default (question-only); answerability: "
+                      f"fitted on the {first.n} questions (question-only); calibrator of "
+                      f"{', '.join(multi) if multi else signal}: fitted on every listed "
+                      f"model's answered replies pooled ({rows.n} rows)"),
+        },
+        "evaluation": {"protocol": "leave one model out: per model, "
+                       f"{args.folds}-fold cross-fitting"
+                       + (" (whole sources held out)" if args.group_folds else "")
+                       + ", once with its own calibrator and once with a calibrator fitted "
+                       "on the other models' replies only; seed "
+                       f"{args.seed}, {args.bootstrap} bootstrap resamples",
+                       "models": evaluation},
+    }
+    return policy, card
+
+
+def shown(f: Path) -> str:
+    from benchmarks.bench.result import shown_path
+
+    return shown_path(str(f.resolve()))
 
 
 def _fit_from_audit(args: argparse.Namespace, console: Console

@@ -114,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
         from cost_models import load_model
 
         model = load_model(args.cost_model, trust=args.trust)  # errors: one line (ValueError)
-    guard = Guard(model, c_r=args.c_r)
+    guard = Guard(model, c_r=args.c_r, policy=None)  # the rule's threshold only
     for question in args.questions:
         if not question.strip():
             raise CLIError("QUESTION must not be empty")

@@ -92,6 +92,37 @@ class Price:
         return self.threshold <= 0.0
 
 
+class _UseDefault:
+    """The type of :data:`USE_DEFAULT` (``Guard(policy=...)`` not given)."""
+
+    def __repr__(self) -> str:
+        return "USE_DEFAULT"
+
+
+#: ``Guard(policy=USE_DEFAULT)`` (the default): decide with the shipped ``default`` policy
+#: when no calibrator, answerability model or alpha is given.
+USE_DEFAULT = _UseDefault()
+#: The shipped policy a Guard given nothing decides with (``guard/policy/data/default``).
+DEFAULT_POLICY = "default"
+
+
+def _default_parts(calibrator: Any, answerability: Any, alpha: float | None,
+                   config: DecisionConfig | None, extractors: Iterable[Extractor] | None,
+                   signal: str | None) -> tuple[Any, Any, str] | None:
+    """``(calibrator, answerability, label)`` of the shipped default policy, or ``None`` when
+    the caller configured any of them (or ``alpha``, a signal, or extractors that do not
+    provide the default calibrator's signal)."""
+    if calibrator is not None or answerability is not None or alpha is not None \
+            or signal is not None or (config is not None and config.alpha is not None):
+        return None
+    from guard.policy import load_shipped_default
+
+    policy = load_shipped_default()
+    if extractors is not None and policy.calibrator.signal not in provided_signals(extractors):
+        return None
+    return policy.calibrator, policy.answerability, policy.label
+
+
 class Guard:
     """Decide, per reply, whether delivering it beats refusing.
 
@@ -123,8 +154,13 @@ class Guard:
     answerability : AnswerabilityEstimator, optional
         Predicts ``alpha = P(answerable | query)`` per query (a policy's answerability
         model); used when ``decide`` gets no ``alpha=``. Without it, ``alpha`` (or 1).
-    policy : str, optional
-        The name of the policy (``NAME@SHA8``) recorded in every decision.
+    policy : str or None, optional
+        Not given: a Guard given no calibrator, answerability model or ``alpha`` decides with
+        the shipped ``default`` policy (:data:`DEFAULT_POLICY`: the question-only cost and
+        answerability models and a calibrator pooled over every shipped model's replies),
+        and records its name. ``None``: the bare rule (``alpha`` = 1, ``p`` uncalibrated,
+        unless parts are given). A string: the name of the policy (``NAME@SHA8``) recorded
+        in every decision (:meth:`from_policy` sets it).
     """
 
     def __init__(
@@ -141,7 +177,7 @@ class Guard:
         extractors: Iterable[Extractor] | None = None,
         config: DecisionConfig | None = None,
         answerability: AnswerabilityEstimator | None = None,
-        policy: str | None = None,
+        policy: str | _UseDefault | None = USE_DEFAULT,
     ) -> None:
         if config is None:
             config = DecisionConfig.build(c_r=c_r, alpha=alpha, mode=mode,
@@ -158,6 +194,13 @@ class Guard:
                 raise ConfigError(
                     f"signal={signal!r} but the calibrator reads {calibrator.signal!r}"
                 )
+        extractors = None if extractors is None else tuple(extractors)
+        if isinstance(policy, _UseDefault):
+            policy = None
+            default = _default_parts(calibrator, answerability, alpha, config, extractors,
+                                     signal)
+            if default is not None:
+                calibrator, answerability, policy = default
         self._cost_model = cost_model
         self._cost_lock = threading.Lock()
         self.calibrator = calibrator

@@ -36,9 +36,9 @@ from guard.records import Mode
 from guard.refusal import DEFAULT_REFUSAL_TEXT
 from policies import DEFAULT_C_R
 
-ConfidenceKind = Literal["logprobs", "verbal", "consistency", "caller"]
+ConfidenceKind = Literal["logprobs", "verbal", "consistency", "caller", "ptrue"]
 #: The confidence sources ``--confidence`` accepts.
-CONFIDENCE_KINDS: tuple[str, ...] = ("logprobs", "verbal", "consistency", "caller")
+CONFIDENCE_KINDS: tuple[str, ...] = ("logprobs", "verbal", "consistency", "caller", "ptrue")
 
 _Prob = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
 PREFIX = "UTILITYGUARD_"
@@ -77,7 +77,9 @@ class Settings(BaseSettings):
     confidence: ConfidenceKind = Field(
         default="logprobs",
         description="where p comes from: token logprobs, a stated confidence, agreement of "
-                    "sampled replies, or the x-utilityguard-confidence header")
+                    "sampled replies, the x-utilityguard-confidence header, or ptrue: token "
+                    "logprobs and P(True), the model asked in one extra call whether its "
+                    "reply is correct (chat completions)")
     c_r: float = Field(default=DEFAULT_C_R, json_schema_extra={"metavar": "C_R"},
                        description="price of an unnecessary refusal, >= 0")
     mode: Mode = Field(
@@ -175,10 +177,13 @@ class Settings(BaseSettings):
 
     policy: str | None = Field(
         default=None, json_schema_extra={"metavar": "PATH_OR_NAME"},
-        description="a fitted policy (utilityguard fit) or a shipped one (smollm2): its cost "
-                    "model, calibrator, answerability model and default C_R (an explicit "
-                    "--c-r wins); excludes --cost-model/--calibrator. SIGHUP or POST "
-                    "/admin/reload reloads it")
+        description="a fitted policy (utilityguard fit) or a shipped one (default, smollm2): "
+                    "its cost model, calibrator, answerability model and default C_R (an "
+                    "explicit --c-r wins); excludes --cost-model/--calibrator. SIGHUP or POST "
+                    "/admin/reload reloads it. Not given (and no --calibrator): the calibrator and "
+                    "answerability model of the shipped 'default' policy (with --confidence "
+                    "logprobs; --cost-model still applies); 'none': the bare rule (alpha 1, "
+                    "p uncalibrated)")
     admin_api_key: SecretStr | None = Field(
         default=None, json_schema_extra={"metavar": "KEY"},
         description="the key POST /admin/reload requires as 'Authorization: Bearer KEY' "

@@ -210,7 +210,8 @@ def extract_confidence(extractors: Iterable[Extractor], completion: Any) -> Conf
 
 def extractors_for(kind: str, *, consistency_samples: int = 5) -> tuple[Extractor, ...]:
     """The extractors of one confidence source (``--confidence``): ``logprobs``, ``verbal``,
-    ``consistency`` or ``caller`` (none: the caller supplies ``p``)."""
+    ``consistency``, ``ptrue`` (logprobs and P(True), which costs one extra upstream call per
+    reply) or ``caller`` (none: the caller supplies ``p``)."""
     if kind == "logprobs":
         return (LogprobExtractor(),)
     if kind == "verbal":
@@ -219,4 +220,8 @@ def extractors_for(kind: str, *, consistency_samples: int = 5) -> tuple[Extracto
         return (ConsistencyExtractor(n=consistency_samples),)
     if kind == "caller":
         return ()
+    if kind == "ptrue":  # the reply's logprobs, and P(True) from one extra call
+        from guard.confidence.ptrue import PTrueExtractor
+
+        return (LogprobExtractor(), PTrueExtractor())
     raise ConfigError(f"unknown confidence source {kind!r}")

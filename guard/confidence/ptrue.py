@@ -145,3 +145,36 @@ def ptrue_from_reply(reply: Mapping[str, Any]) -> tuple[float | None, dict[str, 
         return None, None
     top = first_token_top(choices[0].get("logprobs"))
     return ptrue_from_top(top), top
+
+
+#: Where the proxy puts the P(True) it asked for into the reply it reads confidence from (a
+#: key of that internal view only; the client never sees it).
+PTRUE_KEY = "utilityguard_ptrue"
+
+
+class PTrueExtractor:
+    """P(True) for a reply: the proxy makes the extra call (:func:`ptrue_request`) and puts
+    the value under :data:`PTRUE_KEY` of the reply it decides on; this reads it.
+
+    >>> PTrueExtractor().extract({"choices": [], PTRUE_KEY: 0.7}).ptrue
+    0.7
+    >>> PTrueExtractor().extract({"choices": []}).is_empty, PTrueExtractor().extract("x").is_empty
+    (True, True)
+    """
+
+    name = "ptrue"
+    signals: tuple[str, ...] = ("ptrue",)
+
+    def request_overrides(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        return {}
+
+    def extract(self, completion: Any) -> Any:
+        from guard.records import Confidence
+
+        v = completion.get(PTRUE_KEY) if isinstance(completion, Mapping) else None
+        if isinstance(v, (int, float)) and not isinstance(v, bool) and 0.0 <= v <= 1.0:
+            return Confidence(ptrue=float(v))
+        return Confidence()
+
+    def clean(self, text: str) -> str:
+        return text

@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from importlib import resources
@@ -187,6 +188,20 @@ def save_policy(policy: Policy, directory: str | os.PathLike[str], *,
 
     (root / "README.md").write_text(policy_card(meta, policy.label))
     return path
+
+
+_DEFAULT_LOCK = threading.Lock()
+_DEFAULT: list[Policy] = []
+
+
+def load_shipped_default() -> Policy:
+    """The shipped ``default`` policy, loaded (and checked) once per process: what a
+    :class:`guard.Guard` given no policy decides with. Its parts are only read, never
+    changed, so every such Guard shares them."""
+    with _DEFAULT_LOCK:
+        if not _DEFAULT:
+            _DEFAULT.append(load_policy("default"))
+        return _DEFAULT[0]
 
 
 def _check_files(root: Path, meta: dict[str, Any]) -> None:

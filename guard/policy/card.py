@@ -13,7 +13,30 @@ def _f(x: Any, digits: int = 4) -> str:
     return str(x)
 
 
+def _left_out(ev: dict[str, Any]) -> str:
+    """A pooled policy's leave-one-model-out table."""
+    rows = []
+    for model, m in ev["models"].items():
+        for tag, key in (("own policy", "own_policy"), ("other models' calibrator",
+                                                        "left_out")):
+            pol = (m.get(key) or {}).get("policies") or {}
+            g, ar, orc = (pol.get(k) or {} for k in ("guard", "always_refuse", "oracle"))
+            sh = m.get(key.replace("left_out", "other_models_calibrator") + "_share") or {}
+            ci = sh.get("ci")
+            rows.append(f"| {model} | {tag} | {_f(g.get('mean_utility'), 3)} | "
+                        f"{_f(g.get('utility_auc'), 3)} | {_f(ar.get('mean_utility'), 3)} | "
+                        f"{_f(orc.get('mean_utility'), 3)} | {_f(sh.get('share'), 3)}"
+                        + (f" [{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "") + " |")
+    return "\n".join([
+        f"Protocol: {ev.get('protocol', 'n/a')}.", "",
+        "| model scored | calibrator | guard mean utility | guard UtilityAUC | always refuse | "
+        "oracle | share of the oracle's gain |",
+        "| --- | --- | --- | --- | --- | --- | --- |", *rows])
+
+
 def _evaluation(ev: dict[str, Any]) -> str:
+    if ev and "models" in ev:
+        return _left_out(ev)
     if not ev:
         return "No cross-fitted evaluation was recorded (e.g. a policy refit from an audit log)."
     rows = []
@@ -41,6 +64,11 @@ def _evaluation(ev: dict[str, Any]) -> str:
     ])
 
 
+_POOLED = ("The calibrator is pooled over the replies of every model listed above: it maps a "
+           "signal to P(correct) for a typical one of them, not for yours; the cost and "
+           "answerability models read the question only. ")
+
+
 def policy_card(meta: dict[str, Any], label: str) -> str:
     """The README of a policy (``meta`` is its ``policy.json``)."""
     tr = meta.get("training") or {}
@@ -53,6 +81,7 @@ def policy_card(meta: dict[str, Any], label: str) -> str:
     ans_line = (f"a text classifier ({ans.get('kind')}) in `{ans.get('model')}/`"
                 if "model" in ans else f"the constant {ans.get('constant')}")
     v = meta.get("versions") or {}
+    pooled = _POOLED if str(tr.get("model", "")).startswith("pooled") else ""
     return f"""# Policy `{label}` — card
 
 A utilityguard decision policy: everything the guard needs to decide, fitted together.
@@ -95,7 +124,7 @@ the sha256 of `policy.json`, which holds these hashes.
 
 ## Limits
 
-Fitted on one model's replies to one question set: `p` is calibrated for that model and that
+{pooled}Fitted on one question set and the replies above: `p` is calibrated for that model and that
 kind of question, `alpha` learned from that set's answerable / refusal-required mix. On other
 questions, check the cross-fitted figures with `--group-folds` (held-out sources), and refit
 from your own traffic (`utilityguard fit --from-audit`). The joblib parts name the Python

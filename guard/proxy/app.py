@@ -66,7 +66,12 @@ log = logging.getLogger(__name__)
 SIGNALS_OF: dict[str, tuple[str, ...]] = {
     "logprobs": ("logprob_mean", "logprob_low10"), "verbal": ("verbal",),
     "consistency": ("consistency",), "caller": ("caller",),
+    "ptrue": ("logprob_mean", "logprob_low10", "ptrue"),
 }
+
+
+#: ``--policy none``: the bare rule (no default policy).
+NO_POLICY = "none"
 
 
 def build_extractors(settings: Settings) -> tuple[Extractor, ...]:
@@ -78,7 +83,8 @@ def build_extractors(settings: Settings) -> tuple[Extractor, ...]:
 def build_guard(settings: Settings, cost_model: CostModel | None = None) -> Guard:
     """The Guard described by ``settings``; ``cost_model`` overrides ``settings.cost_model``
     (and a policy's)."""
-    if settings.policy is not None:
+    bare = settings.policy == NO_POLICY
+    if settings.policy is not None and not bare:
         return policy_guard(settings, cost_model)
     if cost_model is None and settings.cost_model is not None:
         from cost_models import load_model
@@ -92,6 +98,11 @@ def build_guard(settings: Settings, cost_model: CostModel | None = None) -> Guar
             raise ConfigError(
                 f"the calibrator in {settings.calibrator} reads {calibrator.signal!r}, which "
                 f"confidence={settings.confidence!r} does not provide ({', '.join(allowed)})")
+    # no --policy: the parts not given come from the shipped default policy (Guard's
+    # default); --policy none: the bare rule
+    if bare:
+        return Guard(cost_model, calibrator, config=settings.decision_config(),
+                     extractors=build_extractors(settings), policy=None)
     return Guard(cost_model, calibrator, config=settings.decision_config(),
                  extractors=build_extractors(settings))
 

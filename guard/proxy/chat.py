@@ -9,7 +9,9 @@
 3. With the consistency signal (only), when the upstream returned fewer choices than the
    signal needs (it ignores ``n``), make the missing samples as extra calls. Steps 2-3 run
    within the total deadline (``--request-timeout``, 504 past it) and are cancelled when the
-   client disconnects.
+   client disconnects. With ``--confidence ptrue``, one more call asks the model whether its
+   reply (choice 0) is correct (P(True), :mod:`guard.confidence.ptrue`; a failed call leaves
+   the signal missing), within the same deadline.
 4. Decide on choice 0 (:meth:`guard.Guard.decide`; a tool call is an answer, decided on its
    name and arguments); deliver a refusal built from an allow-list
    (:func:`guard.refused.refused_completion`) or the cleaned reply, each further choice
@@ -33,8 +35,11 @@ from typing import TYPE_CHECKING, Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from guard.completion import choice_answer
+from guard.confidence.ptrue import PTRUE_KEY, PTrueExtractor, ptrue_from_reply, ptrue_request
 from guard.exceptions import UpstreamError, UpstreamStatusError
 from guard.messages import query_text
+from guard.refusal import is_refusal
 from guard.proxy.decided import (
     admit,
     decide_reply,
@@ -66,9 +71,37 @@ from guard.proxy.upstream import Upstream
 from guard.records import Confidence, DecisionRecord
 
 if TYPE_CHECKING:
+    from guard.core import Guard
     from guard.proxy.app import Proxy
 
 log = logging.getLogger(__name__)
+
+
+def wants_ptrue(guard: Guard) -> bool:
+    """Whether the guard reads P(True) (``--confidence ptrue``)."""
+    return any(isinstance(ex, PTrueExtractor) for ex in guard.extractors)
+
+
+async def with_ptrue(upstream: Upstream, body: Mapping[str, Any], query: str | None,
+                     view: dict[str, Any], headers: Mapping[str, str]) -> dict[str, Any]:
+    """``view`` with the P(True) of its first choice (:mod:`guard.confidence.ptrue`): one
+    extra call to the same model, the question and the reply shown, one token asked. A
+    failed call or a reply without True/False among the top tokens leaves P(True) missing
+    (logged), never fatal; a model refusal or tool call is not asked about."""
+    answer = choice_answer(view) if view.get("choices") else None
+    if answer is None or answer.acts or not answer.text or is_refusal(answer.text):
+        return view
+    req = {"model": body.get("model"), **ptrue_request(query or "", answer.text)}
+    try:
+        reply = await upstream.chat(req, headers)
+    except UpstreamError as exc:
+        log.warning("the P(True) call failed: %s", type(exc).__name__)
+        return view
+    p, _top = ptrue_from_reply(reply) if isinstance(reply, dict) else (None, None)
+    if p is None:
+        log.info("P(True): no True/False among the verdict's top tokens")
+        return view
+    return {**view, PTRUE_KEY: p}
 
 
 async def _extra_samples(upstream: Upstream, plan: ChatPlan, headers: Mapping[str, str],
@@ -228,6 +261,9 @@ async def chat_completions(request: Request) -> Response:
     else:
         reply, chunks, plan, view = await cancel_on_disconnect(request, proxy.upstream.within(
             settings.request_timeout, _exchange(proxy, plan, body, headers)))
+    if wants_ptrue(guard) and not price.answers_any_p:
+        view = await cancel_on_disconnect(request, proxy.upstream.within(
+            settings.request_timeout, with_ptrue(proxy.upstream, body, query, view, headers)))
     upstream_s = time.perf_counter() - t_up
     record = decide_reply(guard, reply, view, query=query, overrides=overrides, price=price,
                           request_id=rid)

@@ -11,7 +11,8 @@ that error, ``sleep`` answers after 2 s, ``not-json`` answers garbage, ``ignore-
 choice whatever ``n`` is, ``strict`` rejects a request with ``logprobs`` (HTTP 400), ``tool``
 answers with a tool call, ``vary`` makes samples disagree,
 ``mixed`` makes choice 0 sure and every other choice unsure (p = 0.05), saying and reasoning
-:data:`MIXED_LEAK`. ``/v1/responses`` answers the
+:data:`MIXED_LEAK`. A P(True) call (``Question: ... Proposed answer: ...``) gets a one-token
+verdict (:meth:`FakeUpstream._verdict`). ``/v1/responses`` answers the
 Responses API the same way (:meth:`FakeUpstream.responses`).
 """
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 import re
 import signal
@@ -187,7 +189,21 @@ class FakeUpstream:
             text += "\nConfidence: " + ("95%" if "unsure" not in question else "10%")
         return text
 
+    @staticmethod
+    def _verdict(question: str) -> dict[str, Any]:
+        """The answer to a P(True) call: True with P(True) 0.9, or 0.05 when the question
+        shown holds ``unsure``; ``no-verdict``: neither True nor False among the top tokens."""
+        p = 0.05 if "unsure" in question else 0.9
+        alts = ([{"token": "Maybe", "logprob": -0.1}] if "no-verdict" in question else
+                [{"token": "True", "logprob": math.log(p)},
+                 {"token": "False", "logprob": math.log(1 - p)}])
+        return {"index": 0, "message": {"role": "assistant", "content": alts[0]["token"]},
+                "logprobs": {"content": [{**alts[0], "top_logprobs": alts}]},
+                "finish_reason": "length"}
+
     def _choice(self, question: str, body: dict[str, Any], i: int) -> dict[str, Any]:
+        if question.startswith("Question: ") and "\nProposed answer: " in question:
+            return self._verdict(question)
         content = self._content(question, body, i)
         lp = -2.0 if "unsure" in question else -0.01 if "sure" in question else -0.1
         if "mixed" in question and i > 0:  # a confident choice 0, unsure others that leak
@@ -326,8 +342,9 @@ def _mark_test_start(request: pytest.FixtureRequest) -> None:
 
 
 def proxy_settings(upstream_url: str, **overrides: Any) -> Settings:
+    # the bare rule unless a test names a policy: these tests check the rule's arithmetic
     values: dict[str, Any] = {"upstream": upstream_url + "/v1", "read_timeout": 1.0,
-                              "connect_timeout": 1.0, **overrides}
+                              "connect_timeout": 1.0, "policy": "none", **overrides}
     return Settings(_env_file=None, **values)
 
 

@@ -4,7 +4,7 @@
 #   make perf   performance benchmarks (ratios measured side by side)
 #   make e2e    end-to-end: SmolLM2-135M via llama.cpp behind the guard proxy
 #   make services  PostgreSQL and Chromium from Debian (apt-get, only when missing; CI runs it)
-#   make policy refit the shipped smollm2 policy (after a regrade of its responses)
+#   make policy refit the shipped smollm2 and default policies (after a regrade of the responses)
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
@@ -38,6 +38,9 @@ bench: $(STAMP)
 policy: $(STAMP)
 	$(VENV)/bin/utilityguard fit --data seed --out guard/policy/data/smollm2 --name smollm2 \
 		--c-r 2 --group-folds
+	$(VENV)/bin/utilityguard fit --data seed --responses benchmarks/data/smollm2/responses.jsonl \
+		--responses benchmarks/data/gemma3_270m/responses.jsonl --out guard/policy/data/default \
+		--name default --c-r 2 --group-folds
 
 perf: $(STAMP) services
 	$(PY) -m benchmarks.perf

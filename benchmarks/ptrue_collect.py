@@ -4,7 +4,8 @@ For each response record of a collected file, the model that wrote it is shown t
 and its own reply and asked whether the reply is correct (:mod:`guard.confidence.ptrue`);
 P(True) is read from the first token's top log-probabilities. The output is a sidecar JSONL,
 one row per record, append-only, flushed and fsynced per line and resumable like
-``collect`` (:func:`benchmarks.collect.done_ids`)::
+``collect`` (:func:`benchmarks.collect.done_ids`); the records are asked in a seeded random
+order, so a run stopped early leaves a uniform sample of them::
 
     {"id", "ptrue": float | null, "top": {token: logprob}, "model", "prompt_style",
      "latency_ms"}
@@ -22,9 +23,14 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from cost_models.datasets import DatasetItem
 from cost_models.upstream import ChatClient, UpstreamError
 from guard.confidence.ptrue import ptrue_from_reply, ptrue_request
+
+#: the seed of the order records are asked in (:func:`run_ptrue`)
+ORDER_SEED = 21
 
 
 async def ask_ptrue(client: ChatClient, model: str, question: str, answer: str, *,
@@ -88,6 +94,9 @@ def run_ptrue(items: Sequence[DatasetItem], responses: Path, out: Path, *, upstr
     from benchmarks.collect import done_ids
 
     records = read_jsonl(responses)
+    # a seeded random order: a run stopped early leaves a uniform sample of the items
+    order = np.random.default_rng(ORDER_SEED).permutation(len(records))
+    records = [records[i] for i in order]
     seen = done_ids(out)
 
     async def go() -> int:

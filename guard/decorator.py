@@ -25,7 +25,7 @@ Example
 >>> class FixedCost:
 ...     def predict(self, texts):
 ...         return [8.0 for _ in texts]
->>> @guarded(Guard(FixedCost()))
+>>> @guarded(Guard(FixedCost(), policy=None))  # the bare rule
 ... def ask(question: str) -> tuple[str, float]:
 ...     return "400 mg", 0.4  # the model's answer and a caller-supplied p
 >>> ask("What is the maximum daily dose of acetaminophen?")
@@ -155,7 +155,7 @@ def guarded(
     Parameters
     ----------
     guard : Guard, optional
-        The guard to use; default ``Guard()`` (the shipped cost model, loaded on first call).
+        The guard to use; default ``Guard()`` (the shipped ``default`` policy).
     query : callable, optional
         ``query(*args, **kwargs) -> str`` giving the question from the call's arguments;
         default: the last user message of a ``messages`` argument, else the first ``str``

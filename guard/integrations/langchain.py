@@ -124,7 +124,7 @@ class GuardedChatModel(Runnable[Any, BaseMessage]):
     model : Runnable
         A LangChain chat model (or a binding of one) returning an ``AIMessage``.
     guard : Guard, optional
-        The guard (default ``Guard()``: the shipped cost model, C_R = 2).
+        The guard (default ``Guard()``: the shipped ``default`` policy, C_R = 2).
     ask_confidence : bool, default True
         Ask the model for the guard's confidence signal; ``False`` sends the input as given
         (the guard then reads what the model returns anyway).

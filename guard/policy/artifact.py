@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import threading
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -148,6 +149,9 @@ def save_policy(policy: Policy, directory: str | os.PathLike[str], *,
     if root.exists() and any(root.iterdir()) and not (root / POLICY_FILE).exists():
         raise ConfigError(f"{root}: exists and is not a policy directory; choose another --out")
     root.mkdir(parents=True, exist_ok=True)
+    for sub in ("calibrator", ANSWERABILITY, "cost_model"):  # a refit leaves no stale part
+        if (root / sub).is_dir():
+            shutil.rmtree(root / sub)
     files: dict[str, str] = {}
     policy.calibrator.save(root / "calibrator")
     files.update(_files(root, "calibrator"))

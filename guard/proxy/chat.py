@@ -39,7 +39,6 @@ from guard.completion import choice_answer
 from guard.confidence.ptrue import PTRUE_KEY, PTrueExtractor, ptrue_from_reply, ptrue_request
 from guard.exceptions import UpstreamError, UpstreamStatusError
 from guard.messages import query_text
-from guard.refusal import is_refusal
 from guard.proxy.decided import (
     admit,
     decide_reply,
@@ -69,6 +68,7 @@ from guard.proxy.streaming import (
 )
 from guard.proxy.upstream import Upstream
 from guard.records import Confidence, DecisionRecord
+from guard.refusal import is_refusal
 
 if TYPE_CHECKING:
     from guard.core import Guard

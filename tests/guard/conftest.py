@@ -49,7 +49,7 @@ def fixed_cost() -> Callable[[float], FixedCost]:
 @pytest.fixture
 def guard_with_cost() -> Callable[..., Guard]:
     def make(cost: float = 8.0, **kwargs: Any) -> Guard:
-        return Guard(FixedCost(cost), **kwargs)
+        return Guard(FixedCost(cost), **{"policy": None, **kwargs})  # the bare rule
 
     return make
 

@@ -36,7 +36,7 @@ def mixed() -> dict[str, Any]:
 
 def guard(mode: str = "enforce") -> Guard:
     # L = 4, C_R = 2: threshold 0.4
-    return Guard(FixedCost(4.0), c_r=2.0, mode=mode, extractors=[LogprobExtractor()])
+    return Guard(FixedCost(4.0), c_r=2.0, mode=mode, extractors=[LogprobExtractor()], policy=None)
 
 
 @pytest.mark.parametrize("kind", ["dict", "ChatCompletion"])

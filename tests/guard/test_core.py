@@ -48,7 +48,7 @@ Q = "What is the maximum daily dose of acetaminophen for an adult?"
     ],
 )
 def test_decision_table(cost: float, p: float, c_r: float, expected: str) -> None:
-    record = Guard(c_r=c_r).decide(Q, "400 mg", confidence=p, cost=cost)
+    record = Guard(c_r=c_r, policy=None).decide(Q, "400 mg", confidence=p, cost=cost)
     assert record.decision == expected
     assert (record.decision == "answer") == should_answer(p, cost, c_r)
     assert record.threshold == answer_threshold(cost, c_r)
@@ -89,7 +89,7 @@ def test_per_call_overrides_win(guard_with_cost: Any) -> None:
 
 def test_cost_from_model_is_called_once_per_decision(fixed_cost: Any) -> None:
     model = fixed_cost(8.0)
-    guard = Guard(model)
+    guard = Guard(model, policy=None)
     record = guard.decide(Q, "400 mg", confidence=0.9)
     assert (record.cost, record.cost_source, model.calls) == (8.0, "model", 1)
     guard.decide(Q, "400 mg", confidence=0.9, cost=3.0)
@@ -108,7 +108,7 @@ def test_cost_from_model_is_called_once_per_decision(fixed_cost: Any) -> None:
 )
 def test_no_confidence_policy(policy: Any, cost: float, expected: str, p: float | None,
                               p_source: str) -> None:
-    record = Guard(no_confidence=policy).decide(Q, "400 mg", cost=cost)
+    record = Guard(no_confidence=policy, policy=None).decide(Q, "400 mg", cost=cost)
     assert (record.decision, record.p, record.p_source) == (expected, p, p_source)
     assert record.expected_utility_answer is None if p is None else record.margin is not None
 
@@ -127,7 +127,7 @@ def test_no_confidence_policy(policy: Any, cost: float, expected: str, p: float 
 )
 def test_model_refusals_pass_through(response: str | None, delivered: str | None) -> None:
     """The model's own refusal is delivered in its own words (without a confidence line)."""
-    guard = Guard()
+    guard = Guard(policy=None)
     record = guard.decide(Q, response, confidence=0.99, cost=1.0)
     assert record.decision == "passthrough_refusal"
     assert record.delivered_refusal and not record.substitutes_refusal
@@ -168,7 +168,8 @@ class _Doubling:
 )
 def test_probability_sources(guard_kwargs: dict[str, Any], confidence: dict[str, float],
                              p: float | None, p_source: str, signal: str | None) -> None:
-    record = Guard(**guard_kwargs).decide(Q, "400 mg", confidence=confidence, cost=8.0)
+    record = Guard(**guard_kwargs, policy=None).decide(Q, "400 mg", confidence=confidence,
+                                                        cost=8.0)
     assert record.p == (pytest.approx(p) if p is not None else None)
     assert (record.p_source, record.signal) == (p_source, signal)
     assert record.signal_value == (confidence.get(signal) if signal else None)
@@ -183,7 +184,7 @@ def test_probability_sources(guard_kwargs: dict[str, Any], confidence: dict[str,
 )
 def test_decide_agrees_with_should_answer(cost: float, p: float, c_r: float,
                                           alpha: float | None) -> None:
-    guard = Guard(c_r=c_r, alpha=alpha)
+    guard = Guard(c_r=c_r, alpha=alpha, policy=None)
     record = guard.decide(Q, "400 mg", confidence=Confidence(caller=p), cost=cost)
     al = 1.0 if alpha is None else alpha
     assert (record.decision == "answer") == should_answer(p, cost, c_r, alpha=al)
@@ -202,7 +203,8 @@ class _Cost:
 @given(cost=st.floats(1e-3, 1e3), lp=st.floats(-20.0, 0.0), c_r=st.floats(0.0, 10.0))
 def test_decide_with_model_cost_agrees_with_should_answer(cost: float, lp: float,
                                                           c_r: float) -> None:
-    record = Guard(_Cost(cost), c_r=c_r).decide(Q, "400 mg", confidence={"logprob_mean": lp})
+    record = Guard(_Cost(cost), c_r=c_r, policy=None).decide(
+        Q, "400 mg", confidence={"logprob_mean": lp})
     assert record.p == pytest.approx(math.exp(lp))
     assert (record.decision == "answer") == should_answer(record.p, cost, c_r)
 
@@ -215,7 +217,7 @@ def test_default_cost_model_is_loaded_lazily_once(monkeypatch: pytest.MonkeyPatc
         return _Cost(4.0)
 
     monkeypatch.setattr(cost_models, "load_default", load_default, raising=False)
-    guard = Guard()
+    guard = Guard(policy=None)
     assert loads == []
     guard.decide(Q, "400 mg", confidence=0.9)
     record = guard.decide(Q, "400 mg", confidence=0.9)
@@ -224,7 +226,7 @@ def test_default_cost_model_is_loaded_lazily_once(monkeypatch: pytest.MonkeyPatc
 
 def test_default_cost_model_is_the_shipped_one() -> None:
     question = "What is the capital of France?"
-    guard = Guard()
+    guard = Guard(policy=None)
     record = guard.decide(question, "Paris", confidence=0.99)
     expected = float(cost_models.load_default().predict([question])[0])
     assert (record.cost_source, record.cost) == ("model", pytest.approx(expected))
@@ -235,7 +237,7 @@ def test_missing_default_cost_model_is_a_clear_error(monkeypatch: pytest.MonkeyP
     # a cost_models without load_default (e.g. a stripped-down install)
     monkeypatch.setitem(sys.modules, "cost_models", types.ModuleType("cost_models"))
     with pytest.raises(ConfigError, match="load_default"):
-        Guard().decide(Q, "400 mg", confidence=0.9)
+        Guard(policy=None).decide(Q, "400 mg", confidence=0.9)
 
 
 @pytest.mark.parametrize(
@@ -276,16 +278,16 @@ def test_bad_calls_are_refused(call: dict[str, Any], match: str) -> None:
     kwargs: dict[str, Any] = {"query": Q, "confidence": 0.5, **call}
     query = kwargs.pop("query")
     with pytest.raises(ValueError, match=match):
-        Guard(_Cost(8.0)).decide(query, "400 mg", **kwargs)
+        Guard(_Cost(8.0), policy=None).decide(query, "400 mg", **kwargs)
 
 
 def test_bad_cost_model_output_is_a_clear_error() -> None:
     with pytest.raises(ConfigError, match=r"the cost model returned -1\.0"):
-        Guard(_Cost(-1.0)).decide(Q, "400 mg", confidence=0.5)
+        Guard(_Cost(-1.0), policy=None).decide(Q, "400 mg", confidence=0.5)
 
 
 def test_record_is_a_json_row_with_the_design_fields() -> None:
-    record = Guard().decide(Q, "400 mg", confidence=0.5, cost=8.0, request_id="req-1")
+    record = Guard(policy=None).decide(Q, "400 mg", confidence=0.5, cost=8.0, request_id="req-1")
     row = record.model_dump(mode="json")
     design = {"request_id", "cost", "cost_source", "p", "p_source", "threshold", "c_r",
               "expected_utility_answer", "expected_utility_refuse", "decision", "mode",
@@ -294,11 +296,11 @@ def test_record_is_a_json_row_with_the_design_fields() -> None:
     assert set(row) - design == {"alpha", "signal", "signal_value", "policy"}
     assert DecisionRecord.model_validate_json(record.model_dump_json()) == record
     assert row["request_id"] == "req-1" and row["latency_ms"] >= 0.0
-    assert len(Guard().decide(Q, "x", confidence=0.5, cost=8.0).request_id) == 32
+    assert len(Guard(policy=None).decide(Q, "x", confidence=0.5, cost=8.0).request_id) == 32
 
 
 def test_last_decision_is_per_thread_and_per_task() -> None:
-    guard = Guard(c_r=2.0)
+    guard = Guard(c_r=2.0, policy=None)
     mine = guard.decide(Q, "400 mg", confidence=0.9, cost=8.0)
     seen: list[Any] = []
 
@@ -326,14 +328,14 @@ def test_last_decision_is_per_thread_and_per_task() -> None:
 
 
 def test_extract_clean_and_request_overrides() -> None:
-    guard = Guard()
+    guard = Guard(policy=None)
     body = {"model": "m", "messages": [{"role": "user", "content": Q}]}
     new = guard.request_overrides(body)
     assert body == {"model": "m", "messages": [{"role": "user", "content": Q}]}
     assert new["logprobs"] is True and new["messages"][0]["role"] == "system"
     assert guard.extract("4 g.\nConfidence: 70%") == Confidence(verbal=0.7)
     assert guard.clean("4 g.\nConfidence: 70%") == "4 g."
-    plain = Guard(extractors=[LogprobExtractor()])
+    plain = Guard(extractors=[LogprobExtractor()], policy=None)
     assert plain.clean("4 g.\nConfidence: 70%") == "4 g.\nConfidence: 70%"
     assert plain.request_overrides(body) == {**body, "logprobs": True, "top_logprobs": 1}
 

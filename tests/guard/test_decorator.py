@@ -79,7 +79,7 @@ KINDS = [pytest.param("sync", id="sync"), pytest.param("async", id="async")]
 def test_text_returns(kind: str, value: Any, cost: float, expected: Any, decision: str,
                       fixed_cost: Any) -> None:
     seen: list[DecisionRecord] = []
-    fn = guarded(Guard(fixed_cost(cost)), on_decision=seen.append)(make(kind, value))
+    fn = guarded(Guard(fixed_cost(cost), policy=None), on_decision=seen.append)(make(kind, value))
     assert run(fn, Q) == expected
     assert [r.decision for r in seen] == [decision]
     if kind == "sync":  # asyncio.run runs the coroutine in a copy of this context
@@ -108,7 +108,7 @@ def test_chat_completion_returns(kind: str, reply: ChatCompletion, cost: float,
                                  fixed_cost: Any) -> None:
     before = reply.model_dump_json()
     seen: list[DecisionRecord] = []
-    fn = guarded(Guard(fixed_cost(cost)), on_decision=seen.append)(make(kind, reply))
+    fn = guarded(Guard(fixed_cost(cost), policy=None), on_decision=seen.append)(make(kind, reply))
     out = run(fn, Q)
     assert isinstance(out, ChatCompletion)
     assert out.choices[0].message.content == expected_text
@@ -125,7 +125,7 @@ def test_real_smollm2_completion(kind: str, fixed_cost: Any) -> None:
     reply = ChatCompletion.model_validate(raw["completion"])
     before = reply.model_dump_json()
     seen: list[DecisionRecord] = []
-    fn = guarded(Guard(fixed_cost(8.0)), on_decision=seen.append)(make(kind, reply))
+    fn = guarded(Guard(fixed_cost(8.0), policy=None), on_decision=seen.append)(make(kind, reply))
     out = run(fn, "What is 12 + 30?")
     # by hand: the 11 token logprobs average -0.274, p = exp(-0.274) = 0.760, and with L = 8,
     # C_R = 2 the threshold is (8 - 2) / 9 = 0.667, so the (wrong) "12 + 30 = 32." is answered
@@ -140,7 +140,7 @@ def test_real_smollm2_completion(kind: str, fixed_cost: Any) -> None:
 def test_completion_mapping_is_copied_not_mutated(kind: str, fixed_cost: Any) -> None:
     reply = completion("400 mg", [-3.0]).model_dump()
     before = json.dumps(reply)
-    out = run(guarded(Guard(fixed_cost(8.0)))(make(kind, reply)), Q)
+    out = run(guarded(Guard(fixed_cost(8.0), policy=None))(make(kind, reply)), Q)
     assert out["choices"][0]["message"]["content"] == REFUSAL
     assert json.dumps(reply) == before
 
@@ -148,7 +148,7 @@ def test_completion_mapping_is_copied_not_mutated(kind: str, fixed_cost: Any) ->
 def test_refusal_replaces_every_sampled_choice(fixed_cost: Any) -> None:
     reply = completion("400 mg", [-3.0]).model_dump()
     reply["choices"].append({**reply["choices"][0], "index": 1})
-    out = guarded(Guard(fixed_cost(8.0)))(make("sync", reply))(Q)
+    out = guarded(Guard(fixed_cost(8.0), policy=None))(make("sync", reply))(Q)
     assert [c["message"]["content"] for c in out["choices"]] == [REFUSAL, REFUSAL]
     assert [c["message"]["content"] for c in reply["choices"]] == ["400 mg", "400 mg"]
 
@@ -158,13 +158,13 @@ def test_named_tuple_keeps_its_type(fixed_cost: Any) -> None:
         text: str
         p: float
 
-    out = guarded(Guard(fixed_cost(8.0)))(make("sync", Reply("400 mg", 0.1)))(Q)
+    out = guarded(Guard(fixed_cost(8.0), policy=None))(make("sync", Reply("400 mg", 0.1)))(Q)
     assert out == Reply(REFUSAL, 0.1) and isinstance(out, Reply)
 
 
 def test_shadow_mode_delivers_but_records_the_refusal(fixed_cost: Any) -> None:
     seen: list[DecisionRecord] = []
-    fn = guarded(Guard(fixed_cost(8.0), mode="shadow"), on_decision=seen.append)(
+    fn = guarded(Guard(fixed_cost(8.0), mode="shadow", policy=None), on_decision=seen.append)(
         make("sync", ("400 mg", 0.1)))
     assert fn(Q) == ("400 mg", 0.1)
     assert (seen[0].decision, seen[0].mode, seen[0].delivered_refusal) == (
@@ -179,7 +179,7 @@ def test_query_text_resolution(fixed_cost: Any) -> None:
             queries.extend(texts)
             return [8.0] * len(texts)
 
-    g = Guard(Spy())
+    g = Guard(Spy(), policy=None)
 
     @guarded(g)
     def by_messages(model: str, messages: list[dict[str, Any]]) -> tuple[str, float]:
@@ -220,7 +220,7 @@ def test_bare_decorator_uses_the_default_guard(kind: str, monkeypatch: pytest.Mo
 
 
 def test_async_decisions_reach_the_caller(fixed_cost: Any) -> None:
-    guard = Guard(fixed_cost(8.0), c_r=2.0)
+    guard = Guard(fixed_cost(8.0), c_r=2.0, policy=None)
     seen: list[DecisionRecord] = []
 
     @guarded(guard, on_decision=seen.append)
@@ -251,11 +251,11 @@ def test_async_decisions_reach_the_caller(fixed_cost: Any) -> None:
 )
 def test_unsupported_return_types(value: Any, fixed_cost: Any) -> None:
     with pytest.raises(ConfigError, match="must return str, \\(str, confidence\\) or a chat"):
-        guarded(Guard(fixed_cost(8.0)))(make("sync", value))(Q)
+        guarded(Guard(fixed_cost(8.0), policy=None))(make("sync", value))(Q)
 
 
 def test_guarded_argument_errors() -> None:
     with pytest.raises(ConfigError, match="guarded\\(\\) takes a Guard; got int"):
         guarded(3)  # type: ignore[call-overload]
     with pytest.raises(ConfidenceError, match="confidence caller"):
-        guarded(Guard(), query=lambda q: q)(make("sync", ("4 g", 2.0)))(Q)
+        guarded(Guard(policy=None), query=lambda q: q)(make("sync", ("4 g", 2.0)))(Q)

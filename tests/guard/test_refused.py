@@ -38,7 +38,7 @@ class FixedCost:
 
 def _call(kind: str, value: Any) -> Any:
     seen: list[DecisionRecord] = []
-    guard = Guard(FixedCost(20.0))
+    guard = Guard(FixedCost(20.0), policy=None)
     if kind == "sync":
         def ask(question: str) -> Any:
             return value
@@ -121,7 +121,7 @@ def test_own_refusal_with_reasoning_keeps_only_its_words(hostile: HostileAnswer)
 
 def test_shadow_mode_delivers_the_reply_unchanged(hostile: HostileAnswer) -> None:
     raw = hostile.reply()
-    out, record = Guard(FixedCost(20.0), mode="shadow").apply(Q, raw)
+    out, record = Guard(FixedCost(20.0), mode="shadow", policy=None).apply(Q, raw)
     assert record.decision == "refuse" and out is raw
 
 

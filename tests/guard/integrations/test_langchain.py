@@ -8,7 +8,6 @@ and ``cheap`` at L = 0.5 (threshold below 0: any p answers); the fake upstream's
 from __future__ import annotations
 
 import asyncio
-import math
 from typing import Any
 
 import httpx
@@ -31,7 +30,7 @@ def llm(upstream: tuple[Any, Any]) -> ChatOpenAI:
 
 @pytest.fixture
 def guarded(llm: ChatOpenAI, keyword_cost_model: Any) -> GuardedChatModel:
-    return GuardedChatModel(llm, Guard(keyword_cost_model, c_r=2.0))
+    return GuardedChatModel(llm, Guard(keyword_cost_model, c_r=2.0, policy=None))
 
 
 def test_refused_reply_is_the_refusal_only(guarded: GuardedChatModel) -> None:
@@ -62,7 +61,8 @@ def test_model_configured_for_logprobs_keeps_them(upstream: tuple[Any, Any],
                                                   keyword_cost_model: Any) -> None:
     llm = ChatOpenAI(model="fake-model", base_url=upstream[1].url + "/v1", api_key="sk-test",
                      max_retries=0, logprobs=True)  # type: ignore[arg-type]
-    reply = GuardedChatModel(llm, Guard(keyword_cost_model)).invoke("cheap question sure")
+    bare = Guard(keyword_cost_model, policy=None)
+    reply = GuardedChatModel(llm, bare).invoke("cheap question sure")
     assert reply.response_metadata["logprobs"]["content"][0]["logprob"] == pytest.approx(-0.01)
 
 
@@ -81,7 +81,7 @@ def test_ainvoke(upstream: tuple[Any, Any], keyword_cost_model: Any, answer: str
             llm = ChatOpenAI(model="fake-model", base_url=upstream[1].url + "/v1",
                              api_key="sk-test", max_retries=0,  # type: ignore[arg-type]
                              http_async_client=http)
-            guarded = GuardedChatModel(llm, Guard(keyword_cost_model))
+            guarded = GuardedChatModel(llm, Guard(keyword_cost_model, policy=None))
             return [await guarded.ainvoke([("user", q)])
                     for q in ("What dose? unsure", "cheap, unsure")]
 
@@ -94,7 +94,7 @@ def test_ainvoke(upstream: tuple[Any, Any], keyword_cost_model: Any, answer: str
 def test_verbal_confidence_is_asked_for_and_removed(llm: ChatOpenAI, answer: str,
                                                     keyword_cost_model: Any,
                                                     upstream: tuple[Any, Any]) -> None:
-    guard = Guard(keyword_cost_model, extractors=[VerbalExtractor()])
+    guard = Guard(keyword_cost_model, extractors=[VerbalExtractor()], policy=None)
     before = len(upstream[0].requests)
     reply = GuardedChatModel(llm, guard).invoke("What dose? sure")
     assert reply.content == answer  # "Confidence: 95%" was read and removed
@@ -108,7 +108,8 @@ def test_tool_call_refused_drops_the_call(upstream: tuple[Any, Any],
                                           keyword_cost_model: Any) -> None:
     llm = ChatOpenAI(model="fake-model", base_url=upstream[1].url + "/v1", api_key="sk-test",
                      max_retries=0)  # type: ignore[arg-type]
-    reply = GuardedChatModel(llm, Guard(keyword_cost_model)).invoke("tool: dose? unsure")
+    bare = Guard(keyword_cost_model, policy=None)
+    reply = GuardedChatModel(llm, bare).invoke("tool: dose? unsure")
     assert reply.content == DEFAULT_REFUSAL_TEXT
     assert not reply.tool_calls and not reply.additional_kwargs
 
@@ -122,10 +123,11 @@ def test_readme_snippet_works_as_written(readme: Any, upstream: tuple[Any, Any],
     exec(compile(snippet.replace(readme_url, upstream[1].url + "/v1"), "README", "exec"),
          namespace)
     content, decision, chained = capsys.readouterr().out.splitlines()
-    # the fake upstream answers with token logprobs of -0.1: p = exp(-0.1) = 0.905; the shipped
-    # cost model prices the dose question, and the rule decides (capital of France: any p)
-    cost = Guard().predict_cost("What is the maximum daily dose of acetaminophen for an adult?")
-    expected = "answer" if math.exp(-0.1) >= (cost - 2) / (1 + cost) else "refuse"
+    # the fake upstream answers with token logprobs of -0.1; the snippet's Guard(c_r=2.0) is
+    # the shipped default policy, which decides (capital of France: any p)
+    expected = Guard(c_r=2.0).decide(
+        "What is the maximum daily dose of acetaminophen for an adult?", answer,
+        confidence={"logprob_mean": -0.1, "logprob_low10": -0.1}).decision
     assert decision == expected
     assert content == (answer if expected == "answer" else DEFAULT_REFUSAL_TEXT)
     assert chained == answer

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -183,19 +184,21 @@ class RouteTable(Generic[T]):
 
     def __init__(self, routes: Sequence[tuple[str, T]]) -> None:
         self._exact = {p: r for p, r in routes if not is_glob(p)}
-        self._globs = [(p, r) for p, r in routes if is_glob(p)]
+        self._globs = [r for p, r in routes if is_glob(p)]
+        # every glob in one regex: alternatives are tried in order, the first match wins
+        self._glob_re = re.compile("|".join(
+            f"(?P<g{i}>{fnmatch.translate(p)})"
+            for i, p in enumerate(p for p, _ in routes if is_glob(p)))) if self._globs else None
         self.patterns = tuple(p for p, _ in routes)
         self.routes = tuple(r for _, r in routes)
 
     def match(self, model: str) -> T | None:
         """The route of ``model``, or ``None`` when no route serves it."""
         found = self._exact.get(model)
-        if found is not None:
+        if found is not None or self._glob_re is None:
             return found
-        for pattern, route in self._globs:
-            if fnmatch.fnmatchcase(model, pattern):
-                return route
-        return None
+        m = self._glob_re.match(model)
+        return None if m is None or m.lastgroup is None else self._globs[int(m.lastgroup[1:])]
 
     def models(self) -> list[str]:
         """The model ids and patterns served, in file order (what ``/v1/models`` lists)."""

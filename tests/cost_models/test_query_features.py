@@ -107,7 +107,8 @@ def test_held_out_items_are_priced_and_decided_as_the_pipelines_say(held_out: di
 def test_scorer_refuses_a_shape_it_does_not_reproduce() -> None:
     from sklearn.feature_extraction.text import TfidfVectorizer
 
-    plain = TfidfVectorizer().fit(["apple banana", "banana cherry"])  # not sublinear: not the one-query path
+    # not sublinear: not a shape the one-query path reproduces
+    plain = TfidfVectorizer().fit(["apple banana", "banana cherry"])
     assert LinearTextScorer.build(plain, np.zeros(3), 0.0, 4000) is None
     sub = TfidfVectorizer(sublinear_tf=True).fit(["apple banana", "banana cherry"])
     assert LinearTextScorer.build(sub, np.zeros(5), 0.0, 4000) is None  # wrong width

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from cost_models.persistence import ArtifactError, save_artifact
+from cost_models.persistence import save_artifact
 from guard import (
     CalibrationError,
     Calibrator,
@@ -22,6 +22,7 @@ from guard import (
     raw_probability,
 )
 from guard.calibration.methods import METHODS
+from guard.exceptions import ArtifactError
 
 
 def miscalibrated(n: int = 600, seed: int = 0) -> tuple[Any, Any, Any]:

@@ -17,15 +17,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from policies.exceptions import UtilityGuardError
+from policies.exceptions import EmbeddingsUnavailable
 
 FloatArray = NDArray[np.float64]
 DIM = 256
 BATCH = 32
-
-
-class EmbeddingsUnavailable(UtilityGuardError):
-    """``wordllama`` is not installed (the CLI prints it as one line)."""
 
 
 @contextmanager

@@ -56,7 +56,7 @@ def _model() -> Any:
 def _pooled_one(model: Any, text: str) -> NDArray[np.float32]:
     """wordllama's ``embed([text], norm=False)[0]`` without its batch machinery: the mean of
     the text's token vectors, summed in float32 in token order as its ``avg_pool`` does (one
-    text has no padding), so the vector is the same bit for bit; about 3x faster."""
+    text has no padding), so the vector is the same bit for bit."""
     ids = np.asarray(model.tokenizer.encode(text, add_special_tokens=False).ids,
                      dtype=np.int32)
     table = model.embedding

@@ -21,7 +21,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from guard.proxy.feedback import UnknownRequestError
+from guard.exceptions import UnknownRequestError
 from guard.records import DecisionRecord
 
 #: How long a decision is kept by default (seconds).

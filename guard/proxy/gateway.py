@@ -19,9 +19,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from guard.core import Guard
-from guard.exceptions import ConfigError
+from guard.exceptions import ConfigError, UnknownRequestError
 from guard.proxy.decisions import credential, valid_request_id
-from guard.proxy.feedback import UnknownRequestError
 from guard.proxy.request import check_auth
 from guard.proxy.routes import RouteTable, load_config, route_settings
 

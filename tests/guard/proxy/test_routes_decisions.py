@@ -9,9 +9,8 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
-from guard.exceptions import ConfigError
+from guard.exceptions import ConfigError, UnknownRequestError
 from guard.proxy.decisions import DecisionStore, credential, valid_request_id
-from guard.proxy.feedback import UnknownRequestError
 from guard.proxy.routes import RouteConfig, RouteTable, load_config, route_settings
 from guard.records import DecisionRecord
 from guard.settings import Settings

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sqlite3
 import time
 import uuid
 from collections.abc import Iterator
@@ -103,8 +104,9 @@ def test_serve_config_routes_two_models_to_two_upstreams(
     env = {k: v for k, v in os.environ.items() if not k.startswith("UTILITYGUARD_")}
     env |= {"SMALL_KEY": SMALL_KEY, "UTILITYGUARD_API_KEYS": ",".join(KEYS),
             "UTILITYGUARD_ADMIN_API_KEY": ADMIN}
-    served = serve_process(["--config", str(cfg), "--log-level", "info"], env=env,
-                           timeout=90)
+    db = tmp_path / "audit.db"
+    served = serve_process(["--config", str(cfg), "--log-level", "info", "--audit-path",
+                            str(db)], env=env, timeout=90)
     alice = openai.OpenAI(base_url=served.url + "/v1", api_key=KEYS[0], max_retries=0,
                           timeout=30)
     bob = openai.OpenAI(base_url=served.url + "/v1", api_key=KEYS[1], max_retries=0,
@@ -126,6 +128,14 @@ def test_serve_config_routes_two_models_to_two_upstreams(
         # the route's own upstream key; none to the route without api_key_env
         assert fake_s.requests[-1]["headers"]["authorization"] == f"Bearer {SMALL_KEY}"
         assert "authorization" not in fake_b.requests[-1]["headers"]
+
+        # metrics carry the route
+        metrics = http.get("/metrics").text
+        for route in ("small-model", "big-*"):
+            counted = [float(line.rsplit(" ", 1)[1]) for line in metrics.splitlines()
+                       if line.startswith("utilityguard_route_decisions_total{")
+                       and f'route="{route}"' in line]
+            assert sum(counted) == len(QUESTIONS), (route, counted, metrics[-2000:])
 
         # an unknown model: 404 in the OpenAI envelope, nothing sent upstream
         with pytest.raises(openai.NotFoundError) as info:
@@ -187,6 +197,11 @@ def test_serve_config_routes_two_models_to_two_upstreams(
     assert "routes[1].c_r" in output and "Traceback" not in output
     for secret in (*KEYS, ADMIN, SMALL_KEY):
         assert secret not in output
+    with sqlite3.connect(db) as conn:  # audit rows carry the route
+        rows = conn.execute("SELECT route, model, policy FROM decisions").fetchall()
+    routes = {(route, model) for route, model, _ in rows}
+    assert ("small-model", "small-model") in routes and ("big-*", "big-model-7b") in routes
+    assert {route for route, _ in routes} == {"small-model", "big-*"}
 
 
 @pytest.mark.parametrize("text, where", [

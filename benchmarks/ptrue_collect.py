@@ -26,8 +26,9 @@ from typing import Any
 import numpy as np
 
 from cost_models.datasets import DatasetItem
-from cost_models.upstream import ChatClient, UpstreamError
+from cost_models.upstream import ChatClient
 from guard.confidence.ptrue import ptrue_from_reply, ptrue_request
+from guard.exceptions import CollectError, UpstreamError
 
 #: the seed of the order records are asked in (:func:`run_ptrue`)
 ORDER_SEED = 21
@@ -58,8 +59,6 @@ async def collect_ptrue(items: Sequence[DatasetItem], records: Sequence[Mapping[
                         on_done: Callable[[dict[str, Any]], None] | None = None) -> int:
     """Ask P(True) for every record whose id is an item and not in ``skip``; returns how many
     rows were written. One request at a time (a shared machine: one model server)."""
-    from benchmarks.collect import CollectError
-
     by_id = {it.id: it for it in items}
     skip = skip or set()
     written = 0

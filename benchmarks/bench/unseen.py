@@ -25,11 +25,12 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.bench.crossfit import choose_signal, pooled_rows, training_set
-from benchmarks.bench.data import BenchData, BenchError, load_bench
+from benchmarks.bench.data import BenchData, load_bench
 from benchmarks.bench.result import BenchResult
 from benchmarks.bench.run import run_bench
 from cost_models.datasets import DatasetItem
 from cost_models.model_io import default_model_dir, load_model
+from guard.exceptions import BenchError
 from guard.policy import Policy, fit_policy
 from guard.policy.fit import fit_calibrator, fit_multi_calibrator, refit_cost_model
 

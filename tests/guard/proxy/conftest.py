@@ -534,7 +534,10 @@ class ServeProcess:
                  timeout: float) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        cmd = [sys.executable, "-m", "guard.cli", "serve", "--port", str(self.port), *args]
+        # the bare rule unless the test names a policy (as proxy_settings does)
+        bare = [] if "--policy" in args or "--config" in args else ["--policy", "none"]
+        cmd = [sys.executable, "-m", "guard.cli", "serve", "--port", str(self.port), *bare,
+               *args]
         self.proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT)
         self.output = ""

@@ -32,7 +32,9 @@ def litellm_proxy(upstream: tuple[Any, Any], start_process: Any, readme: Any) ->
     (config,) = readme("### LiteLLM proxy", "yaml")
     assert README_URL in config
     litellm = str(Path(sys.executable).with_name("litellm"))
+    # the bare rule (the tests check its arithmetic), not the shipped default policy
     env = {"UTILITYGUARD_C_R": "2", "UTILITYGUARD_CONFIDENCE": "logprobs",
+           "UTILITYGUARD_POLICY": "none",
            "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_TELEMETRY": "False",
            "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"}
     files = {"config.yaml": config.replace(README_URL, upstream[1].url + "/v1"),

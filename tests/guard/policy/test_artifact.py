@@ -82,7 +82,7 @@ def test_a_missing_part_is_refused(saved: Path, tmp_path: Path) -> None:
 
 
 def test_unknown_names_and_non_policies(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="shipped: smollm2"):
+    with pytest.raises(ConfigError, match="shipped: default, smollm2"):
         load_policy("no-such-policy")
     with pytest.raises(ConfigError, match="not a utilityguard policy directory"):
         load_policy(tmp_path)

@@ -42,10 +42,10 @@ def main(model: str) -> None:
               f"mean completion tokens {tokens:.1f}")
     growth = [r for r in kept if r["id"] not in original and items[r["id"]]["answerable"]]
     for field in ("source", "answer_type"):
-        right = Counter(items[r["id"]][field] for r in growth if r["correct"] is True)
+        hits = Counter(items[r["id"]][field] for r in growth if r["correct"] is True)
         every = Counter(items[r["id"]][field] for r in growth)
         print(f"growth correct by {field}:",
-              ", ".join(f"{k} {right[k]}/{n}" for k, n in every.most_common()))
+              ", ".join(f"{k} {hits[k]}/{n}" for k, n in every.most_common()))
 
 
 if __name__ == "__main__":

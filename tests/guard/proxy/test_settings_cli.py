@@ -185,6 +185,7 @@ def test_serve_help_names_every_endpoint_and_where_the_decision_is(
         build_parser(["serve"]).parse_args(["serve", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     for endpoint in ("/v1/chat/completions", "/v1/responses", "/v1/feedback", "/admin/reload",
-                     "/readyz", "/healthz", "/metrics", "/v1/models"):
+                     "/readyz", "/healthz", "/metrics", "/v1/models",
+                     "/v1/decisions/{request_id}", "--config"):
         assert endpoint in text, endpoint
     assert "in the body" in text and "last chunk" in text and "headers" in text

@@ -123,3 +123,13 @@ def test_many_embeds_a_batch_once(monkeypatch: pytest.MonkeyPatch) -> None:
     assert calls == [3]
     np.testing.assert_array_equal(feats[1].embedding(4000), real(["second one"])[0])
     assert calls == [3]  # read from the batch, not embedded again
+
+
+def test_one_text_is_embedded_as_wordllama_embeds_it_bit_for_bit() -> None:
+    texts = [it.question[:4000] for it in load_seed()[::11]] + EDGE
+    for text in texts:
+        want = np.asarray(embeddings._model().embed([text], norm=False, batch_size=32),
+                          dtype=np.float64)
+        norm = np.linalg.norm(want, axis=1, keepdims=True)
+        want = np.divide(want, norm, out=np.zeros_like(want), where=norm > 0)
+        np.testing.assert_array_equal(embeddings.embed([text]), want)

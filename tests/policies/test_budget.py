@@ -4,6 +4,7 @@ finite differences."""
 from __future__ import annotations
 
 import itertools
+
 import numpy as np
 import pytest
 from scipy.optimize import linprog
@@ -32,7 +33,8 @@ def _refused_by_hand(c_r: float | np.ndarray, p: np.ndarray, cost: np.ndarray, a
                      ) -> np.ndarray:
     """The rule written out independently: answer iff q >= 1 - alpha (1 + C_R)."""
     q = p - (1 - p) * cost
-    out: np.ndarray = ~(np.isfinite(p) & (np.nan_to_num(q, nan=-np.inf) >= 1 - alpha * (1 + c_r) - 1e-12))
+    answer = np.nan_to_num(q, nan=-np.inf) >= 1 - alpha * (1 + c_r) - 1e-12
+    out: np.ndarray = ~(np.isfinite(p) & answer)
     return out
 
 

@@ -64,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from benchmarks.bench.report import (
+        models_frontier_markdown,
         models_markdown,
         models_table,
         print_table,
@@ -117,9 +118,20 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {out / 'results.json'}, {out / 'report.md'}" + note)
     if len(runs) > 1:
         args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / "models.md").write_text(models_markdown(runs) + "\n", encoding="utf-8")
+        (args.out / "models.md").write_text(
+            models_markdown(runs) + "\n\n## Budget-welfare frontier at the paper's prices\n\n"
+            + models_frontier_markdown(runs) + "\n", encoding="utf-8")
+        if not args.no_plots:
+            from benchmarks.bench.frontier import plot_frontier
+
+            plot_frontier({_model_label_of(r): r.frontier for r in runs if r.frontier},
+                          args.out / "budget_frontier.png")
         print(f"wrote {args.out / 'models.md'}")
     return 0
+
+
+def _model_label_of(results: BenchResult) -> str:
+    return str(results.responses.model or Path(results.responses.file).parent.name)
 
 
 def _slug(results: BenchResult, runs: list[BenchResult]) -> str:

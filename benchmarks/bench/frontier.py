@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from guard.records import DecisionRecord
-from policies import PAPER_C_R, answered_at, frontier, price_points
+from policies import PAPER_C_R, answered_at, budget_range, frontier_at, price_points
 
 
 def solver_p(record: DecisionRecord) -> float:
@@ -41,7 +41,7 @@ def _realised(ans: Any, value_answer: Any, value_refuse: Any, weight: Any
 
 
 def frontier_table(p: Any, cost: Any, alpha: Any, *, value_answer: Any = None,
-                   value_refuse: Any = None, weight: Any = None, points: int = 21
+                   value_refuse: Any = None, weight: Any = None, points: int = 33
                    ) -> dict[str, Any]:
     """``{"rows": [...], "paper": [...], "n", "answerable_expected"}``: the frontier on
     ``points`` budgets and at the paper's ``C_R`` values (JSON-ready)."""
@@ -57,11 +57,13 @@ def frontier_table(p: Any, cost: Any, alpha: Any, *, value_answer: Any = None,
             out.update(_realised(ans, value_answer, value_refuse, weight))
         return out
 
-    f = frontier(p, cost, a, points=points)
+    at_paper = price_points(PAPER_C_R, p, cost, a)
+    lo, hi = budget_range(p, cost, a)
+    grid = sorted({*np.linspace(lo, hi, points).tolist(), *(b for _, b, _ in at_paper)})
+    f = frontier_at(grid, p, cost, a)  # through the paper's points: the curve meets its dots
     rows = [row(b, c, w, s.answer_probability)
             for b, c, w, s in zip(f.budget, f.c_r, f.welfare, f.solutions, strict=True)]
-    paper = [row(b, c, w, answered_at(c, p, cost, a)) for c, b, w in price_points(PAPER_C_R,
-                                                                                   p, cost, a)]
+    paper = [row(b, c, w, answered_at(c, p, cost, a)) for c, b, w in at_paper]
     return {"n": n, "answerable_expected": expected, "rows": rows, "paper": paper}
 
 
@@ -111,7 +113,8 @@ def plot_frontier(tables: dict[str, dict[str, Any]], out: Path) -> bool:
     top.set_ylabel("P(R): expected utility per request")
     top.set_title("Budget–welfare frontier (dots: the paper's fixed C_R)")
     bottom.set_yscale("symlog", linthresh=1.0)
-    bottom.set_ylabel("slope C_R*(R) (symlog)")
+    bottom.set_ylim(0, 100)  # the smallest budgets need prices far above the paper's range
+    bottom.set_ylabel("slope C_R*(R) (symlog, cut at 100)")
     bottom.set_xlabel("R_max: expected unnecessary refusals per request")
     top.legend(fontsize=8)
     fig.tight_layout()

@@ -26,6 +26,7 @@ import re
 import signal
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
@@ -57,6 +58,7 @@ from guard.proxy.request import check_auth, key_in, read_body
 from guard.proxy.responses import responses
 from guard.proxy.upstream import Upstream, upstream_headers
 from guard.records import DecisionRecord
+from guard.refusal_budget import BudgetConfig, RefusalBudget, key_id
 from guard.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -122,6 +124,20 @@ def policy_guard(settings: Settings, cost_model: CostModel | None = None) -> Gua
     return policy.guard(**overrides)
 
 
+#: requests admitted whose client key the budget controller still waits for
+MAX_PENDING_KEYS = 10_000
+
+
+def refusal_budget(settings: Settings, guard: Guard) -> RefusalBudget | None:
+    """The ``--refusal-budget`` controller, starting from the guard's C_R (None when off)."""
+    if settings.refusal_budget is None:
+        return None
+    return RefusalBudget(BudgetConfig(
+        rate=settings.refusal_budget, c_r_min=settings.c_r_min, c_r_max=settings.c_r_max,
+        window=settings.budget_window, max_step=settings.budget_max_step,
+        key_share=settings.budget_key_share), c_r=guard.c_r)
+
+
 class Proxy:
     """What the running app holds: settings, guard, metrics, and (while serving) the
     upstream client and the audit writer."""
@@ -142,6 +158,10 @@ class Proxy:
         self._upstream: Upstream | None = None
         self.audit: AuditWriter | None = None
         self.recent = RecentIds()  # ids decided here, for feedback before the audit write
+        #: the --refusal-budget controller of C_R (None: C_R fixed), and the client key of
+        #: each request admitted and not yet recorded (bounded)
+        self.budget = refusal_budget(settings, guard)
+        self._budget_keys: OrderedDict[str, str] = OrderedDict()
 
     @property
     def upstream(self) -> Upstream:
@@ -219,10 +239,26 @@ class Proxy:
         """A fresh request id (32 hex digits)."""
         return uuid.uuid4().hex
 
+    def c_r(self, requested: float | None) -> float | None:
+        """The C_R a request is priced with: the client's (an allowed override), else the
+        budget controller's, else None (the guard's own)."""
+        if requested is not None or self.budget is None:
+            return requested
+        return self.budget.c_r
+
+    def admitted(self, request_id: str, key: bytes | str | None) -> None:
+        """Remember which client key (hashed) made a request, for the budget controller."""
+        if self.budget is not None:
+            self._budget_keys[request_id] = key_id(key)
+            while len(self._budget_keys) > MAX_PENDING_KEYS:
+                self._budget_keys.popitem(last=False)
+
     def record(self, record: DecisionRecord, *, query: str, model: str | None, stream: bool,
                upstream_s: float, total_s: float) -> None:
         """Count a decision and its latencies, and queue its audit row."""
         self.recent.add(record.request_id)
+        if self.budget is not None:
+            self.budget.observe(record, self._budget_keys.pop(record.request_id, "anonymous"))
         m, label = self.metrics, "true" if stream else "false"
         m.decisions.inc(record.decision, record.mode)
         m.upstream_seconds.observe(upstream_s, label)
@@ -421,7 +457,8 @@ async def _readyz(request: Request) -> Response:
 
 async def _metrics(request: Request) -> Response:
     proxy: Proxy = request.app.state.proxy
-    return Response(proxy.metrics.render(), media_type=CONTENT_TYPE)
+    extra = proxy.budget.metrics_text() if proxy.budget is not None else ""
+    return Response(proxy.metrics.render() + extra, media_type=CONTENT_TYPE)
 
 
 def create_app(settings: Settings, transport: httpx.AsyncBaseTransport | None = None, *,

@@ -37,6 +37,7 @@ def decision_headers(record: DecisionRecord) -> dict[str, str]:
         "x-utilityguard-cost": fmt_value(record.cost),
         "x-utilityguard-confidence": fmt_value(record.p),
         "x-utilityguard-threshold": fmt_value(record.threshold),
+        "x-utilityguard-c-r": fmt_value(record.c_r),
         "x-utilityguard-request-id": record.request_id,
         # the fitted policy that decided (NAME@SHA8); absent when the guard has none
         **({"x-utilityguard-policy": record.policy} if record.policy else {}),
@@ -67,6 +68,7 @@ def admit(request: Request, proxy: Proxy, settings: Settings) -> str:
     are allowed (a forbidden override is recorded as a security event and raised)."""
     request.state.request_id = rid = proxy.new_request_id()
     key = check_auth(request.headers, proxy.client_keys)
+    proxy.admitted(rid, key or request.headers.get("authorization"))
     try:
         check_overrides(request.headers, allowed=proxy.may_override(key),
                         caller_confidence=settings.confidence == "caller")

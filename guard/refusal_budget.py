@@ -20,8 +20,11 @@ with it ``C_R``, and so the answers to other clients' costly questions. Three bo
 whatever the traffic: ``C_R`` never leaves ``[c_r_min, c_r_max]``; it moves at most
 ``max_step`` per update; and each client key's influence on the estimate is capped by its
 share of the window: the keys' answerable masses ``sum(alpha)`` are water-filled so that no
-key weighs more than ``key_share`` of the window (with fewer than ``1 / key_share`` keys present, every key weighs
-the same). A key holding weight ``s`` moves the estimated rate by at most ``s``, so with the
+key weighs more than ``key_share`` of the window (with fewer than ``1 / key_share`` keys
+present, every key weighs the same, ``1 / K``). The window must hold several requests of
+each key for the per-key rates to mean anything: with 10 keys and a flood, a 40-decision
+window let noise carry C_R to its bound in simulation, a 100-decision one did not.
+A key holding weight ``s`` moves the estimated rate by at most ``s``, so with the
 other traffic's rate ``r`` the estimate stays within ``(1 - s) r + s``: the key can push
 ``C_R`` no further than the price at which the other traffic alone meets the smaller budget
 ``(budget - s) / (1 - s)`` (tested against the offline solver). Keys are identified by a hash

@@ -10,7 +10,7 @@ from typing import Any
 from benchmarks.bench.data import shipped_response_files
 from benchmarks.bench.result import BenchResult
 from cost_models.datasets import load_seed, load_utilitybench
-from guard.cli import CLIError
+from guard.exceptions import CLIError
 from policies import DEFAULT_C_R
 
 

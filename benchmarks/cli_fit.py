@@ -15,7 +15,7 @@ import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from guard.cli import CLIError
+from guard.exceptions import CLIError
 
 if TYPE_CHECKING:  # heavy imports (scikit-learn) only when the command runs
     from rich.console import Console

@@ -10,7 +10,7 @@ from typing import Any
 
 from benchmarks.table import table1
 from cost_models.datasets import parse_float
-from guard.cli import CLIError
+from guard.exceptions import CLIError
 from guard.response_records import read_response_records
 from policies import DEFAULT_C_R
 from policies.exceptions import InvalidValueError

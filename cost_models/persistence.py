@@ -20,15 +20,11 @@ from typing import Any
 
 import numpy as np
 
-from policies.exceptions import InvalidValueError
+from policies.exceptions import ArtifactError, InvalidValueError
 
 SIDECAR_VERSION = 1
 #: Sidecar fields written by :func:`save_artifact` itself; metadata must not override them.
 RESERVED = ("artifact", "created", "sha256", "sidecar_version", "versions")
-
-
-class ArtifactError(InvalidValueError):
-    """An artifact is missing, was modified, or was made with another scikit-learn."""
 
 
 def sha256_file(path: str | os.PathLike[str]) -> str:

@@ -20,7 +20,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from guard.cli import CLIError
+from guard.exceptions import CLIError
 
 
 def _probability(text: str) -> float:

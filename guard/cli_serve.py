@@ -23,7 +23,7 @@ from typing import Any
 from pydantic import SecretStr, ValidationError
 from pydantic.fields import FieldInfo
 
-from guard.cli import CLIError
+from guard.exceptions import CLIError
 from guard.settings import PREFIX, Settings
 
 log = logging.getLogger(__name__)

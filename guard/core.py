@@ -227,22 +227,46 @@ class Guard:
                     self._cost_model = model
         return model
 
-    def predict_cost(self, query: str) -> float:
-        """``E[L]`` of a wrong answer to ``query`` from the cost model."""
-        cost = float(np.asarray(self.cost_model.predict([query]), dtype=np.float64).ravel()[0])
+    def predict_cost(self, query: str, *, features: Any = None) -> float:
+        """``E[L]`` of a wrong answer to ``query`` from the cost model; ``features`` (the
+        query's :class:`cost_models.query_features.QueryFeatures`) lets a model that reads
+        them skip featurizing the query again."""
+        model = self.cost_model
+        one = getattr(model, "predict_one", None) if features is not None else None
+        if one is not None:  # a model that reads the shared features (CostRegressor)
+            cost = float(one(features))
+        else:
+            cost = float(np.asarray(model.predict([query]), dtype=np.float64).ravel()[0])
         if not (math.isfinite(cost) and cost > 0.0):
             raise ConfigError(f"the cost model returned {cost} for a query; costs must be > 0")
         return cost
 
-    def predict_alpha(self, query: str) -> float:
-        """``P(answerable | query)`` from the answerability model."""
-        if self.answerability is None:
+    def predict_alpha(self, query: str, *, features: Any = None) -> float:
+        """``P(answerable | query)`` from the answerability model (``features`` as in
+        :meth:`predict_cost`)."""
+        model = self.answerability
+        if model is None:
             raise ConfigError("this Guard has no answerability model")
-        a = float(np.asarray(self.answerability.predict_alpha([query]),
-                             dtype=np.float64).ravel()[0])
+        one = getattr(model, "predict_alpha_one", None) if features is not None else None
+        if one is not None:  # a model that reads the shared features (AnswerabilityModel)
+            a = float(one(features))
+        else:
+            a = float(np.asarray(model.predict_alpha([query]), dtype=np.float64).ravel()[0])
         if not 0.0 <= a <= 1.0:
             raise ConfigError(f"the answerability model returned {a}; it must be in [0, 1]")
         return a
+
+    def query_features(self, query: str) -> Any:
+        """The features of ``query`` both models read, computed once
+        (:class:`cost_models.query_features.QueryFeatures`), or ``None`` when neither model
+        reads shared features (``predict_one`` / ``predict_alpha_one``: any other model has
+        nothing to share)."""
+        if not (hasattr(self.cost_model, "predict_one")
+                or hasattr(self.answerability, "predict_alpha_one")):
+            return None
+        from cost_models.query_features import QueryFeatures
+
+        return QueryFeatures(query)
 
     def probability(self, confidence: Confidence) -> tuple[float | None, PSource, str | None]:
         """``(p, p_source, signal)`` for a reply's confidence (see the module docstring)."""
@@ -265,8 +289,13 @@ class Guard:
         model's, or ``cost`` as given), ``C_R``, mode, ``alpha`` and the threshold ``p`` must
         reach; per-call arguments override the guard's settings as in :meth:`decide`."""
         cfg = self.config.replaced(c_r=c_r, mode=mode, alpha=alpha)
-        if alpha is None and self.answerability is not None and query is not None:
-            al = self.predict_alpha(query)
+        needs_cost = cost is None and query is not None
+        needs_alpha = alpha is None and self.answerability is not None and query is not None
+        # one featurization of the query for both models (when both read it)
+        features = self.query_features(query) if query is not None and needs_cost \
+            and needs_alpha else None
+        if needs_alpha and query is not None:
+            al = self.predict_alpha(query, features=features)
         else:
             al = 1.0 if cfg.alpha is None else cfg.alpha
         cost_source: CostSource
@@ -278,7 +307,7 @@ class Guard:
         elif query is None:
             raise ConfigError("decide() needs the query text (to predict its cost) or cost=")
         else:
-            cost_v, cost_source = self.predict_cost(query), "model"
+            cost_v, cost_source = self.predict_cost(query, features=features), "model"
         return Price(cost=cost_v, cost_source=cost_source, c_r=cfg.c_r, mode=cfg.mode,
                      alpha=al, threshold=float(answer_threshold(cost_v, cfg.c_r, alpha=al)))
 

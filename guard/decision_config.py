@@ -20,7 +20,7 @@ Examples
 >>> DecisionConfig.build(c_r=-1)
 Traceback (most recent call last):
 ...
-guard.exceptions.ConfigError: c_r must be a finite number >= 0; got -1
+policies.exceptions.ConfigError: c_r must be a finite number >= 0; got -1
 """
 
 from __future__ import annotations

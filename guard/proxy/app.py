@@ -39,19 +39,18 @@ from starlette.responses import JSONResponse, Response
 from guard.calibration import Calibrator
 from guard.confidence.extractors import Extractor, extractors_for
 from guard.core import Guard
-from guard.exceptions import AuthenticationError, ConfigError, InvalidRequestError
+from guard.exceptions import (
+    AuthenticationError,
+    ConfigError,
+    InvalidRequestError,
+    UnknownRequestError,
+)
 from guard.protocols import CostModel
 from guard.proxy.audit import FEEDBACK, AuditWriter
 from guard.proxy.audit.schema import SECURITY_EVENTS
 from guard.proxy.chat import chat_completions
 from guard.proxy.errors import error_body, install_error_handlers
-from guard.proxy.feedback import (
-    RecentIds,
-    UnknownRequestError,
-    decided,
-    feedback_row,
-    parse_feedback,
-)
+from guard.proxy.feedback import RecentIds, decided, feedback_row, parse_feedback
 from guard.proxy.metrics import CONTENT_TYPE, MetricsMiddleware, ProxyMetrics
 from guard.proxy.redact import RedactSecrets, install_access_log_filter
 from guard.proxy.request import check_auth, key_in, read_body

@@ -17,10 +17,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from benchmarks.collect import CollectError, CollectSettings, collect, regrade
+from benchmarks.collect import CollectSettings, collect, regrade
 from benchmarks.grading.judge import JudgeSettings
 from cost_models.datasets import DatasetItem
 from guard.cli import main
+from guard.exceptions import CollectError
 
 Start = Callable[[Any], str]
 # id: (question, answerable, reference, the model's reply)

@@ -17,13 +17,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from cost_models import datasets
-from cost_models.datasets import (
-    DatasetError,
-    DatasetItem,
-    load_utilitybench,
-    read_rows,
-    resolve_columns,
-)
+from cost_models.datasets import DatasetItem, load_utilitybench, read_rows, resolve_columns
+from guard.exceptions import DatasetError
 
 ODD = {
     "prompt_text": ["How many mg of acetaminophen a day?", "Capital of Peru?", "Who wins?"],

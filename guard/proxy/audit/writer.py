@@ -30,8 +30,9 @@ import time
 from collections import Counter as Tally
 from typing import Any
 
+from guard.exceptions import AuditStoreError, AuditStoreUnavailable
 from guard.proxy.audit.schema import DECISIONS, Table, decision_row
-from guard.proxy.audit.store import AuditStoreError, AuditStoreUnavailable, open_store
+from guard.proxy.audit.store import open_store
 from guard.proxy.metrics import ProxyMetrics
 from guard.records import DecisionRecord
 

@@ -23,9 +23,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from benchmarks.bench.crossfit import fixed_guard
-from benchmarks.bench.data import BenchError, load_bench
+from benchmarks.bench.data import load_bench
 from benchmarks.bench.frontier import solver_p
 from cost_models.datasets import DatasetItem
+from guard.exceptions import AuditStoreError, BenchError
 from guard.policy import load_policy, shipped_policies
 from guard.records import DecisionRecord
 from policies import expected_utility_values, solve_budget
@@ -104,7 +105,7 @@ def items_from_audit(target: str | os.PathLike[str]) -> BudgetItems:
     """The proxy's audit log: every decision, with its latest label where it has one
     (``POST /v1/feedback``)."""
     from guard.proxy.audit.schema import DECISIONS, FEEDBACK
-    from guard.proxy.audit.store import AuditStoreError, read_rows
+    from guard.proxy.audit.store import read_rows
 
     try:
         labels = {r["request_id"]: r for r in read_rows(target, FEEDBACK)}  # later rows win

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from guard.cli import CLIError
+from guard.exceptions import CLIError
 
 DEFAULT_C_R_MAX = 1000.0
 

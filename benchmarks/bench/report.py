@@ -78,11 +78,13 @@ def models_markdown(runs: list[BenchResult]) -> str:
 
 def models_frontier_markdown(runs: list[BenchResult]) -> str:
     """Each model's frontier at the paper's prices: the budget each fixed ``C_R`` implies."""
-    rows = [f"| {_model_label(r)} | {p['c_r']:g} | {p['refusals_per_request']:.4f} | "
+    rows = [f"| {p['c_r']:g} | {_model_label(r)} | {p['refusals_per_request']:.4f} | "
             f"{p['rate_of_answerable']:.4f} | {p['welfare_per_request']:.4f} | "
             f"{p.get('realised_unnecessary_refusal_rate', float('nan')):.4f} |"
-            for r in runs if r.frontier for p in r.frontier["paper"]]
-    head = ("| model | C_R | R per request | R / answerable | P per request | "
+            for k in range(max((len(r.frontier.get("paper", [])) for r in runs), default=0))
+            for r in runs if r.frontier and k < len(r.frontier["paper"])
+            for p in [r.frontier["paper"][k]]]
+    head = ("| C_R | model | R per request | R / answerable | P per request | "
             "realised unnecessary-refusal rate |")
     return "\n".join([head, "|" + " --- |" * 6, *rows])
 

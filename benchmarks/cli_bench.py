@@ -118,15 +118,16 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {out / 'results.json'}, {out / 'report.md'}" + note)
     if len(runs) > 1:
         args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / "models.md").write_text(
-            models_markdown(runs) + "\n\n## Budget-welfare frontier at the paper's prices\n\n"
+        (args.out / "models.md").write_text(models_markdown(runs) + "\n", encoding="utf-8")
+        (args.out / "frontier.md").write_text(
+            "# Budget-welfare frontier at the paper's prices\n\n"
             + models_frontier_markdown(runs) + "\n", encoding="utf-8")
         if not args.no_plots:
             from benchmarks.bench.frontier import plot_frontier
 
             plot_frontier({_model_label_of(r): r.frontier for r in runs if r.frontier},
                           args.out / "budget_frontier.png")
-        print(f"wrote {args.out / 'models.md'}")
+        print(f"wrote {args.out / 'models.md'}, {args.out / 'frontier.md'}")
     return 0
 
 

@@ -118,6 +118,7 @@ class Pending:
     price: Price
     model: Any
     t0: float
+    owner: bytes = b""  # who may read the decision again (GET /v1/decisions)
 
     def headers(self) -> dict[str, str]:
         """The decision headers known before the reply."""
@@ -150,7 +151,8 @@ class Pending:
         """Count the decision and queue its audit row (as the buffered path does)."""
         model = self.model if isinstance(self.model, str) else None
         self.proxy.record(record, query=self.query, model=model, stream=True,
-                          upstream_s=upstream_s, total_s=time.perf_counter() - self.t0)
+                          upstream_s=upstream_s, total_s=time.perf_counter() - self.t0,
+                          owner=self.owner)
 
     async def relay(self, request: Request, path: str, body: Mapping[str, Any],
                     headers: Mapping[str, str], *, shape: Callable[[Event], Event | None],

@@ -166,6 +166,10 @@ class ProxyMetrics:
                                 ("endpoint", "status"), reg)
         self.decisions = Counter(f"{p}decisions_total", "Guard decisions by outcome and mode.",
                                  ("decision", "mode"), reg)
+        self.route_decisions = Counter(
+            f"{p}route_decisions_total",
+            "Guard decisions by route (the model id or glob of serve --config; '*' without "
+            "one) and outcome.", ("route", "decision"), reg)
         self.upstream_errors = Counter(f"{p}upstream_errors_total",
                                        "Failed upstream calls by kind.", ("kind",), reg)
         self.audit_dropped = Counter(f"{p}audit_dropped_total",

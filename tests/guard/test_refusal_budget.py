@@ -146,3 +146,18 @@ def test_keys_are_never_kept() -> None:
 def test_bad_config_is_named(kwargs: dict[str, float], match: str) -> None:
     with pytest.raises(ConfigError, match=match):
         BudgetConfig(**kwargs)  # type: ignore[arg-type]
+
+
+def test_a_route_of_the_config_file_holds_its_own_budget() -> None:
+    from guard.core import Guard
+    from guard.proxy.app import refusal_budget
+    from guard.proxy.routes import RouteConfig, route_settings
+    from guard.settings import Settings
+
+    base = Settings(_env_file=None, upstream="http://127.0.0.1:9/v1")  # type: ignore[call-arg]
+    route = RouteConfig(model="small-*", upstream="http://127.0.0.1:9/v1",
+                        refusal_budget=0.2, c_r_max=10.0)
+    ctl = refusal_budget(route_settings(base, route), Guard(c_r=3.0))
+    assert ctl is not None
+    assert (ctl.config.rate, ctl.config.c_r_max, ctl.c_r) == (0.2, 10.0, 3.0)
+    assert refusal_budget(base, Guard()) is None  # off unless the operator sets it

@@ -5,8 +5,9 @@ columns an older database lacks) from this one description, so SQLite and Postgr
 same schema. :data:`DECISIONS` is docs/design.md's decision record
 (:class:`~guard.records.DecisionRecord`, one column per field, its type read from the field's
 annotation) plus ``ts`` (Unix time), ``model`` (what the client asked for), ``stream`` (0/1),
-``query`` (the query text, null unless the proxy stores queries) and ``policy`` (the version
-of the policy that decided, when the record does not carry it itself; null otherwise). Every
+``query`` (the query text, null unless the proxy stores queries), ``policy`` (the version
+of the policy that decided, when the record does not carry it itself; null otherwise) and
+``route`` (the model id or glob of the route that decided; ``*`` without ``--config``). Every
 table also has an ``id`` primary key that grows with insertion order, so "oldest first" is
 ``ORDER BY id``.
 
@@ -94,7 +95,7 @@ def _decision_columns() -> tuple[Column, ...]:
     fields = DecisionRecord.model_fields
     record = tuple(Column(name, _kind(f.annotation)) for name, f in fields.items())
     extras = (Column("ts", "real"), Column("model", "text"), Column("stream", "integer"),
-              Column("query", "text"), Column("policy", "text"))
+              Column("query", "text"), Column("policy", "text"), Column("route", "text"))
     return (*record, *(c for c in extras if c.name not in fields))
 
 
@@ -119,7 +120,8 @@ COLUMNS: tuple[str, ...] = DECISIONS.names
 
 
 def decision_row(record: DecisionRecord, *, ts: float, model: str | None, stream: bool,
-                 query: str | None) -> tuple[Any, ...]:
-    """The :data:`DECISIONS` row of one decision."""
+                 query: str | None, route: str | None = None) -> tuple[Any, ...]:
+    """The :data:`DECISIONS` row of one decision (``route``: the model id or glob of the
+    ``serve --config`` route that decided it)."""
     return DECISIONS.row({**record.model_dump(), "ts": ts, "model": model,
-                          "stream": int(stream), "query": query})
+                          "stream": int(stream), "query": query, "route": route})

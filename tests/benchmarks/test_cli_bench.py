@@ -21,7 +21,8 @@ from guard.calibration import Calibrator
 from guard.cli import main
 from guard.exceptions import CLIError
 
-PNGS = {"utility_curves.png", "utility_auc_vs_c_r.png", "domain_contributions.png"}
+PNGS = {"utility_curves.png", "utility_auc_vs_c_r.png", "domain_contributions.png",
+        "budget_frontier.png"}
 
 
 def _bench(files: Any, out: Path, *extra: str, responses: Path | None = None) -> int:

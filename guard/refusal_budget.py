@@ -21,9 +21,12 @@ whatever the traffic: ``C_R`` never leaves ``[c_r_min, c_r_max]``; it moves at m
 ``max_step`` per update; and each client key's influence on the estimate is capped by its
 share of the window: the keys' answerable masses ``sum(alpha)`` are water-filled so that no
 key weighs more than ``key_share`` of the window (with fewer than ``1 / key_share`` keys
-present, every key weighs the same, ``1 / K``). The window must hold several requests of
-each key for the per-key rates to mean anything: with 10 keys and a flood, a 40-decision
-window let noise carry C_R to its bound in simulation, a 100-decision one did not.
+present, every key weighs the same, ``1 / K``). Capping an honest key biases the estimate
+(it becomes a mean of per-key rates, not the pooled rate), so choose ``key_share`` above
+``1 / K`` for the ``K`` keys a window usually holds: no honest key is then capped. The
+window must hold several requests of each key for the per-key rates to mean anything:
+with 10 keys and a flood, a 40-decision window let noise carry C_R to its bound in
+simulation, a 100-decision one did not.
 A key holding weight ``s`` moves the estimated rate by at most ``s``, so with the
 other traffic's rate ``r`` the estimate stays within ``(1 - s) r + s``: the key can push
 ``C_R`` no further than the price at which the other traffic alone meets the smaller budget
@@ -108,10 +111,10 @@ def capped_weights(counts: Mapping[str, float], share: float) -> dict[str, float
     n = np.array(list(counts.values()), dtype=np.float64)
     if n.size == 0:
         return {}
-    if n.size * share <= 1.0:
-        t = float(n.min())
-    elif n.max() <= share * n.sum():
+    if n.max() <= share * n.sum():  # nobody over the share: the plain pooled rate
         t = float(n.max())
+    elif n.size * share <= 1.0:
+        t = float(n.min())
     else:  # f(t) = share * sum(min(n, t)) - t: positive at 0+, negative at max(n)
         lo, hi = 0.0, float(n.max())
         for _ in range(60):

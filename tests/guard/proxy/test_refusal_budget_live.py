@@ -73,7 +73,8 @@ def _solver_inputs(audit: Path, ids: set[str]) -> tuple[np.ndarray, ...]:
 def test_the_proxy_holds_the_budget(replayed: tuple[Served, list[str], list[str]],
                                     tmp_path: Path) -> None:
     upstream, questions, _ = replayed
-    proxy = _proxy(upstream, tmp_path / "audit.db")
+    # ten keys: a share cap above 1/10 leaves honest keys uncapped (docs/budget.md)
+    proxy = _proxy(upstream, tmp_path / "audit.db", budget_key_share=0.2)
     clients = [openai_client(proxy, api_key=k) for k in KEYS]
     try:
         sent = [(_ask(clients[k % len(KEYS)], q)) for k, q in enumerate(questions[:480])]

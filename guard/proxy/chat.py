@@ -215,7 +215,8 @@ async def chat_completions(request: Request) -> Response:
     plan = plan_request(body, guard)
     headers = proxy.upstream_headers(request.headers)
     query = query_text(body["messages"])
-    price = guard.price(query, cost=overrides.cost, c_r=overrides.c_r, mode=overrides.mode)
+    price = guard.price(query, cost=overrides.cost, c_r=proxy.c_r(overrides.c_r),
+                        mode=overrides.mode)
     t_up = time.perf_counter()
     if plan.stream and not settings.buffer_streams and streams_early(price, guard):
         pending = Pending(proxy=proxy, guard=guard, request_id=rid, query=query,

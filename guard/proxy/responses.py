@@ -222,7 +222,8 @@ async def responses(request: Request) -> Response:
     overrides = parse_overrides(request.headers)
     headers = proxy.upstream_headers(request.headers)
     query = response_query(body)
-    price = guard.price(query, cost=overrides.cost, c_r=overrides.c_r, mode=overrides.mode)
+    price = guard.price(query, cost=overrides.cost, c_r=proxy.c_r(overrides.c_r),
+                        mode=overrides.mode)
     stream = bool(body.get("stream"))
     t_up = time.perf_counter()
     plan = plan_responses(body, guard)

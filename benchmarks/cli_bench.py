@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import math
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +11,7 @@ from benchmarks.bench.result import BenchResult
 from cost_models.datasets import load_seed, load_utilitybench
 from guard.exceptions import CLIError
 from guard.records import REPLY_SIGNALS
-from policies import DEFAULT_C_R
+from policies.options import add_c_r_option, checked_c_r
 
 
 def register(sub: Any) -> None:
@@ -32,8 +31,7 @@ def register(sub: Any) -> None:
                    help="graded response records; repeat it for several models (one table, a "
                         "row per model and policy; each model's outputs in --out/<model>/). "
                         "Default: every shipped model's responses on the seed set")
-    p.add_argument("--c-r", type=float, default=DEFAULT_C_R,
-                   help=f"price of an unnecessary refusal ({DEFAULT_C_R:g})")
+    add_c_r_option(p)
     p.add_argument("--cost-model", type=Path, default=None,
                    help="cost model dir (default: shipped)")
     p.add_argument("--calibrator", type=Path, default=None,
@@ -81,15 +79,16 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from benchmarks.bench.report import (
+        models_frontier_markdown,
         models_markdown,
         models_table,
         print_table,
         write_outputs,
     )
     from benchmarks.bench.run import run_bench
+    from benchmarks.progress import BENCH_PHASES, phases
 
-    if not math.isfinite(args.c_r) or args.c_r < 0:
-        raise CLIError(f"--c-r must be a finite number >= 0, got {args.c_r}")
+    checked_c_r(args.c_r)
     if args.folds < 2 or args.bootstrap < 0:
         raise CLIError("--folds must be >= 2 and --bootstrap >= 0")
     items = load_seed() if args.data == "seed" else load_utilitybench(args.data)
@@ -111,15 +110,11 @@ def run(args: argparse.Namespace) -> int:
             raise CLIError("--holdout-sources / --leave-one-model-out fit their own policies: "
                            "drop --policy / --calibrator / --cost-model")
         return run_unseen(args, items, files, multi)
-    console = Console(stderr=True)
     runs = []
     for k, responses in enumerate(files):
-        with console.status("bench") as status:
-            tag = f" ({k + 1}/{len(files)} {responses.parent.name})" if len(files) > 1 else ""
-
-            def progress(msg: str, tag: str = tag, status: Any = status) -> None:
-                status.update(f"bench{tag}: {msg}")
-
+        name = f"bench {responses.parent.name} ({k + 1}/{len(files)})" if len(files) > 1 \
+            else "bench"
+        with phases(name, BENCH_PHASES) as progress:
             runs.append(run_bench(
                 items, responses, c_r=args.c_r, cost_model=args.cost_model,
                 calibrator=args.calibrator, signal=args.signal, folds=args.folds,
@@ -149,7 +144,15 @@ def run(args: argparse.Namespace) -> int:
     if len(runs) > 1:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "models.md").write_text(models_markdown(runs) + "\n", encoding="utf-8")
-        print(f"wrote {args.out / 'models.md'}")
+        (args.out / "frontier.md").write_text(
+            "# Budget-welfare frontier at the paper's prices\n\n"
+            + models_frontier_markdown(runs) + "\n", encoding="utf-8")
+        if not args.no_plots:
+            from benchmarks.bench.frontier import plot_frontier
+
+            plot_frontier({_model_label_of(r): r.frontier for r in runs if r.frontier},
+                          args.out / "budget_frontier.png")
+        print(f"wrote {args.out / 'models.md'}, {args.out / 'frontier.md'}")
     return 0
 
 
@@ -202,6 +205,10 @@ def run_unseen(args: argparse.Namespace, items: list[Any], files: list[Path],
                                           encoding="utf-8")
     print(f"wrote {args.out / 'unseen.md'}, {args.out / 'unseen.json'}")
     return 0
+
+
+def _model_label_of(results: BenchResult) -> str:
+    return str(results.responses.model or Path(results.responses.file).parent.name)
 
 
 def _slug(results: BenchResult, runs: list[BenchResult]) -> str:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from guard.exceptions import CLIError
+from policies.options import add_c_r_option, checked_c_r
 
 if TYPE_CHECKING:  # heavy imports (scikit-learn) only when the command runs
     from rich.console import Console
@@ -65,7 +66,7 @@ def register(sub: Any) -> None:
                    help="--from-audit: labels each refit part needs, at least (50)")
     p.add_argument("--out", type=Path, required=True, help="the policy directory to write")
     p.add_argument("--name", default=None, help="the policy's name (default: --out's name)")
-    p.add_argument("--c-r", type=float, default=2.0, help="default C_R of the policy (2)")
+    add_c_r_option(p, "default C_R of the policy")
     p.add_argument("--signal", default=None, help="confidence signal (default: logprob_mean)")
     p.add_argument("--cost-model", type=Path, default=None,
                    help="cost model dir (default: the shipped one, referenced by sha256)")
@@ -119,6 +120,7 @@ def fit_from_data(args: argparse.Namespace, console: Console) -> tuple[Policy, d
     from benchmarks.bench.data import load_bench, shipped_responses
     from benchmarks.bench.report import print_table
     from benchmarks.bench.run import run_bench
+    from benchmarks.progress import BENCH_PHASES, phases
     from cost_models.model_io import default_model_dir, load_model
     from cost_models.persistence import sha256_rows
     from guard.policy import fit_policy
@@ -131,12 +133,12 @@ def fit_from_data(args: argparse.Namespace, console: Console) -> tuple[Policy, d
     if responses is None:
         raise CLIError("--responses is required with --data (the shipped responses are for "
                        "the seed set)")
-    with console.status("fit: cross-fitted evaluation") as status:
+    with phases("fit: cross-fitted evaluation", BENCH_PHASES) as progress:
         results = run_bench(items, responses, c_r=args.c_r, cost_model=args.cost_model,
                             signal=args.signal, folds=args.folds, n_boot=args.bootstrap,
                             multi=_multi(args),
                             seed=args.seed, trust=args.trust, group_folds=args.group_folds,
-                            progress=lambda msg: status.update(f"fit: evaluation: {msg}"))
+                            progress=progress)
     print_table(results, console)
     cal = results.calibration
     if cal.get("n"):
@@ -153,7 +155,8 @@ def fit_from_data(args: argparse.Namespace, console: Console) -> tuple[Policy, d
         default_model_dir().resolve()
     ref = {"source": "shipped-default"} if shipped else None
     name = args.name or args.out.resolve().name
-    with console.status("fit: fitting on all data"):
+    with phases("fit", 1) as progress:
+        progress("fitting on all data")
         policy = fit_policy(training_set(data, signal, [source[i] for i in data.ids]),
                             signal=signal, c_r=args.c_r, name=name, cost_model=model,
                             cost_model_ref=ref, multi=multi)
@@ -293,8 +296,7 @@ def run(args: argparse.Namespace) -> int:
 
     from guard.policy import save_policy
 
-    if not math.isfinite(args.c_r) or args.c_r < 0:
-        raise CLIError(f"--c-r must be a finite number >= 0, got {args.c_r}")
+    checked_c_r(args.c_r)
     if args.folds < 2 or args.bootstrap < 0:
         raise CLIError("--folds must be >= 2 and --bootstrap >= 0")
     console = Console(stderr=False, width=None if Console().is_terminal else 140)

@@ -10,15 +10,13 @@ with ``role`` / ``content`` attributes (``openai`` or LangChain message models).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
+
+from guard.completion import field
 
 #: What joins the text parts of one message.
 PART_SEPARATOR = "\n"
-
-
-def _get(obj: Any, key: str) -> Any:
-    return obj.get(key) if isinstance(obj, Mapping) else getattr(obj, key, None)
 
 
 def message_text(content: Any) -> str | None:
@@ -35,7 +33,7 @@ def message_text(content: Any) -> str | None:
     if isinstance(content, str):
         return content
     if isinstance(content, Sequence) and not isinstance(content, (bytes, bytearray)):
-        parts = [_get(p, "text") for p in content]
+        parts = [field(p, "text") for p in content]
         text = PART_SEPARATOR.join(p for p in parts if isinstance(p, str))
         return text or None
     return None
@@ -51,8 +49,8 @@ def last_user_message(messages: Any) -> str | None:
     if not isinstance(messages, Sequence) or isinstance(messages, (str, bytes)):
         return None
     for m in reversed(messages):
-        if _get(m, "role") == "user":
-            return message_text(_get(m, "content"))
+        if field(m, "role") == "user":
+            return message_text(field(m, "content"))
     return None
 
 

@@ -14,12 +14,11 @@ The names below load on first use, so importing a light submodule (``guard.proxy
 ``guard.proxy.audit``) does not load FastAPI, Starlette or prometheus_client.
 """
 
-from __future__ import annotations
+import importlib as _importlib
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import Any as _Any
 
-import importlib
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
+if _TYPE_CHECKING:
     from guard.proxy.app import Proxy, build_guard, create_app
     from guard.proxy.audit import AuditWriter, export_jsonl
     from guard.proxy.metrics import ProxyMetrics
@@ -36,10 +35,10 @@ _HOMES = {
 }
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> _Any:
     if name not in _HOMES:
         raise AttributeError(f"module 'guard.proxy' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_HOMES[name]), name)
+    value = getattr(_importlib.import_module(_HOMES[name]), name)
     globals()[name] = value
     return value
 

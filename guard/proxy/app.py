@@ -26,6 +26,7 @@ import re
 import signal
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
@@ -67,6 +68,7 @@ from guard.proxy.responses import responses
 from guard.proxy.routes import ANY_MODEL, RouteTable, UnknownModelError
 from guard.proxy.upstream import Upstream, upstream_headers
 from guard.records import DecisionRecord
+from guard.refusal_budget import BudgetConfig, RefusalBudget, key_id
 from guard.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -143,6 +145,20 @@ def policy_guard(settings: Settings, cost_model: CostModel | None = None) -> Gua
     return policy.guard(**overrides)
 
 
+#: requests admitted whose client key the budget controller still waits for
+MAX_PENDING_KEYS = 10_000
+
+
+def refusal_budget(settings: Settings, guard: Guard) -> RefusalBudget | None:
+    """The ``--refusal-budget`` controller, starting from the guard's C_R (None when off)."""
+    if settings.refusal_budget is None:
+        return None
+    return RefusalBudget(BudgetConfig(
+        rate=settings.refusal_budget, c_r_min=settings.c_r_min, c_r_max=settings.c_r_max,
+        window=settings.budget_window, max_step=settings.budget_max_step,
+        key_share=settings.budget_key_share), c_r=guard.c_r)
+
+
 class Proxy:
     """What the running app holds: settings, guard, metrics, and (while serving) the
     upstream clients and the audit writer.
@@ -167,6 +183,9 @@ class Proxy:
         self.route = route  # the model id or glob this proxy serves
         self._cost_model = cost_model
         self.root: Proxy = self if root is None else root
+        #: this route's --refusal-budget controller of C_R (None: C_R fixed); the root keeps
+        #: the client key of each request admitted and not yet recorded (bounded)
+        self.budget = refusal_budget(settings, guard)
         key = settings.upstream_api_key
         self.upstream_key = key.get_secret_value() if key is not None else None
         if root is not None:  # a route: everything else is the root's
@@ -180,6 +199,7 @@ class Proxy:
                                    for k in settings.override_api_keys)
         self._audit: AuditWriter | None = None
         self.recent = RecentIds()  # ids decided here, for feedback before the audit write
+        self._budget_keys: OrderedDict[str, str] = OrderedDict()
         self.decisions = DecisionStore(settings.decision_retention, settings.decision_capacity)
         self.table: RouteTable[Proxy] = RouteTable([(ANY_MODEL, self)])
         self._pools: dict[tuple[Any, ...], Upstream] = {}
@@ -257,11 +277,14 @@ class Proxy:
 
     def upstream_key_source(self) -> str:
         """Which key the upstream receives, in words (never the key itself)."""
+        routed = self.root.configured.config is not None
         if self.upstream_key:
-            return "the configured upstream key (UTILITYGUARD_UPSTREAM_API_KEY)"
+            return ("the route's key (its api_key_env)" if routed else
+                    "the configured upstream key (UTILITYGUARD_UPSTREAM_API_KEY)")
         if self.client_keys:
             return ("no key: proxy keys (UTILITYGUARD_API_KEYS) are never forwarded; set "
-                    "UTILITYGUARD_UPSTREAM_API_KEY if the upstream needs one")
+                    + ("the route's api_key_env" if routed else "UTILITYGUARD_UPSTREAM_API_KEY")
+                    + " if the upstream needs one")
         return "the client's own Authorization header (no proxy keys configured)"
 
     def may_override(self, key: bytes | None) -> bool:
@@ -293,23 +316,43 @@ class Proxy:
             return guard
 
     def announce(self) -> None:
-        """Say once, at start-up, which policy decides (or that none does)."""
-        if self.guard.policy is not None:
-            log.info("deciding with policy %s (C_R %s)", self.guard.policy, self.guard.c_r)
-        elif self.guard.calibrator is None:
-            log.warning("no policy: p is uncalibrated and alpha = 1 (every query assumed "
-                        "answerable). Fit one on graded replies of your model with "
-                        "'utilityguard fit --data ITEMS --responses REPLIES --out DIR' and "
-                        "serve with --policy DIR (or --policy smollm2, the shipped one)")
-        else:
-            log.warning("no policy: p is calibrated but alpha = 1 (every query assumed "
-                        "answerable); 'utilityguard fit' makes a policy with an "
-                        "answerability model, served with --policy DIR")
+        """Say once, at start-up, which policy decides each route (or that none does)."""
+        for route in self.root.table.routes:
+            guard = route.guard
+            who = "" if route.route == ANY_MODEL else f"model {route.route}: "
+            if guard.policy is not None:
+                log.info("%sdeciding with policy %s (C_R %s)", who, guard.policy, guard.c_r)
+            elif guard.calibrator is None:
+                log.warning("%sno policy: p is uncalibrated and alpha = 1 (every query "
+                            "assumed answerable). Fit one on graded replies of your model "
+                            "with 'utilityguard fit --data ITEMS --responses REPLIES --out "
+                            "DIR' and serve with --policy DIR (or --policy smollm2, the "
+                            "shipped one)", who)
+            else:
+                log.warning("%sno policy: p is calibrated but alpha = 1 (every query assumed "
+                            "answerable); 'utilityguard fit' makes a policy with an "
+                            "answerability model, served with --policy DIR", who)
 
     @staticmethod
     def new_request_id() -> str:
         """A fresh request id (32 hex digits)."""
         return uuid.uuid4().hex
+
+    def c_r(self, requested: float | None) -> float | None:
+        """The C_R a request is priced with: the client's (an allowed override), else the
+        budget controller's, else None (the guard's own)."""
+        if requested is not None or self.budget is None:
+            return requested
+        return self.budget.c_r
+
+    def admitted(self, request_id: str, key: bytes | str | None) -> None:
+        """Remember which client key (hashed) made a request, for the budget controllers
+        (of any route: the route is known only once the body is read)."""
+        keys = self.root._budget_keys
+        if any(r.budget is not None for r in self.root.table.routes):
+            keys[request_id] = key_id(key)
+            while len(keys) > MAX_PENDING_KEYS:
+                keys.popitem(last=False)
 
     def record(self, record: DecisionRecord, *, query: str, model: str | None, stream: bool,
                upstream_s: float, total_s: float, owner: bytes = b"") -> None:
@@ -318,6 +361,9 @@ class Proxy:
         each names this route."""
         self.recent.add(record.request_id)
         self.decisions.put(record, owner, route=self.route, model=model)
+        if self.budget is not None:
+            self.budget.observe(record, self.root._budget_keys.pop(record.request_id,
+                                                                   "anonymous"))
         m, label = self.metrics, "true" if stream else "false"
         m.decisions.inc(record.decision, record.mode)
         m.route_decisions.inc(self.route, record.decision)
@@ -531,7 +577,8 @@ async def _readyz(request: Request) -> Response:
 
 async def _metrics(request: Request) -> Response:
     proxy: Proxy = request.app.state.proxy
-    return Response(proxy.metrics.render(), media_type=CONTENT_TYPE)
+    extra = proxy.budget.metrics_text() if proxy.budget is not None else ""
+    return Response(proxy.metrics.render() + extra, media_type=CONTENT_TYPE)
 
 
 def create_app(settings: Settings, transport: httpx.AsyncBaseTransport | None = None, *,

@@ -45,7 +45,7 @@ policy: $(STAMP)
 		--c-r 2 --group-folds
 	$(VENV)/bin/utilityguard fit --data seed --responses benchmarks/data/smollm2/responses.jsonl \
 		--responses benchmarks/data/gemma3_270m/responses.jsonl --out guard/policy/data/default \
-		--name default --c-r 2 --group-folds
+		--name default --c-r 2 --group-folds --folds 3 --bootstrap 100
 
 perf: $(STAMP) services
 	$(PY) -m benchmarks.perf

@@ -34,7 +34,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from guard.exceptions import UpstreamError, UpstreamStatusError
-from guard.messages import query_text
+from guard.messages import query_text, request_texts
 from guard.proxy.decided import (
     admit,
     decide_reply,
@@ -211,7 +211,7 @@ async def chat_completions(request: Request) -> Response:
     overrides = parse_overrides(request.headers)
     plan = plan_request(body, guard)
     headers = proxy.upstream_headers(request.headers)
-    query = query_text(body["messages"])
+    query = request_texts(body["messages"])
     price = guard.price(query, cost=overrides.cost, c_r=overrides.c_r, mode=overrides.mode)
     t_up = time.perf_counter()
     if plan.stream and not settings.buffer_streams and streams_early(price, guard):
@@ -241,7 +241,7 @@ async def chat_completions(request: Request) -> Response:
         out_headers[REFUSED_CHOICES_HEADER] = ",".join(map(str, sorted(refused_choices)))
     response = _response(plan, delivered, chunks, changed, out_headers, final)
     model = body.get("model")
-    proxy.record(record, query=query, model=model if isinstance(model, str) else None,
-                 stream=plan.stream, upstream_s=upstream_s,
-                 total_s=time.perf_counter() - t0)
+    proxy.record(record, query=price.question or query_text(body["messages"]),
+                 model=model if isinstance(model, str) else None, stream=plan.stream,
+                 upstream_s=upstream_s, total_s=time.perf_counter() - t0)
     return response

@@ -15,6 +15,7 @@ from guard.core import Guard, Price
 from guard.exceptions import PermissionDeniedError, UpstreamStatusError
 from guard.proxy.request import Overrides, check_auth, check_overrides
 from guard.records import Confidence, DecisionRecord
+from guard.segments import Query
 
 if TYPE_CHECKING:
     from guard.proxy.app import Proxy
@@ -50,7 +51,7 @@ def decision_body(record: DecisionRecord, *, enabled: bool = True) -> dict[str, 
 
 
 def decide_reply(guard: Guard, reply: Mapping[str, Any], view: Mapping[str, Any], *,
-                 query: str, overrides: Overrides, price: Price, request_id: str
+                 query: Query, overrides: Overrides, price: Price, request_id: str
                  ) -> DecisionRecord:
     """The decision about ``reply`` (its choice 0; ``view`` is the reply the confidence is
     read from: with the consistency samples), a caller's confidence header merged in."""

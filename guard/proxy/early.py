@@ -58,6 +58,7 @@ from guard.proxy.request import Overrides, cancel_on_disconnect, disconnected
 from guard.proxy.streaming import SSEReader, json_reply
 from guard.proxy.upstream import Relay
 from guard.records import DecisionRecord
+from guard.segments import Query, as_text
 
 if TYPE_CHECKING:
     from guard.proxy.app import Proxy
@@ -113,7 +114,7 @@ class Pending:
     proxy: Proxy
     guard: Guard
     request_id: str
-    query: str
+    query: Query
     overrides: Overrides
     price: Price
     model: Any
@@ -148,8 +149,9 @@ class Pending:
     def record(self, record: DecisionRecord, upstream_s: float) -> None:
         """Count the decision and queue its audit row (as the buffered path does)."""
         model = self.model if isinstance(self.model, str) else None
-        self.proxy.record(record, query=self.query, model=model, stream=True,
-                          upstream_s=upstream_s, total_s=time.perf_counter() - self.t0)
+        self.proxy.record(record, query=self.price.question or as_text(self.query),
+                          model=model, stream=True, upstream_s=upstream_s,
+                          total_s=time.perf_counter() - self.t0)
 
     async def relay(self, request: Request, path: str, body: Mapping[str, Any],
                     headers: Mapping[str, str], *, shape: Callable[[Event], Event | None],

@@ -1,4 +1,5 @@
-"""One "last user message" rule: the decorator and the proxy price the same chat the same."""
+"""One pricing rule: the decorator and the proxy price the same chat the same — every text of
+it, the maximum over its question segments (guard.segments)."""
 
 from __future__ import annotations
 
@@ -18,8 +19,10 @@ MESSAGES = [{"role": "system", "content": "Be brief."},
             {"role": "user", "content": "an earlier question"},
             {"role": "assistant", "content": "an earlier answer"},
             {"role": "user", "content": PARTS}]
-#: The query both paths must price: the text parts of the last user message, one per line.
-EXPECTED_QUERY = "What is the maximum\ndaily dose?"
+#: The costliest segment under TextCost: every text of the chat, one per line (the
+#: conversation joined, the last message's two text parts also joined by themselves).
+EXPECTED_QUERY = ("Be brief.\nan earlier question\nan earlier answer\nWhat is the maximum\n"
+                  "daily dose?\nWhat is the maximum\ndaily dose?")
 
 
 class TextCost:

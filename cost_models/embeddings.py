@@ -7,7 +7,9 @@ once per process from the installed package's own folder, so nothing is download
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import logging
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -26,11 +28,27 @@ class EmbeddingsUnavailable(UtilityGuardError):
     """``wordllama`` is not installed (the CLI prints it as one line)."""
 
 
+@contextmanager
+def _root_logger_kept() -> Iterator[None]:
+    """Undo what an import does to the root logger: ``wordllama`` calls
+    ``logging.basicConfig(level=INFO)`` when imported, which would make every application
+    using the guard print ``INFO:httpx...`` lines. A library leaves the root logger alone."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        yield
+    finally:
+        for handler in [h for h in root.handlers if h not in handlers]:
+            root.removeHandler(handler)
+        root.setLevel(level)
+
+
 @cache
 def _model() -> Any:
     try:
-        import wordllama
-        from wordllama import WordLlama
+        with _root_logger_kept():
+            import wordllama
+            from wordllama import WordLlama
     except ImportError:
         raise EmbeddingsUnavailable(
             "wordllama is not installed (a dependency of utilityguard): pip install wordllama"

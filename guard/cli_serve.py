@@ -10,9 +10,11 @@ list.
 from __future__ import annotations
 
 import argparse
+import errno
 import functools
 import inspect
 import logging
+import socket
 import types
 import typing
 from pathlib import Path
@@ -88,13 +90,21 @@ def register(sub: Any) -> None:
         help="run the OpenAI-compatible guard proxy in front of an upstream",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description=(
-            "Serve POST /v1/chat/completions (streaming or not), GET /v1/models, /healthz and\n"
-            "/metrics. Each reply is delivered only when p >= (L - C_R) / (1 + L); otherwise\n"
-            "the client receives the refusal text. The decision is in the response headers\n"
-            "x-utilityguard-decision / -cost / -confidence / -threshold / -request-id.\n"
-            "Per request: x-utilityguard-refusal-cost (C_R), x-utilityguard-cost (L),\n"
+            "Serve POST /v1/chat/completions and POST /v1/responses (streaming or not): each\n"
+            "reply is delivered only when p >= (L - C_R) / (1 + L); otherwise the client\n"
+            "receives the refusal text. The decision is in the body (its 'utilityguard'\n"
+            "object; in a stream, the last chunk's) and in the response headers\n"
+            "x-utilityguard-decision / -cost / -confidence / -threshold / -policy /\n"
+            "-request-id. Per request (when the operator allows overrides):\n"
+            "x-utilityguard-refusal-cost (C_R), x-utilityguard-cost (L),\n"
             "x-utilityguard-mode (enforce|shadow), x-utilityguard-confidence (p, for\n"
             "--confidence caller).\n\n"
+            "Also: POST /v1/feedback (a label for a decision, into the audit log), GET\n"
+            "/v1/models, POST /v1/embeddings (passed through), GET /healthz (liveness),\n"
+            "GET /readyz (the upstream answers), GET /metrics (Prometheus), POST\n"
+            "/admin/reload (admin key). SIGHUP and an empty POST /admin/reload re-read what\n"
+            "was configured at start (--policy); POST /admin/reload\n"
+            "{\"policy\": ...} switches a one-route proxy to another policy until then.\n\n"
             "Every option can also be set as UTILITYGUARD_<OPTION> in the environment or a\n"
             ".env file (flags win), e.g. UTILITYGUARD_UPSTREAM, UTILITYGUARD_C_R,\n"
             "UTILITYGUARD_AUDIT_PATH. Prefer the environment for keys (flags are visible in\n"
@@ -145,8 +155,12 @@ def run(args: argparse.Namespace) -> int:
     if args.workers < 1:
         raise CLIError(f"--workers must be >= 1, got {args.workers}")
     check_audit_log(settings)
+    sock = listen(settings.host, settings.port)  # before loading anything: fail fast
+    log.info("listening on http://%s:%d", settings.host, sock.getsockname()[1])
     if args.workers == 1:
-        uvicorn.run(create_app(settings), **options)
+        with sock:
+            config = uvicorn.Config(create_app(settings), **options)
+            uvicorn.Server(config).run(sockets=[sock])
         return 0
     from uvicorn.supervisors import Multiprocess
 
@@ -155,13 +169,32 @@ def run(args: argparse.Namespace) -> int:
     with multiprocess_directory():  # /metrics of any worker sums over all of them
         create_app(settings)  # fail here, once, on a bad cost model or calibrator
         config = worker_config(settings, args.workers, **options)
-        sockets = [config.bind_socket()]
+        sockets = [sock]
         supervisor: Any = Multiprocess
         if "target" in inspect.signature(supervisor).parameters:  # older uvicorn
             supervisor(config, target=uvicorn.Server(config).run, sockets=sockets).run()
         else:
             supervisor(config, sockets=sockets).run()
     return 0
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A listening socket on ``host:port``, or a one-line :class:`CLIError` (exit 2) when
+    the port is taken or the address is not this machine's (rather than uvicorn's log lines
+    and exit 1)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        reason = ("the port is already in use (another server runs there: stop it or pass "
+                  "--port)" if exc.errno == errno.EADDRINUSE else exc.strerror or str(exc))
+        raise CLIError(f"cannot listen on {host}:{port}: {reason}") from None
+    sock.set_inheritable(True)  # --workers: the worker processes accept on it
+    return sock
 
 
 def check_audit_log(settings: Settings) -> None:

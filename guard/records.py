@@ -172,7 +172,8 @@ class DecisionRecord(BaseModel):
         reply body (and the integrations to their replies).
 
         ``confidence`` is ``p`` (``None`` without one); ``policy`` names the policy that
-        decided (``None``: the guard's own settings).
+        decided: the record's own :attr:`policy` unless given (``None``: the guard's own
+        settings, no fitted policy).
 
         Examples
         --------
@@ -184,7 +185,8 @@ class DecisionRecord(BaseModel):
          'threshold': 0.6666666666666666, 'policy': None, 'request_id': 'r1'}
         """
         return {"decision": self.decision, "mode": self.mode, "cost": self.cost,
-                "confidence": self.p, "threshold": self.threshold, "policy": policy,
+                "confidence": self.p, "threshold": self.threshold,
+                "policy": self.policy if policy is None else policy,
                 "request_id": self.request_id}
 
     @property

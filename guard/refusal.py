@@ -23,7 +23,7 @@ _CONTRACTIONS = {
     "i'm": "i am", "can't": "cannot", "can not": "cannot", "don't": "do not",
     "won't": "will not", "it's": "it is", "there's": "there is", "isn't": "is not",
     "i'd": "i would", "doesn't": "does not", "i've": "i have", "that's": "that is",
-    "what's": "what is",
+    "what's": "what is", "i'll": "i will",
 }
 _CONTRACTION_RX = re.compile("|".join(re.escape(k) for k in _CONTRACTIONS), re.IGNORECASE)
 _NEG = r"(?:cannot|am unable to|am not able to|will not be able to|unable to|not able to)"
@@ -63,7 +63,18 @@ _PATTERNS = [
     r"\bi (?:must|have to) (?:decline|refuse)\b",
     r"\bi cannot (?:be )?(?:sure|certain)\b",
     r"\bno (?:definite|definitive|single|correct) answer\b",
-    r"\bi (?:would )?(?:need|require) more (?:information|context|details)\b",
+    r"\bi (?:would |will )?(?:need|require) (?:some |a bit )?more (?:information|context|"
+    r"details)\b",
+    # a document the question quotes that lacks the answer: "the contract does not specify"
+    r"\b(?:passage|text|contract|lease|will|letter|leaflet|policy|document|email|flyer|label|"
+    r"statement|clause|note|message|recipe|handbook|sheet|report|quote|card|form|invoice|"
+    r"manual|guide|instructions|article)\b.{0,60}\b(?:does|do) not "
+    r"(?:specify|state|say|mention)\b",
+    r"^(?:the )?[\w' -]{1,40} (?:is|are|was|were) not (?:specified|stated|given|mentioned)\W*$",
+    # a fact the model says it lacks: "I don't have the PIN for your debit card"
+    r"\bi do not have (?:the|your|that|this) (?:pin|password|passcode|code|login|account|"
+    r"records?|file|details|data|results?|number)\b",
+    r"^what is your question\b",
 ]
 _RX = re.compile("|".join(f"(?:{p})" for p in _PATTERNS), re.IGNORECASE)
 # a reply that talks around the question and concludes it cannot be answered is a hedged
@@ -85,6 +96,62 @@ _FILLER = re.compile(
     r"great question|good question)\b",
     re.IGNORECASE,
 )
+# opening lines that carry nothing: a salutation ("Hi Rosa,", "Tara,"), a courtesy sentence,
+# or a question (the model repeating the user's question); skipped before the opening is read
+_PREAMBLE = re.compile(
+    r"^(?:(?:hi|hello|hey|dear|good (?:morning|afternoon|evening))\b[^.!?]{0,40}[,!.]?|"
+    r"[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2}[,:]|"
+    r"i am (?:sorry|glad|happy|excited)[^.!?]{0,60}[.!]|thank(?:s| you)[^.!?]{0,60}[.!]|"
+    r"[^.!?]{0,200}\?)$",
+    re.IGNORECASE,
+)
+_PREAMBLE_MAX = 3
+# a request for what the model would need, anywhere in the reply's opening: "please provide
+# the details", "if you have more details ... let me know", "I'd need to know more"
+_ASKS = re.compile(
+    r"\bplease (?:provide|share|specify|send|tell me)\b|"
+    r"\bif you have (?:a |any )?(?:more |further |"
+    r"additional |specific )?(?:details|information)\b|\bneed more details\b|"
+    r"\bi would need to know more\b|\b(?:could|can) you (?:please )?(?:provide|give|share|"
+    r"clarify|specify)\b|\bi would like to know (?:the|which|what)\b",
+    re.IGNORECASE,
+)
+_ASKS_CHARS = 600
+# a reply that ends by asking what the user means: "What kind of project are you working on?"
+_ASKS_LAST = re.compile(r"^(?:what|which) (?:kind|type|sort) of [^.!?]{0,60}\byou\b[^.!?]{0,40}\?$",
+                        re.IGNORECASE)
+# a hedge that the reply then overrides with an answer ("... is not known yet. However, it
+# is Fe"; "I'm not sure. Latex is the better material"): the hedge alone is not a refusal
+_SOFT = re.compile(
+    r"\b(?:is|are|remains?) (?:currently |still )?(?:unknown|not (?:yet )?known)\b|"
+    r"^i am not (?:entirely |really )?(?:sure|certain)\W*$",
+    re.IGNORECASE,
+)
+_DEFERS = re.compile(
+    r"^i (?:will|would|have to|need|can|suggest|recommend)\b|\byou (?:can|could|may|should|"
+    r"might)\b|\bplease\b|\bconsult\b|\bcheck\b|\bask\b",
+    re.IGNORECASE,
+)
+
+
+def _opening(sentences: list[str]) -> list[str]:
+    """The sentences from the first one that is not a salutation, courtesy or echo."""
+    k = 0
+    while k < min(_PREAMBLE_MAX, len(sentences) - 1) and _PREAMBLE.match(sentences[k]) \
+            and not _RX.search(sentences[k]):
+        k += 1
+    return sentences[k:]
+
+
+def _overridden(first: str, rest: list[str]) -> bool:
+    """A soft hedge in ``first`` followed by a sentence that asserts something."""
+    if not rest or not _SOFT.search(first) or _RX.search(first.replace("unknown", "")
+                                                        .replace("not known", "")
+                                                        .replace("not sure", "")
+                                                        .replace("not certain", "")):
+        return False
+    nxt = " ".join(rest[0].split())
+    return not _RX.search(nxt) and not _DEFERS.search(nxt) and len(nxt.split()) >= 3
 
 
 def is_refusal(text: str | None) -> bool:
@@ -129,12 +196,15 @@ def is_refusal(text: str | None) -> bool:
     norm = _CONTRACTION_RX.sub(
         lambda m: _CONTRACTIONS[m.group(0).lower()], text.replace("’", "'").replace("*", "")
     )
-    sentences = [s for s in _SENTENCE.split(norm.strip()) if s.strip()]
-    first = " ".join(sentences[0].split())[:_OPENING_CHARS] if sentences else t
+    sentences = _opening([" ".join(s.split()) for s in _SENTENCE.split(norm.strip())
+                          if s.strip()])
+    first = sentences[0][:_OPENING_CHARS] if sentences else t
     if _RX.search(first):
+        return not _overridden(first, sentences[1:])
+    if len(sentences) > 1 and _CONCLUSION.search(sentences[-1]):
         return True
-    if len(sentences) > 1 and _CONCLUSION.search(" ".join(sentences[-1].split())):
+    if _FILLER.match(first) and len(sentences) > 1 and _RX.search(sentences[1][:_OPENING_CHARS]):
         return True
-    if _FILLER.match(first) and len(sentences) > 1:
-        return _RX.search(" ".join(sentences[1].split())[:_OPENING_CHARS]) is not None
-    return False
+    if sentences and _ASKS_LAST.match(sentences[-1]):
+        return True
+    return _ASKS.search(" ".join(sentences)[:_ASKS_CHARS]) is not None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,14 +43,30 @@ class Agreement:
     def rate(self) -> float:
         return self.agree / self.total if self.total else float("nan")
 
-    def table(self) -> str:
-        """A Markdown table: one row per answer type, then all."""
-        rows = ["| answer type | agree | records | agreement |", "| --- | ---: | ---: | ---: |"]
+    def table(self, label: str = "answer type") -> str:
+        """A Markdown table: one row per group (answer type unless grouped otherwise), then
+        all, each with its Wilson 95% interval."""
+        rows = [f"| {label} | agree | records | agreement | 95% interval |",
+                "| --- | ---: | ---: | ---: | --- |"]
         for kind in sorted(self.by_type):
             a, n = self.by_type[kind]
-            rows.append(f"| {kind} | {a} | {n} | {a / n:.1%} |")
-        rows.append(f"| **all** | {self.agree} | {self.total} | {self.rate:.1%} |")
+            lo, hi = wilson(a, n)
+            rows.append(f"| {kind} | {a} | {n} | {a / n:.1%} | {lo:.1%}-{hi:.1%} |")
+        lo, hi = wilson(self.agree, self.total)
+        rows.append(f"| **all** | {self.agree} | {self.total} | {self.rate:.1%} | "
+                    f"{lo:.1%}-{hi:.1%} |")
         return "\n".join(rows)
+
+
+def wilson(agree: int, total: int, z: float = 1.96) -> tuple[float, float]:
+    """The Wilson score interval of a proportion (95% by default)."""
+    if total <= 0:
+        return float("nan"), float("nan")
+    p = agree / total
+    den = 1 + z * z / total
+    mid = (p + z * z / (2 * total)) / den
+    half = z * math.sqrt(p * (1 - p) / total + z * z / (4 * total * total)) / den
+    return max(0.0, mid - half), min(1.0, mid + half)
 
 
 def read_gold(path: Path) -> list[dict[str, Any]]:
@@ -60,15 +77,18 @@ def read_gold(path: Path) -> list[dict[str, Any]]:
             if line.strip()]
 
 
-def rules_vs_gold(gold: Iterable[dict[str, Any]]) -> Agreement:
+def rules_vs_gold(gold: Iterable[dict[str, Any]], by: Sequence[str] = ("answer_type",)
+                  ) -> Agreement:
     """Grade every gold reply with the rules and compare with the grade written by reading.
     Each gold record carries its item (``question``, ``reference``, ``answer_type``,
-    ``answerable``), so the sample does not depend on a dataset that may change."""
+    ``answerable``), so the sample does not depend on a dataset that may change. Rows are
+    grouped by the record fields ``by`` (joined with ``/``)."""
     out = Agreement()
     for rec in gold:
         g = grade(rec, str(rec["response"]))
         want = (bool(rec["answered"]), None if rec["correct"] is None else bool(rec["correct"]))
-        out.add(str(rec["id"]), str(rec["answer_type"]), (g.answered, g.correct), want)
+        key = "/".join(str(rec.get(f)) for f in by)
+        out.add(f"{rec.get('model', '')}:{rec['id']}", key, (g.answered, g.correct), want)
     return out
 
 
@@ -77,9 +97,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="python -m benchmarks.grading.agreement",
         description="Agreement of the rule grader with grades written by reading.")
     p.add_argument("gold", type=Path, help="gold grades (JSONL)")
+    p.add_argument("--by", default="answer_type",
+                   help="record fields to group rows by, comma-separated (answer_type; "
+                        "e.g. model or model,style)")
+    p.add_argument("--split", help="only the records of this split (tune or test)")
     args = p.parse_args(argv)
-    result = rules_vs_gold(read_gold(args.gold))
-    print(result.table())
+    gold = [r for r in read_gold(args.gold) if args.split is None or r.get("split") == args.split]
+    by = [f.strip() for f in args.by.split(",") if f.strip()]
+    result = rules_vs_gold(gold, by)
+    print(result.table(", ".join(by)))
     print("disagreements:", ", ".join(result.disagreements) or "none")
     return 0
 

@@ -129,6 +129,7 @@ class Proxy:
     def __init__(self, settings: Settings, guard: Guard,
                  cost_model: CostModel | None = None) -> None:
         self.settings = settings
+        self.configured = settings  # what the operator configured: what SIGHUP reloads
         self.guard = guard  # replaced whole by reload(); a request reads it once
         self._cost_model = cost_model
         self._reload_lock = asyncio.Lock()
@@ -179,12 +180,13 @@ class Proxy:
         return self.settings.allow_client_overrides or key_in(key, self.override_keys)
 
     async def reload(self, policy: str | None = None) -> Guard:
-        """Load the policy again — or ``policy`` (a path or shipped name) instead — in a
-        thread, and swap it in atomically: requests already running finish with the guard
-        they started with; new ones get the new one. A policy that fails to load raises
-        (ConfigError / ArtifactError) and leaves the old one serving."""
+        """Load the configured policy again (the one given at start, whatever an admin
+        switched to since) — or ``policy`` (a path or shipped name) instead, until the next
+        reload — in a thread, and swap it in atomically: requests already running finish with
+        the guard they started with; new ones get the new one. A policy that fails to load
+        raises (ConfigError / ArtifactError) and leaves the old one serving."""
         async with self._reload_lock:
-            settings = self.settings if policy is None else self.settings.model_copy(
+            settings = self.configured if policy is None else self.configured.model_copy(
                 update={"policy": policy})
             try:
                 guard = await asyncio.to_thread(build_guard, settings, self._cost_model)
@@ -201,7 +203,7 @@ class Proxy:
     def announce(self) -> None:
         """Say once, at start-up, which policy decides (or that none does)."""
         if self.guard.policy is not None:
-            log.warning("deciding with policy %s (C_R %s)", self.guard.policy, self.guard.c_r)
+            log.info("deciding with policy %s (C_R %s)", self.guard.policy, self.guard.c_r)
         elif self.guard.calibrator is None:
             log.warning("no policy: p is uncalibrated and alpha = 1 (every query assumed "
                         "answerable). Fit one on graded replies of your model with "
@@ -300,9 +302,9 @@ def model_path(request: Request) -> str:
 
 
 def _watch_sighup(proxy: Proxy) -> bool:
-    """Reload the policy on SIGHUP (where the platform has it and this is the main thread's
-    loop); True when the handler was installed."""
-    if proxy.settings.policy is None or not hasattr(signal, "SIGHUP"):
+    """Reload the configured policy on SIGHUP (where the platform has it and this is the
+    main thread's loop); True when the handler was installed."""
+    if proxy.configured.policy is None or not hasattr(signal, "SIGHUP"):
         return False
     loop = asyncio.get_running_loop()
     tasks: set[asyncio.Task[Any]] = set()
@@ -341,7 +343,7 @@ async def _admin_reload(request: Request) -> Response:
             set(body) - {"policy"}:
         raise InvalidRequestError('the body must be empty or {"policy": "PATH_OR_NAME"}',
                                   param="policy")
-    if proxy.settings.policy is None and policy is None:
+    if proxy.configured.policy is None and policy is None:
         raise InvalidRequestError("nothing to reload: the proxy serves without --policy; "
                                   'send {"policy": "PATH_OR_NAME"} to start using one')
     try:

@@ -22,7 +22,7 @@ import time
 from collections import OrderedDict
 from typing import Any
 
-from guard.exceptions import ClientRequestError, InvalidRequestError
+from guard.exceptions import ClientRequestError, ConfigError, InvalidRequestError
 from guard.proxy.audit import DECISIONS, FEEDBACK, AuditStoreError, read_rows
 
 FIELDS = ("correct", "answerable", "cost")
@@ -110,14 +110,15 @@ def labelled_decisions(target: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """Every decision with a label, with its latest label as ``label_correct``,
     ``label_answerable`` and ``label_cost`` (oldest decision first).
 
-    Raises ``ValueError`` when ``target`` is not an audit log or holds no label.
+    Raises :class:`~guard.exceptions.ConfigError` (a ``ValueError``; one line for the CLI)
+    when ``target`` is not an audit log.
     """
     try:
         latest = {r["request_id"]: r for r in read_rows(target, FEEDBACK)}  # later rows win
         decisions = list(read_rows(target, DECISIONS))
     except AuditStoreError as exc:
-        raise ValueError(f"no labelled decisions: {exc}; send labels to POST /v1/feedback "
-                         "first") from None
+        raise ConfigError(f"no labelled decisions: {exc}; send labels to POST /v1/feedback "
+                          "first") from None
     out = []
     for d in decisions:
         label = latest.get(d["request_id"])

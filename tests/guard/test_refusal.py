@@ -73,3 +73,37 @@ def test_answers_are_not_refusals(text: str) -> None:
 
 def test_refusal_hint_asks_for_the_default_refusal_text() -> None:
     assert REFUSAL_HINT.endswith(DEFAULT_REFUSAL_TEXT)
+
+
+# replies written for these tests, in the shapes the second gold sample found (issue 22)
+@pytest.mark.parametrize("reply", [
+    "Hi Sam,\n\nI'm sorry for any confusion. I can't answer that directly because I don't "
+    "have your account data.",
+    "Dear Ms. Lee,\n\nWhat is the dose for my son?\nI cannot provide a dose without his weight.",
+    "The lease does not specify when the deposit must be returned.",
+    "The meeting time is not specified.",
+    "Hello, sorry to hear that, but I don't have the password for your router.",
+    "I'm happy to help. However, I'll need some more information about the loan first.",
+    "Thanks for writing. If you have more details about the contract, let me know and we "
+    "can go on.",
+    "Sure thing! Please provide the dimensions of the room.",
+    "I'd be glad to help with that. What kind of garden are you planning for?",
+])
+def test_declines_the_opening_rules_used_to_miss(reply: str) -> None:
+    assert is_refusal(reply)
+
+
+@pytest.mark.parametrize("reply", [
+    "The boiling point of this alloy is not known yet. However, it melts at 420 degrees.",
+    "I'm not sure. Nitrile is the better glove material for that solvent.",
+    "The exact figure is unknown. Estimates put it at about 20,000 workers.",
+    "Hi Jo,\n\nThe fee is $12.50 per month.",
+    "What kind of partner do you want? Think about it. Staying may be right for you.",
+])
+def test_an_answer_after_a_hedge_or_a_salutation_is_an_answer(reply: str) -> None:
+    assert not is_refusal(reply)
+
+
+def test_a_hedge_that_defers_stays_a_refusal() -> None:
+    assert is_refusal("I'm not sure. You should check with your pharmacist.")
+    assert is_refusal("The answer is currently unknown. I would ask a lawyer about it.")

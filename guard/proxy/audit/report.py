@@ -98,7 +98,14 @@ def _by_cost(rows: Sequence[dict[str, Any]]) -> str:
                    "per band of the predicted cost of a wrong answer.", svg)
 
 
-def _p_vs_threshold(rows: Sequence[dict[str, Any]]) -> str:
+def _p_vs_threshold(all_rows: Sequence[dict[str, Any]]) -> str:
+    # a decision known before the reply (an early stream: every p answers) has no p
+    rows = [r for r in all_rows if r["p"] is not None and r["threshold"] is not None]
+    unread = len(all_rows) - len(rows)
+    note = (f" {unread} decision(s) without p (decided before the reply, such as an early "
+            "stream) are not drawn." if unread else "")
+    if not rows:
+        return f"<p id=\"no-p\">No decision has a p to draw.{note}</p>"
     hist = histogram({"p (confidence)": [r["p"] for r in rows],
                       "threshold (L - C_R)/(1 + L)": [r["threshold"] for r in rows]},
                      bins=20, lo=0.0, hi=1.0, title="Distribution of p and of the thresholds",
@@ -112,7 +119,7 @@ def _p_vs_threshold(rows: Sequence[dict[str, Any]]) -> str:
                      xlabel="threshold", ylabel="p", xlim=(max(lo, -1.0), 1.0),
                      ylim=(0.0, 1.0), diagonal=True)
     return (_figure("fig-p-histogram", "Where p falls relative to the thresholds it is "
-                    "compared with.", hist) +
+                    "compared with." + note, hist) +
             _figure("fig-p-vs-threshold", "Each decision (at most 2000 drawn; thresholds "
                     "below -1 drawn at -1): above the dashed line p >= threshold.", points))
 

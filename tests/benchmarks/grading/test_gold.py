@@ -46,3 +46,31 @@ def test_the_agreement_command_prints_the_table(capsys: object) -> None:
     assert main([str(GOLD)]) == 0
     out = capsys.readouterr().out  # type: ignore[attr-defined]
     assert "| **all** |" in out and "disagreements:" in out
+
+
+HELDOUT = GOLD.parent / "gold_heldout.jsonl"
+
+
+def test_the_held_out_sample_covers_both_models_and_every_style() -> None:
+    gold = read_gold(HELDOUT)
+    assert len(gold) == 600 and len({(r["model"], r["id"]) for r in gold}) == 600
+    models = Counter(r["model"] for r in gold)
+    assert models == {"smollm2-135m-instruct": 300, "gemma-3-270m": 300}
+    cells = Counter((r["model"], r["style"], r["split"]) for r in gold)
+    assert len({s for _, s, _ in cells}) == 9  # eight growth styles and the original set
+    assert all(n >= 6 for n in cells.values())  # both halves of every stratum
+    for r in gold:
+        if not r["answered"]:
+            assert r["correct"] is None
+        elif not r["answerable"]:
+            assert r["correct"] is False
+
+
+def test_the_rules_on_the_held_out_half_stay_above_the_measured_floor() -> None:
+    # measured, not the goal: the goal is 97% per model (issue 22); the SmolLM2 test half
+    # reached 91.9% (136/148) and Gemma 97.9% (143/146) when the rules were last changed.
+    # This floor catches a rule change that loses ground on replies it was not tuned on.
+    test = [r for r in read_gold(HELDOUT) if r["split"] == "test"]
+    for model in ("smollm2-135m-instruct", "gemma-3-270m"):
+        result = rules_vs_gold([r for r in test if r["model"] == model])
+        assert result.rate >= 0.90, (model, result.table())

@@ -95,6 +95,19 @@ def test_off_with_a_setting(start_proxy: Any, make_client: Any, chat: Any) -> No
     assert "data: [DONE]" in stream.text and "utilityguard" not in stream.text
 
 
+def test_the_body_names_the_policy_that_decided(start_proxy: Any, make_client: Any,
+                                                chat: Any) -> None:
+    """Under --policy the body's ``policy`` is the header's NAME@SHA8 (it was always null)."""
+    served = start_proxy(policy="smollm2", c_r=2.0)
+    raw = make_client(served).chat.completions.with_raw_response.create(**chat("dose? unsure"))
+    label = raw.headers["x-utilityguard-policy"]
+    assert label.startswith("smollm2@")
+    assert raw.http_response.json()["utilityguard"]["policy"] == label
+    stream = httpx.post(served.url + "/v1/chat/completions",
+                        json=chat("dose? unsure", stream=True), timeout=10)
+    assert f'"policy": "{label}"' in stream.text or f'"policy":"{label}"' in stream.text
+
+
 def test_langchain_openai_reads_it(proxy: Any) -> None:
     llm = ChatOpenAI(model="fake-model", base_url=proxy.url + "/v1", api_key="sk-x",
                      max_retries=0, include_response_headers=True)  # type: ignore[arg-type]

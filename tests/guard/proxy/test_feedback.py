@@ -131,3 +131,12 @@ def test_fit_from_audit_refits_from_labels_and_refuses_with_too_few(
     assert a_now > a_future
     meta = json.loads((out / "policy.json").read_text())
     assert meta["training"]["n"] == 80 and "from-audit" in meta["command"]
+
+
+def test_fit_from_a_missing_audit_log_is_one_line_exit_2(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "no-such.db"
+    assert main(["fit", "--from-audit", str(missing), "--out", str(tmp_path / "p")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("utilityguard: error: ") and str(missing) in err
+    assert err.count("\n") == 1 and "Traceback" not in err

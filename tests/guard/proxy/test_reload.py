@@ -221,3 +221,29 @@ def test_the_admin_can_switch_to_another_policy(start_proxy: Callable[..., Serve
         r = c.post("/admin/reload", headers=auth, json={"policy": str(policies["second"])})
         assert r.status_code == 200 and r.json()["policy"] == second
         assert _ask(c, QUESTIONS[0]).headers["x-utilityguard-policy"] == second
+
+
+def test_sighup_reloads_the_configured_policy_not_the_admins_switch(
+        serve: Any, policies: dict[str, Path], tmp_path: Path) -> None:
+    """The decision: SIGHUP (and an empty POST /admin/reload) re-read what the operator
+    configured (--policy LIVE), so a switch by ``{"policy": ...}`` lasts until the next
+    reload; it used to reload the policy last switched to."""
+    start, _ = serve
+    live = tmp_path / "live"
+    _put(policies["first"], live)
+    url, pid = start(live)
+    first, second = (load_policy(policies[n]).label for n in ("first", "second"))
+    auth = {"authorization": f"Bearer {ADMIN}"}
+    with httpx.Client(base_url=url, timeout=30) as c:
+        r = c.post("/admin/reload", headers=auth, json={"policy": str(policies["second"])})
+        assert r.status_code == 200 and r.json()["policy"] == second
+        assert _ask(c, QUESTIONS[0]).headers["x-utilityguard-policy"] == second
+        os.kill(pid, signal.SIGHUP)
+        deadline = time.monotonic() + 20
+        while _ask(c, QUESTIONS[0]).headers["x-utilityguard-policy"] != first:
+            assert time.monotonic() < deadline, "SIGHUP did not reload the configured policy"
+            time.sleep(0.1)
+        r = c.post("/admin/reload", headers=auth, json={"policy": str(policies["second"])})
+        assert r.json()["policy"] == second
+        r = c.post("/admin/reload", headers=auth)  # empty: the configured one again
+        assert r.status_code == 200 and r.json()["policy"] == first

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import sqlite3
 from pathlib import Path
 from typing import Any
@@ -161,3 +162,27 @@ def test_serve_with_two_workers(upstream: Any, serve_process: Any) -> None:
             assert float(raw.headers["x-utilityguard-threshold"]) == pytest.approx(
                 (cost - 3.5) / (1 + cost), abs=1e-3)
     assert "Traceback" not in served.stop()
+
+
+def test_a_port_in_use_is_one_line_exit_2(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(tmp_path)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        assert main(["serve", "--upstream", "http://127.0.0.1:9/v1", "--port", str(port)]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"utilityguard: error: cannot listen on 127.0.0.1:{port}: the port is "
+                   "already in use (another server runs there: stop it or pass --port)\n")
+
+
+def test_serve_help_names_every_endpoint_and_where_the_decision_is(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        build_parser(["serve"]).parse_args(["serve", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for endpoint in ("/v1/chat/completions", "/v1/responses", "/v1/feedback", "/admin/reload",
+                     "/readyz", "/healthz", "/metrics", "/v1/models"):
+        assert endpoint in text, endpoint
+    assert "in the body" in text and "last chunk" in text and "headers" in text

@@ -141,3 +141,30 @@ def test_report_of_an_empty_log_and_without_feedback(tmp_path: Path) -> None:
         store.connect()
     assert main(["audit", "report", "--path", str(db), "--out", str(tmp_path / "e")]) == 0
     assert 'id="empty"' in (tmp_path / "e" / "index.html").read_text()
+
+
+def test_report_with_early_streamed_decisions_whose_p_is_null(tmp_path: Path) -> None:
+    """An early stream's decision is made before the reply (every p answers): its ``p`` is
+    null. The report draws the decisions that have one and says how many had none."""
+    db = tmp_path / "early.db"
+    rows = []
+    for i in range(6):
+        early = i % 2 == 0
+        record = DecisionRecord(request_id=f"e{i}", cost=0.5, cost_source="model",
+                                p=None if early else 0.9,
+                                p_source="none" if early else "calibrated",
+                                threshold=-0.5, c_r=2.0,
+                                expected_utility_answer=None if early else 0.85,
+                                expected_utility_refuse=-2.0, decision="answer",
+                                mode="enforce", latency_ms=0.1)  # type: ignore[arg-type]
+        rows.append(DECISIONS.row(dict(zip(DECISIONS.names, decision_row(
+            record, ts=1.8e9 + i, model="m", stream=True, query=None), strict=True))))
+    with open_store(db) as store:
+        store.connect()
+        store.insert(DECISIONS, rows)
+    out = tmp_path / "r"
+    assert main(["audit", "report", "--path", str(db), "--out", str(out)]) == 0
+    html = (out / "index.html").read_text()
+    assert "3 decision(s) without p" in html
+    hist = re.search(r'<figure id="fig-p-histogram".*?</figure>', html, re.S)
+    assert hist is not None and 'class="bar"' in hist.group(0)

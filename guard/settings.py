@@ -119,6 +119,14 @@ class Settings(BaseSettings):
                                                  "metavar": "KEY"},
         description="proxy keys (among --api-key) whose clients may use the override "
                     "headers even without --allow-client-overrides (flag repeatable)")
+    feedback_api_keys: Annotated[list[SecretStr], NoDecode] = Field(
+        default_factory=list, json_schema_extra={"flags": ["--feedback-api-key"],
+                                                 "metavar": "KEY"},
+        description="labeller keys that may label any decision at POST /v1/feedback (flag "
+                    "repeatable); every other key labels only the decisions it made")
+    feedback_rate: int = Field(
+        default=60, ge=1, json_schema_extra={"metavar": "N"},
+        description="labels one key may send per minute to POST /v1/feedback (429 past it)")
     connect_timeout: float = Field(default=5.0, gt=0.0, json_schema_extra={"metavar": "S"},
                                    description="upstream connect timeout in seconds")
     read_timeout: float = Field(
@@ -219,7 +227,7 @@ class Settings(BaseSettings):
             raise ValueError(f"upstream must be an http:// or https:// URL; got {value!r}")
         return value
 
-    @field_validator("api_keys", "override_api_keys", mode="before")
+    @field_validator("api_keys", "override_api_keys", "feedback_api_keys", mode="before")
     @classmethod
     def _split_keys(cls, value: Any) -> Any:
         if isinstance(value, str):
@@ -229,7 +237,7 @@ class Settings(BaseSettings):
             return [k.strip() for k in text.split(",") if k.strip()]
         return value
 
-    @field_validator("api_keys", "override_api_keys")
+    @field_validator("api_keys", "override_api_keys", "feedback_api_keys")
     @classmethod
     def _no_empty_keys(cls, value: list[SecretStr]) -> list[SecretStr]:
         if any(not k.get_secret_value() for k in value):

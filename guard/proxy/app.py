@@ -51,6 +51,7 @@ from guard.proxy.feedback import (
     feedback_row,
     parse_feedback,
 )
+from guard.proxy.labels import LabelRateLimit, key_id
 from guard.proxy.metrics import CONTENT_TYPE, MetricsMiddleware, ProxyMetrics
 from guard.proxy.redact import RedactSecrets, install_access_log_filter
 from guard.proxy.request import check_auth, key_in, read_body
@@ -142,6 +143,10 @@ class Proxy:
         self._upstream: Upstream | None = None
         self.audit: AuditWriter | None = None
         self.recent = RecentIds()  # ids decided here, for feedback before the audit write
+        self.owners = RecentIds()  # ids admitted here, with the key that made each
+        self.labeller_keys = tuple(k.get_secret_value().encode()
+                                   for k in settings.feedback_api_keys)
+        self.label_limit = LabelRateLimit(settings.feedback_rate)
 
     @property
     def upstream(self) -> Upstream:
@@ -222,13 +227,14 @@ class Proxy:
     def record(self, record: DecisionRecord, *, query: str, model: str | None, stream: bool,
                upstream_s: float, total_s: float) -> None:
         """Count a decision and its latencies, and queue its audit row."""
-        self.recent.add(record.request_id)
+        owner = self.owners.owner(record.request_id)[1]
+        self.recent.add(record.request_id, owner)
         m, label = self.metrics, "true" if stream else "false"
         m.decisions.inc(record.decision, record.mode)
         m.upstream_seconds.observe(upstream_s, label)
         m.guard_seconds.observe(max(total_s - upstream_s, 0.0), label)
         if self.audit is not None:
-            self.audit.submit(record, query=query, model=model, stream=stream)
+            self.audit.submit(record, query=query, model=model, stream=stream, key_id=owner)
 
     def forbidden(self, request_id: str, kind: str, detail: str) -> None:
         """Record a request refused for using what it was not granted (a security event): a
@@ -358,17 +364,23 @@ async def _admin_reload(request: Request) -> Response:
 async def _feedback(request: Request) -> Response:
     """``POST /v1/feedback``: a label for one decision, appended to the audit log."""
     proxy: Proxy = request.app.state.proxy
-    check_auth(request.headers, proxy.client_keys)
+    key = check_auth(request.headers, (*proxy.client_keys, *proxy.labeller_keys))
+    labeller = key_id(key)
+    proxy.label_limit.admit(labeller)
     label = parse_feedback(await read_body(request, proxy.settings.max_body_bytes))
     target, audit = proxy.settings.audit_target, proxy.audit
     if target is None or audit is None:
         raise InvalidRequestError("feedback is stored in the audit log: serve with "
                                   "--audit-path (or --audit-url)", code="no_audit_log")
     rid = label["request_id"]
-    if rid not in proxy.recent and not await asyncio.to_thread(decided, target, rid):
+    known, owner = proxy.recent.owner(rid)
+    if not known:
+        known, owner = await asyncio.to_thread(decided, target, rid)
+    if not known or (owner != labeller and not key_in(key, proxy.labeller_keys)):
+        # another key's decision is answered as an unknown one: nothing to learn from it
         raise UnknownRequestError(f"no decision with request_id {rid!r} in the audit log",
                                   param="request_id")
-    if not audit.submit_row(FEEDBACK, feedback_row(label)):
+    if not audit.submit_row(FEEDBACK, feedback_row(label, labeller)):
         return JSONResponse(error_body("the audit log is not keeping up; the label was not "
                                        "recorded, send it again", "server_error",
                                        code="audit_queue_full"), status_code=503)

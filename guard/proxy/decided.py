@@ -13,6 +13,7 @@ from starlette.requests import Request
 from guard.completion import choice_answer
 from guard.core import Guard, Price
 from guard.exceptions import PermissionDeniedError, UpstreamStatusError
+from guard.proxy.labels import key_id
 from guard.proxy.request import Overrides, check_auth, check_overrides
 from guard.records import Confidence, DecisionRecord
 from guard.segments import Query
@@ -68,6 +69,7 @@ def admit(request: Request, proxy: Proxy, settings: Settings) -> str:
     are allowed (a forbidden override is recorded as a security event and raised)."""
     request.state.request_id = rid = proxy.new_request_id()
     key = check_auth(request.headers, proxy.client_keys)
+    proxy.owners.add(rid, key_id(key))  # who may label this decision
     try:
         check_overrides(request.headers, allowed=proxy.may_override(key),
                         caller_confidence=settings.confidence == "caller")

@@ -187,6 +187,11 @@ class Settings(BaseSettings):
                     "model, calibrator, answerability model and default C_R (an explicit "
                     "--c-r wins); excludes --cost-model/--calibrator. SIGHUP or POST "
                     "/admin/reload reloads it")
+    policy_dirs: Annotated[list[str], NoDecode] = Field(
+        default_factory=list, json_schema_extra={"flags": ["--policy-dir"], "metavar": "DIR"},
+        description="a directory POST /admin/reload may load policies from: the body's "
+                    "'policy' must be a shipped name or a policy folder inside one of these "
+                    "(flag repeatable; none: only shipped names and --policy)")
     admin_api_key: SecretStr | None = Field(
         default=None, json_schema_extra={"metavar": "KEY"},
         description="the key POST /admin/reload requires as 'Authorization: Bearer KEY' "
@@ -227,7 +232,8 @@ class Settings(BaseSettings):
             raise ValueError(f"upstream must be an http:// or https:// URL; got {value!r}")
         return value
 
-    @field_validator("api_keys", "override_api_keys", "feedback_api_keys", mode="before")
+    @field_validator("api_keys", "override_api_keys", "feedback_api_keys", "policy_dirs",
+                     mode="before")
     @classmethod
     def _split_keys(cls, value: Any) -> Any:
         if isinstance(value, str):

@@ -28,6 +28,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 
@@ -38,7 +39,12 @@ from starlette.responses import JSONResponse, Response
 from guard.calibration import Calibrator
 from guard.confidence.extractors import Extractor, extractors_for
 from guard.core import Guard
-from guard.exceptions import AuthenticationError, ConfigError, InvalidRequestError
+from guard.exceptions import (
+    AuthenticationError,
+    ConfigError,
+    InvalidRequestError,
+    PermissionDeniedError,
+)
 from guard.protocols import CostModel
 from guard.proxy.audit import FEEDBACK, AuditWriter
 from guard.proxy.audit.schema import SECURITY_EVENTS
@@ -307,6 +313,24 @@ def model_path(request: Request) -> str:
     return "models/" + "/".join(quote(part, safe="") for part in model.split("/"))
 
 
+def check_policy_allowed(policy: str, settings: Settings) -> None:
+    """A policy ``POST /admin/reload`` may load: a shipped name, the configured ``--policy``,
+    or a folder inside one of the operator's ``--policy-dir`` directories (symlinks
+    resolved); :class:`PermissionDeniedError` (403) otherwise."""
+    from guard.policy.artifact import shipped_policies
+
+    if policy in shipped_policies() or policy == settings.policy:
+        return
+    target = Path(policy).resolve()
+    for root in settings.policy_dirs:
+        if target.is_relative_to(Path(root).resolve()):
+            return
+    raise PermissionDeniedError(
+        "the admin endpoint loads only shipped policies, the configured --policy and "
+        "folders inside an operator-configured --policy-dir", param="policy",
+        code="policy_dir_not_allowed")
+
+
 def _watch_sighup(proxy: Proxy) -> bool:
     """Reload the configured policy on SIGHUP (where the platform has it and this is the
     main thread's loop); True when the handler was installed."""
@@ -342,7 +366,7 @@ async def _admin_reload(request: Request) -> Response:
     raw = await read_body(request, proxy.settings.max_body_bytes)
     try:
         body = json.loads(raw) if raw.strip() else {}
-    except ValueError:
+    except (ValueError, RecursionError):
         raise InvalidRequestError("the body must be empty or JSON", code="invalid_json") from None
     policy = body.get("policy") if isinstance(body, dict) else None
     if not isinstance(body, dict) or (policy is not None and not isinstance(policy, str)) or \
@@ -352,6 +376,8 @@ async def _admin_reload(request: Request) -> Response:
     if proxy.configured.policy is None and policy is None:
         raise InvalidRequestError("nothing to reload: the proxy serves without --policy; "
                                   'send {"policy": "PATH_OR_NAME"} to start using one')
+    if policy is not None:
+        check_policy_allowed(policy, proxy.configured)
     try:
         guard = await proxy.reload(policy)
     except Exception as exc:

@@ -21,6 +21,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_is_fitted
 
+from cost_models.data_io import pipeline_from_data, pipeline_to_data
 from cost_models.features import affix_embed, affix_tfidf
 from cost_models.regressor import _texts
 from policies.exceptions import InvalidValueError
@@ -80,6 +81,23 @@ class AnswerabilityModel(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         if not texts:
             return np.empty(0, dtype=np.float64)
         return np.asarray(self.pipeline_.predict_proba(texts)[:, 1], dtype=np.float64)
+
+    def to_data(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """``(parameters, arrays)``: the fitted model as data (no pickle)."""
+        check_is_fitted(self, "pipeline_")
+        arrays: dict[str, Any] = {}
+        params = {"C": self.C, "features": self.features, "max_chars": self.max_chars,
+                  "pipeline": pipeline_to_data(self.pipeline_, arrays)}
+        return params, arrays
+
+    @classmethod
+    def from_data(cls, params: dict[str, Any], arrays: dict[str, Any]) -> AnswerabilityModel:
+        """The model :meth:`to_data` described."""
+        model = cls(C=float(params["C"]), features=str(params["features"]),
+                    max_chars=int(params["max_chars"]))
+        model.pipeline_ = pipeline_from_data(params["pipeline"], arrays)
+        model.classes_ = np.array([False, True])
+        return model
 
     def predict_proba(self, X: Any) -> FloatArray:
         a = self.predict_alpha(X)

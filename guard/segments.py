@@ -98,6 +98,9 @@ def _unique(items: Iterable[str]) -> list[str]:
     return out
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def request_segments(texts: Sequence[str]) -> list[str]:
     """Every segment of a request's ``texts`` (see the module docstring); ``[""]`` when it
     has no text (priced as the empty query).
@@ -106,7 +109,8 @@ def request_segments(texts: Sequence[str]) -> list[str]:
     >>> segs[-1]
     'What is the maximum daily dose of acetaminophen?'
     """
-    texts = [t for t in texts if t.strip()]
+    # a lone surrogate (valid JSON, not valid UTF-8) is priced as U+FFFD, never an error
+    texts = [_SURROGATE.sub("\ufffd", t) for t in texts if t.strip()]
     whole = list(texts)
     if len(texts) > 1:
         whole.append(JOIN.join(texts))

@@ -187,6 +187,10 @@ class Settings(BaseSettings):
                     "model, calibrator, answerability model and default C_R (an explicit "
                     "--c-r wins); excludes --cost-model/--calibrator. SIGHUP or POST "
                     "/admin/reload reloads it")
+    metrics_api_key: SecretStr | None = Field(
+        default=None, json_schema_extra={"metavar": "KEY"},
+        description="a key GET /metrics requires as 'Authorization: Bearer KEY' (unset: "
+                    "/metrics is open); prefer the environment")
     policy_dirs: Annotated[list[str], NoDecode] = Field(
         default_factory=list, json_schema_extra={"flags": ["--policy-dir"], "metavar": "DIR"},
         description="a directory POST /admin/reload may load policies from: the body's "
@@ -259,7 +263,7 @@ class Settings(BaseSettings):
         return self
 
     @field_validator("audit_path", "audit_url", "cost_model", "calibrator", "policy",
-                     "admin_api_key", mode="before")
+                     "admin_api_key", "metrics_api_key", mode="before")
     @classmethod
     def _empty_is_none(cls, value: Any) -> Any:
         return None if isinstance(value, str) and not value.strip() else value

@@ -62,7 +62,7 @@ from guard.proxy.metrics import CONTENT_TYPE, MetricsMiddleware, ProxyMetrics
 from guard.proxy.redact import RedactSecrets, install_access_log_filter
 from guard.proxy.request import check_auth, key_in, read_body
 from guard.proxy.responses import responses
-from guard.proxy.upstream import Upstream, upstream_headers
+from guard.proxy.upstream import READY_TIMEOUT_S, Upstream, upstream_headers
 from guard.records import DecisionRecord
 from guard.settings import Settings
 
@@ -273,8 +273,11 @@ class Proxy:
         try:
             async with httpx.AsyncClient(base_url=s.upstream + "/", timeout=timeout,
                                          limits=limits, transport=transport,
-                                         trust_env=False) as client:
-                self._upstream = Upstream(client, max_bytes=s.max_upstream_bytes)
+                                         trust_env=False) as client, \
+                    httpx.AsyncClient(base_url=s.upstream + "/", timeout=READY_TIMEOUT_S,
+                                      limits=httpx.Limits(max_connections=2),
+                                      transport=transport, trust_env=False) as probe:
+                self._upstream = Upstream(client, max_bytes=s.max_upstream_bytes, probe=probe)
                 log.info("guarding %s (confidence %s, C_R %s, %s mode)", self._upstream.name,
                          s.confidence, s.c_r, s.mode)
                 log.info("the upstream receives %s", self.upstream_key_source())
@@ -453,12 +456,15 @@ async def _readyz(request: Request) -> Response:
     body: dict[str, Any] = {"status": "ready" if ready else "unavailable",
                             "upstream": proxy.upstream.name, "detail": detail}
     if proxy.audit is not None:  # reported, not a condition: records queue while it is down
-        body["audit"] = proxy.audit.status()
+        # without the log's name: where the audit database lives is the operator's business
+        body["audit"] = {k: v for k, v in proxy.audit.status().items() if k != "log"}
     return JSONResponse(body, status_code=200 if ready else 503)
 
 
 async def _metrics(request: Request) -> Response:
     proxy: Proxy = request.app.state.proxy
+    if proxy.settings.metrics_api_key is not None:
+        check_auth(request.headers, (proxy.settings.metrics_api_key.get_secret_value().encode(),))
     return Response(proxy.metrics.render(), media_type=CONTENT_TYPE)
 
 

@@ -178,7 +178,7 @@ def test_a_policy_that_fails_to_load_leaves_the_old_one_serving(
     _put(policies["first"], live)
     url, pid = start(live, "--policy-dir", str(policies["second"].parent))
     first = load_policy(policies["first"]).label
-    with (live / "calibrator" / "calibrator.joblib").open("ab") as fh:
+    with (live / "calibrator" / "calibrator.npz").open("ab") as fh:
         fh.write(b"tampered")
     with httpx.Client(base_url=url, timeout=30) as c:
         for headers in ({}, {"authorization": "Bearer wrong"}):

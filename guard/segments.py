@@ -4,11 +4,11 @@ The price of a request is the **maximum** cost over its segments, so that it is 
 than the price of any question it carries (:meth:`guard.Guard.price`). The segments of a
 request's texts (:func:`guard.messages.request_texts`) are:
 
-* each text whole, and all of them joined in order (a question split over several turns or
-  content parts is whole again in the join);
-* each sentence of those (split after ``.``, ``?``, ``!``, ``;``, ``:`` followed by a space,
-  and at line breaks), so that a long cheap preamble or a cheap question next to a costly
-  one does not dilute it;
+* each text whole;
+* each sentence of each text, and of all texts joined in order (a question split over
+  several turns or content parts is whole again in the join); sentences end after ``.``,
+  ``?``, ``!``, ``;``, ``:`` followed by a space, and at line breaks, so that a long cheap
+  preamble or a cheap question next to a costly one does not dilute it;
 * for a sentence longer than 12 words, every window of 12 words 4 apart and of 24 words 8
   apart (:data:`WINDOWS`), so that padding without punctuation does not dilute either: a
   question of up to 8 words lies whole in a window of 12 with at most 4 other words, one of
@@ -111,13 +111,9 @@ def request_segments(texts: Sequence[str]) -> list[str]:
     """
     # a lone surrogate (valid JSON, not valid UTF-8) is priced as U+FFFD, never an error
     texts = [_SURROGATE.sub("\ufffd", t) for t in texts if t.strip()]
-    whole = list(texts)
-    if len(texts) > 1:
-        whole.append(JOIN.join(texts))
-    joined = " ".join(texts)
     parts: list[str] = []
-    for t in whole:
+    for t in texts:
         parts.extend(question_segments(t))
-    if len(texts) > 1:  # sentences that run across texts, rejoined
-        parts.extend(s for s in question_segments(joined)[1:])
+    if len(texts) > 1:  # sentences that run across texts, rejoined (the others are repeats)
+        parts.extend(question_segments(" ".join(texts))[1:])
     return _unique(parts) or [""]

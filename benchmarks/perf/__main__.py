@@ -16,7 +16,7 @@ from benchmarks.perf._common import PerfResult
 
 #: Modules of ``benchmarks.perf`` that expose ``run() -> list[PerfResult]``.
 MODULES: tuple[str, ...] = ("metric", "costs", "annotation", "bench", "proxy", "ttft", "soak",
-                            "scale", "startup")
+                            "scale", "startup", "pricing")
 
 RESULTS_FILE = "perf-results.json"
 

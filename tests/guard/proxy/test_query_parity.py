@@ -19,10 +19,9 @@ MESSAGES = [{"role": "system", "content": "Be brief."},
             {"role": "user", "content": "an earlier question"},
             {"role": "assistant", "content": "an earlier answer"},
             {"role": "user", "content": PARTS}]
-#: The costliest segment under TextCost: every text of the chat, one per line (the
-#: conversation joined, the last message's two text parts also joined by themselves).
-EXPECTED_QUERY = ("Be brief.\nan earlier question\nan earlier answer\nWhat is the maximum\n"
-                  "daily dose?\nWhat is the maximum\ndaily dose?")
+#: The costliest segment under TextCost (it counts line breaks): the last message's two text
+#: parts joined by a newline — every text of the chat is priced, this one costs most.
+EXPECTED_QUERY = "What is the maximum\ndaily dose?"
 
 
 class TextCost:

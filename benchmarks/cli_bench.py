@@ -3,15 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import math
 from pathlib import Path
 from typing import Any
 
 from benchmarks.bench.data import shipped_response_files
 from benchmarks.bench.result import BenchResult
 from cost_models.datasets import load_seed, load_utilitybench
-from guard.cli import CLIError
-from policies import DEFAULT_C_R
+from guard.exceptions import CLIError
+from policies.options import add_c_r_option, checked_c_r
 
 
 def register(sub: Any) -> None:
@@ -31,8 +30,7 @@ def register(sub: Any) -> None:
                    help="graded response records; repeat it for several models (one table, a "
                         "row per model and policy; each model's outputs in --out/<model>/). "
                         "Default: every shipped model's responses on the seed set")
-    p.add_argument("--c-r", type=float, default=DEFAULT_C_R,
-                   help=f"price of an unnecessary refusal ({DEFAULT_C_R:g})")
+    add_c_r_option(p)
     p.add_argument("--cost-model", type=Path, default=None,
                    help="cost model dir (default: shipped)")
     p.add_argument("--calibrator", type=Path, default=None,
@@ -71,8 +69,7 @@ def run(args: argparse.Namespace) -> int:
     )
     from benchmarks.bench.run import run_bench
 
-    if not math.isfinite(args.c_r) or args.c_r < 0:
-        raise CLIError(f"--c-r must be a finite number >= 0, got {args.c_r}")
+    checked_c_r(args.c_r)
     if args.folds < 2 or args.bootstrap < 0:
         raise CLIError("--folds must be >= 2 and --bootstrap >= 0")
     items = load_seed() if args.data == "seed" else load_utilitybench(args.data)

@@ -21,7 +21,6 @@ from rich.progress import (
 from benchmarks.collect import (
     CONFIDENCE_KINDS,
     PROMPT_STYLES,
-    CollectError,
     CollectSettings,
     collect,
     done_ids,
@@ -30,7 +29,7 @@ from benchmarks.collect import (
 )
 from benchmarks.grading.judge import JudgeSettings
 from cost_models.datasets import load_seed, load_seed_questions, load_utilitybench
-from guard.cli import CLIError
+from guard.exceptions import CLIError, CollectError
 
 
 def register(sub: Any) -> None:

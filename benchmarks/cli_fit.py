@@ -15,7 +15,8 @@ import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from guard.cli import CLIError
+from guard.exceptions import CLIError
+from policies.options import add_c_r_option, checked_c_r
 
 if TYPE_CHECKING:  # heavy imports (scikit-learn) only when the command runs
     from rich.console import Console
@@ -63,7 +64,7 @@ def register(sub: Any) -> None:
                         "high-cost reference questions its base refuses (they are printed)")
     p.add_argument("--out", type=Path, required=True, help="the policy directory to write")
     p.add_argument("--name", default=None, help="the policy's name (default: --out's name)")
-    p.add_argument("--c-r", type=float, default=2.0, help="default C_R of the policy (2)")
+    add_c_r_option(p, "default C_R of the policy")
     p.add_argument("--signal", default=None, help="confidence signal (default: logprob_mean)")
     p.add_argument("--cost-model", type=Path, default=None,
                    help="cost model dir (default: the shipped one, referenced by sha256)")
@@ -220,8 +221,7 @@ def run(args: argparse.Namespace) -> int:
 
     from guard.policy import save_policy
 
-    if not math.isfinite(args.c_r) or args.c_r < 0:
-        raise CLIError(f"--c-r must be a finite number >= 0, got {args.c_r}")
+    checked_c_r(args.c_r)
     if args.folds < 2 or args.bootstrap < 0:
         raise CLIError("--folds must be >= 2 and --bootstrap >= 0")
     console = Console(stderr=False, width=None if Console().is_terminal else 140)

@@ -10,10 +10,10 @@ from typing import Any
 
 from benchmarks.table import table1
 from cost_models.datasets import parse_float
-from guard.cli import CLIError
+from guard.exceptions import CLIError
 from guard.response_records import read_response_records
-from policies import DEFAULT_C_R
 from policies.exceptions import InvalidValueError
+from policies.options import add_c_r_option, checked_c_r
 
 
 def register(sub: Any) -> None:
@@ -28,8 +28,7 @@ def register(sub: Any) -> None:
         ),
     )
     p.add_argument("file", type=Path, help="records file (.jsonl, .csv or .parquet)")
-    p.add_argument("--c-r", type=float, default=DEFAULT_C_R,
-                   help=f"price of an unnecessary refusal ({DEFAULT_C_R:g})")
+    add_c_r_option(p)
     p.add_argument("--score", default=None,
                    help="field to order responses by, dotted for nested (confidence.logprob_mean)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -95,8 +94,7 @@ def parse_records(path: Path, score_field: str | None) -> dict[str, list[Any]]:
 
 
 def run(args: argparse.Namespace) -> int:
-    if not math.isfinite(args.c_r) or args.c_r < 0:
-        raise CLIError(f"--c-r must be a finite number >= 0, got {args.c_r}")
+    checked_c_r(args.c_r)
     cols = parse_records(args.file, args.score)
     row = table1(cols["answerable"], cols["answered"], cols["correct"], cols["cost"],
                  cols["score"] if args.score else None, c_r=args.c_r)

@@ -37,21 +37,19 @@ import httpx
 from benchmarks.grading import Grade, grade
 from benchmarks.grading.judge import JudgeSettings, judge_grade, needs_judge, rules_outcome
 from cost_models.datasets import DatasetItem
-from cost_models.upstream import (
-    RETRIED_STATUS,
-    ChatClient,
+from cost_models.upstream import RETRIED_STATUS, ChatClient, message_text
+from guard.confidence import VERBAL_INSTRUCTION, logprob_signal, parse_verbal_confidence
+from guard.confidence.consistency import consistency
+from guard.exceptions import (
+    RecordError,
     UpstreamError,
     UpstreamStatusError,
     UpstreamTimeout,
     UpstreamUnavailable,
-    message_text,
 )
-from guard.confidence import VERBAL_INSTRUCTION, logprob_signal, parse_verbal_confidence
-from guard.confidence.consistency import consistency
-from guard.exceptions import RecordError
 from guard.refusal import REFUSAL_HINT
 from guard.response_records import parse_response_record
-from policies.exceptions import UtilityGuardError
+from policies.exceptions import CollectError
 
 log = logging.getLogger(__name__)
 CONFIDENCE_KINDS = ("logprobs", "verbal", "consistency")
@@ -84,10 +82,6 @@ def completion_prompt(system: str, question: str) -> str:
     """
     shots = "".join(f"Question: {q}\nAnswer: {a}\n\n" for q, a in COMPLETION_SHOTS)
     return f"{system}\n\n{shots}Question: {question}\nAnswer:"
-
-
-class CollectError(UtilityGuardError, RuntimeError):
-    """The upstream failed for an item after the retries, or the output file is unusable."""
 
 
 @dataclass

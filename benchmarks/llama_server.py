@@ -51,7 +51,7 @@ def fast_zip(*args: Any, **kwargs: Any) -> Iterable[Any]:
 def main() -> None:
     import llama_cpp.llama as ll  # the e2e extra: pip install llama-cpp-python
 
-    ll.zip = fast_zip  # the module global shadows the builtin inside llama_cpp.llama
+    vars(ll)["zip"] = fast_zip  # the module global shadows the builtin inside llama_cpp.llama
     sys.argv[0] = "llama_cpp.server"
     runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
 

@@ -25,7 +25,11 @@ from numpy.typing import NDArray
 
 from benchmarks.outcomes import Outcomes, c_r_value, outcomes, scores
 from benchmarks.ranking import descending_groups, linear_rank_weights
-from policies import DEFAULT_C_R, refusal_utility_values, response_gain_values
+from policies import (
+    DEFAULT_C_R,
+    refusal_utility_values,
+    response_utility_values,
+)
 from policies.exceptions import InvalidValueError
 from policies.validation import refusal_cost
 
@@ -57,10 +61,33 @@ def _dot(x: FloatArray, y: FloatArray) -> float:
 
 
 def _gains(o: Outcomes, c_r: float) -> tuple[FloatArray, FloatArray]:
-    """``(b, g)``: safe-refusal utility and gain of every sample."""
+    """``(b, g)``: safe-refusal utility and gain of every sample (``g = v - b``, as
+    :func:`policies.response_gain_values` has it, with ``b`` computed once)."""
     b = refusal_utility_values(o.answerable, c_r)
-    g = response_gain_values(o.answerable, o.answered, o.correct, o.cost, c_r)
+    g: FloatArray = response_utility_values(o.answerable, o.answered, o.correct, o.cost,
+                                            c_r) - b
     return b, g
+
+
+def observed_area_above_base(score: FloatArray, g: FloatArray) -> float:
+    """``sum_j w_j g_{pi_j}`` with tied scores at their group's mean weight (eq. 13).
+
+    Grouped rather than per position: ranked by increasing score, a tie group at sorted
+    positions ``s..e-1`` (0-based) holds ranks ``n - e + 1 .. n - s`` by decreasing score,
+    whose mean weight is ``(s + e) / (2 n^2)``; so the area is that weight times the group's
+    summed gain. One argsort, one gather, one ``add.reduceat``: no per-position weights.
+
+    >>> observed_area_above_base(np.array([0.9, 0.1]), np.array([3.0, -5.0]))  # 3 w1 - 5 w2
+    0.5
+    """
+    n = score.shape[0]
+    order = np.argsort(score)
+    ranked = score[order]
+    cut = np.flatnonzero(ranked[1:] != ranked[:-1]) + 1
+    starts = np.concatenate(([0], cut))
+    ends = np.concatenate((cut, [n]))
+    sums = np.add.reduceat(g[order], starts)
+    return _dot((starts + ends) / (2.0 * float(n) ** 2), sums)
 
 
 def best_area_above_base(k: Any, n: Any, c_r: float) -> Any:
@@ -113,8 +140,7 @@ def utility_area(
     s = scores(score, o.n)
     b, g = _gains(o, cr)
     base = float(b.mean())
-    order, w = linear_rank_weights(s)
-    area = base + _dot(w, g[order])
+    area = base + observed_area_above_base(s, g)
     area_max, area_min = _reference_areas(o, cr, base)
     return UtilityArea(area, area_max, area_min)
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import Pipeline
@@ -23,6 +24,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from cost_models.data_io import pipeline_from_data, pipeline_to_data
 from cost_models.features import affix_embed, affix_tfidf
+from cost_models.query_features import LinearTextScorer, QueryFeatures
 from cost_models.regressor import _texts
 from policies.exceptions import InvalidValueError
 
@@ -71,6 +73,7 @@ class AnswerabilityModel(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         self.pipeline_ = Pipeline([("features", feats),
                                    ("model", LogisticRegression(C=self.C, max_iter=2000))])
         self.pipeline_.fit(texts, labels)
+        self.__dict__.pop("_scorer_", None)  # a refit: the one-query path is rebuilt
         self.classes_ = np.array([False, True])
         return self
 
@@ -80,6 +83,9 @@ class AnswerabilityModel(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         texts = [t[: self.max_chars] for t in _texts(X)]
         if not texts:
             return np.empty(0, dtype=np.float64)
+        if len(texts) == 1 and self._scorer() is not None:  # one query: no pipeline
+            return np.array([self.predict_alpha_one(QueryFeatures(texts[0]))],
+                            dtype=np.float64)
         return np.asarray(self.pipeline_.predict_proba(texts)[:, 1], dtype=np.float64)
 
     def to_data(self) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -98,6 +104,34 @@ class AnswerabilityModel(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         model.pipeline_ = pipeline_from_data(params["pipeline"], arrays)
         model.classes_ = np.array([False, True])
         return model
+
+    def _scorer(self) -> LinearTextScorer | None:
+        """The one-query path (built on first use; ``None`` for another pipeline shape)."""
+        if "_scorer_" not in self.__dict__:
+            model = self.pipeline_.named_steps["model"]
+            ok = isinstance(model, LogisticRegression) and model.coef_.shape[0] == 1
+            self.__dict__["_scorer_"] = LinearTextScorer.build(
+                self.pipeline_.named_steps["features"], model.coef_, model.intercept_,
+                self.max_chars, in_order=True) if ok else None
+        scorer: LinearTextScorer | None = self.__dict__["_scorer_"]
+        return scorer
+
+    def predict_alpha_one(self, features: QueryFeatures) -> float:
+        """``P(answerable)`` of one query from its
+        :class:`~cost_models.query_features.QueryFeatures` (shared with the cost model, so the
+        query is tokenized and embedded once): the logistic function of the decision value,
+        computed in the pipeline's order, so it equals ``predict_alpha`` on a batch bit for
+        bit."""
+        check_is_fitted(self, "pipeline_")
+        scorer = self._scorer()
+        if scorer is None:
+            return float(self.predict_alpha([features.text])[0])
+        return float(expit(scorer.score(features)))
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state.pop("_scorer_", None)  # derived; rebuilt on first use after loading
+        return state
 
     def predict_proba(self, X: Any) -> FloatArray:
         a = self.predict_alpha(X)

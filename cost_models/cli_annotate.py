@@ -29,18 +29,11 @@ from cost_models.annotation.fit import (
     scale_l2,
     select_l2,
 )
-from cost_models.annotation.judges import (
-    EscalationPanel,
-    Judge,
-    JudgeError,
-    LLMJudge,
-    items_of,
-    parse_reply,
-)
+from cost_models.annotation.judges import EscalationPanel, Judge, LLMJudge, items_of, parse_reply
 from cost_models.annotation.linking import cost_anchors, frequent_winners, most_shares
 from cost_models.annotation.tuples import TUPLE_SIZE, BWSTuple, build_tuples
 from cost_models.datasets import CANDIDATES, read_rows
-from policies.exceptions import InvalidValueError
+from policies.exceptions import InvalidValueError, JudgeError
 
 if TYPE_CHECKING:
     from rich.progress import Progress

@@ -14,8 +14,9 @@ import numpy as np
 from cost_models.datasets import DatasetItem, load_seed, load_utilitybench
 from cost_models.kinds import KINDS
 from cost_models.persistence import sha256_rows
-from policies import DEFAULT_C_R, answer_threshold
+from policies import answer_threshold
 from policies.exceptions import InvalidValueError
+from policies.options import add_c_r_option
 
 
 def register(sub: Any) -> None:
@@ -42,23 +43,21 @@ def register(sub: Any) -> None:
     t.add_argument("--compare", default="char-ridge",
                    help="comma list of other kinds to score for the card ('' for none)")
     t.add_argument("--folds", type=int, default=5, help="CV folds (5)")
-    t.add_argument("--c-r", type=float, default=DEFAULT_C_R,
-                   help=f"C_R for decision agreement ({DEFAULT_C_R:g})")
+    add_c_r_option(t, "C_R for decision agreement")
     t.add_argument("--out", type=Path, required=True, help="model directory to write")
     t.set_defaults(func=run_train)
 
     e = s.add_parser("eval", help="evaluate a model on labelled data")
     data_args(e)
     e.add_argument("--model", type=Path, default=None, help="model directory (default: shipped)")
-    e.add_argument("--c-r", type=float, default=DEFAULT_C_R)
+    add_c_r_option(e, "C_R for decision agreement")
     e.add_argument("--trust", action="store_true", help="skip the artifact integrity check")
     e.set_defaults(func=run_eval)
 
     q = s.add_parser("predict", help="predict E[L] for questions (JSON lines)")
     q.add_argument("questions", nargs="*", help="questions (default: one per line on stdin)")
     q.add_argument("--model", type=Path, default=None, help="model directory (default: shipped)")
-    q.add_argument("--c-r", type=float, default=DEFAULT_C_R,
-                   help=f"C_R for the answer threshold ({DEFAULT_C_R:g})")
+    add_c_r_option(q, "C_R for the answer threshold")
     q.add_argument("--level", type=float, default=0.8, help="interval level (0.8)")
     q.add_argument("--trust", action="store_true", help="skip the artifact integrity check")
     q.set_defaults(func=run_predict)

@@ -28,13 +28,9 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from policies.exceptions import InvalidValueError
+from policies.exceptions import DatasetError, InvalidValueError
 
 AnswerType = Literal["choice", "number", "text", "code"]
-
-
-class DatasetError(InvalidValueError):
-    """A dataset could not be read or mapped; the message says where and why."""
 
 
 class DatasetItem(BaseModel):

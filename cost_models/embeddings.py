@@ -17,15 +17,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from policies.exceptions import UtilityGuardError
+from policies.exceptions import EmbeddingsUnavailable
 
 FloatArray = NDArray[np.float64]
 DIM = 256
 BATCH = 32
-
-
-class EmbeddingsUnavailable(UtilityGuardError):
-    """``wordllama`` is not installed (the CLI prints it as one line)."""
 
 
 @contextmanager
@@ -57,6 +53,19 @@ def _model() -> Any:
     return WordLlama.load(dim=DIM, cache_dir=Path(wordllama.__file__).parent)
 
 
+def _pooled_one(model: Any, text: str) -> NDArray[np.float32]:
+    """wordllama's ``embed([text], norm=False)[0]`` without its batch machinery: the mean of
+    the text's token vectors, summed in float32 in token order as its ``avg_pool`` does (one
+    text has no padding), so the vector is the same bit for bit."""
+    ids = np.asarray(model.tokenizer.encode(text, add_special_tokens=False).ids,
+                     dtype=np.int32)
+    table = model.embedding
+    np.clip(ids, 0, table.shape[0] - 1, out=ids)
+    pooled: NDArray[np.float32] = np.sum(table[ids], axis=0, dtype=np.float32) / np.float32(
+        max(ids.shape[0], 1))
+    return pooled
+
+
 def embed(texts: Sequence[str]) -> FloatArray:
     """``(len(texts), 256)`` l2-normalized embeddings (float64); zero for a text with no
     tokens."""
@@ -65,8 +74,12 @@ def embed(texts: Sequence[str]) -> FloatArray:
     # wordllama pads every batch to its longest text: embedding the texts in order of length
     # pads little (same vectors, about 1.6x faster on the seed set's mix of lengths)
     order = np.argsort([len(t) for t in texts], kind="stable")
-    vecs = np.asarray(_model().embed([texts[i] for i in order], norm=False, batch_size=BATCH),
-                      dtype=np.float64)
+    model = _model()
+    if len(texts) == 1:  # one query (the proxy's case): the same pooling without the batching
+        vecs = np.asarray(_pooled_one(model, texts[0])[None, :], dtype=np.float64)
+    else:
+        vecs = np.asarray(model.embed([texts[i] for i in order], norm=False,
+                                      batch_size=BATCH), dtype=np.float64)
     # normalize here: a text without tokens (e.g. "") has a zero vector and stays zero,
     # where wordllama's own normalization would divide by zero
     norms = np.linalg.norm(vecs, axis=1, keepdims=True)

@@ -7,8 +7,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from cost_models.persistence import ArtifactError, load_artifact, read_sidecar, save_artifact
+from cost_models.persistence import load_artifact, read_sidecar, save_artifact
 from cost_models.regressor import CostRegressor
+from policies.exceptions import ArtifactError
 
 ARTIFACT = "cost_model"
 DEFAULT_DIR = "data/default_model"

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from policies.exceptions import InvalidValueError
+from policies.exceptions import ArtifactError, InvalidValueError
 
 SIDECAR_VERSION = 2
 log = logging.getLogger(__name__)
@@ -36,10 +36,6 @@ log = logging.getLogger(__name__)
 Rebuild = Callable[[dict[str, Any], dict[str, Any]], Any]
 #: Sidecar fields written by :func:`save_artifact` itself; metadata must not override them.
 RESERVED = ("artifact", "created", "params", "sha256", "sidecar_version", "versions")
-
-
-class ArtifactError(InvalidValueError):
-    """An artifact is missing, was modified, or was made with another scikit-learn."""
 
 
 def sha256_file(path: str | os.PathLike[str]) -> str:

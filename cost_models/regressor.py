@@ -19,7 +19,6 @@ Kinds:
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
@@ -37,6 +36,7 @@ from sklearn.utils.validation import check_is_fitted
 from cost_models.data_io import pipeline_from_data, pipeline_to_data
 from cost_models.features import EmbeddingFeatures, affix_embed, affix_tfidf, word_char_tfidf
 from cost_models.kinds import KINDS
+from cost_models.query_features import LinearTextScorer, QueryFeatures
 from policies import expected_cost_lognormal
 from policies.exceptions import InvalidValueError
 
@@ -151,6 +151,7 @@ class CostRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
         self.oof_log_pred_ = oof
         self.residual_var_ = float(np.mean((oof - logy) ** 2))
         self.pipeline_ = clone(base).fit(texts, logy)
+        self.__dict__.pop("_scorer_", None)  # a refit: the one-query path is rebuilt
         self.n_train_ = len(texts)
         model = self.pipeline_.named_steps["model"]
         if isinstance(model, Ridge):
@@ -168,8 +169,11 @@ class CostRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
         if not texts:
             return np.empty(0, dtype=np.float64)
         if hasattr(self, "coef_"):  # ridge: skip the pipeline's per-call validation overhead
-            if len(texts) <= SMALL_BATCH and self._one_table() is not None:
-                return self._mu_small(texts)
+            scorer = self._scorer() if len(texts) <= SMALL_BATCH else None
+            if scorer is not None:  # a few texts: no sparse matrix, no pipeline; one embed call
+                feats = QueryFeatures.many(texts, max_chars=self.max_chars) \
+                    if len(texts) > 1 else [QueryFeatures(texts[0])]
+                return np.array([scorer.score(f) for f in feats], dtype=np.float64)
             vec, emb = self._parts()
             if vec is not None and emb is not None:  # no sparse copy of the dense block
                 n = len(vec.vocabulary_)
@@ -191,45 +195,27 @@ class CostRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
                 return vec, emb
         return None, None
 
-    def _one_table(self) -> dict[str, tuple[float, float]] | None:
-        """``term -> (idf, coef)`` for the one-query fast path (built on first use); ``None``
-        when the features are not a sublinear, l2-normalized TF-IDF vectorizer (optionally
-        stacked with embeddings, whose coefficients follow the TF-IDF ones)."""
-        table: dict[str, tuple[float, float]] | None = self.__dict__.get("_one_table_")
-        if table is None:
-            vec, _ = self._parts()
-            if not (vec is not None and vec.sublinear_tf and vec.use_idf
-                    and vec.norm == "l2" and hasattr(self, "coef_")):
-                return None
-            idf, coef = vec.idf_, self.coef_
-            table = {term: (float(idf[i]), float(coef[i])) for term, i in vec.vocabulary_.items()}
-            self.__dict__["_one_table_"] = table
-        return table
+    def _scorer(self) -> LinearTextScorer | None:
+        """The one-query path (:class:`cost_models.query_features.LinearTextScorer`, built on
+        first use); ``None`` when the model is not one TF-IDF (+ embeddings) + ridge."""
+        if "_scorer_" not in self.__dict__:
+            self.__dict__["_scorer_"] = LinearTextScorer.build(
+                self.pipeline_.named_steps["features"], getattr(self, "coef_", None),
+                getattr(self, "intercept_", 0.0), self.max_chars) \
+                if hasattr(self, "coef_") else None
+        scorer: LinearTextScorer | None = self.__dict__["_scorer_"]
+        return scorer
 
-    def _mu_small(self, texts: list[str]) -> FloatArray:
-        """``mu`` of a few texts without building a sparse matrix: the same arithmetic as the
-        vectorizer (``tf = 1 + log count``, times ``idf``, l2-normalized) dotted with the
-        ridge coefficients — about ten times faster per query than ``transform`` — and the
-        embedding block, if any, in one batch call."""
-        table = self._one_table()
-        vec, emb = self._parts()
-        if table is None or vec is None:  # pragma: no cover - predict_log checks before calling
-            raise RuntimeError("the small-batch path needs a TF-IDF + ridge model")
-        analyze = vec.build_analyzer()
-        mu = np.full(len(texts), self.intercept_, dtype=np.float64)
-        for k, text in enumerate(texts):
-            dot = sq = 0.0
-            for term, n in Counter(analyze(text)).items():
-                hit = table.get(term)
-                if hit is not None:
-                    w = (1.0 + math.log(n)) * hit[0]
-                    dot += w * hit[1]
-                    sq += w * w
-            if sq > 0.0:
-                mu[k] += dot / math.sqrt(sq)
-        if emb is not None:  # the embedding block's coefficients follow the vocabulary's
-            mu += emb.transform(texts) @ self.coef_[len(vec.vocabulary_):]
-        return mu
+    def predict_one(self, features: QueryFeatures) -> float:
+        """``E[L | x]`` of one query from its :class:`~cost_models.query_features.QueryFeatures`
+        (shared with the answerability model, so the query is tokenized and embedded once);
+        the same value as ``predict([features.text])[0]``."""
+        check_is_fitted(self, "pipeline_")
+        scorer = self._scorer()
+        if scorer is None:
+            return float(self.predict([features.text])[0])
+        mu = np.array([scorer.score(features)], dtype=np.float64)
+        return float(np.asarray(expected_cost_lognormal(mu, self.residual_var_)).reshape(-1)[0])
 
     def to_data(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """``(parameters, arrays)``: the fitted model as data (no pickle); ridge kinds only."""
@@ -257,7 +243,7 @@ class CostRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        state.pop("_one_table_", None)  # derived; rebuilt on first use after loading
+        state.pop("_scorer_", None)  # derived; rebuilt on first use after loading
         return state
 
     def predict(self, X: Any) -> FloatArray:

@@ -5,9 +5,10 @@ upstream, ``collect`` (benchmarks), the grading judge (benchmarks) and the conse
 (``cost_models.annotation``). It lives in ``cost_models`` because the consequence judges need it
 and ``cost_models`` may not import ``guard``.
 
-* **Errors** — httpx exceptions become :class:`UpstreamTimeout` / :class:`UpstreamUnavailable`,
-  an HTTP error status :class:`UpstreamStatusError` (status, a capped body, ``retry-after``),
-  a reply that is not a JSON object :class:`UpstreamError`. Nothing else catches httpx errors.
+* **Errors** — httpx exceptions become :class:`UpstreamTimeout` / :class:`UpstreamUnavailable`
+  in :func:`map_exceptions` (the one place that catches them), an HTTP error status
+  :class:`UpstreamStatusError` (status, a capped body, ``retry-after``), a reply that is not a
+  JSON object :class:`UpstreamError`. Nothing else catches httpx errors.
 * **Retries** (:class:`ChatClient`, :class:`SyncChatClient`) — a timeout, an unreachable
   endpoint, a 5xx or a 429 is retried up to ``retries`` attempts in all; the wait honours the
   endpoint's ``retry-after`` (seconds or an HTTP date) and is otherwise exponential backoff
@@ -19,63 +20,32 @@ and ``cost_models`` may not import ``guard``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import email.utils
 import itertools
 import json
 import logging
 import random
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import httpx
 
-from policies.exceptions import UtilityGuardError
+from policies.exceptions import (
+    UnusableReply,
+    UpstreamError,
+    UpstreamPoolExhausted,
+    UpstreamStatusError,
+    UpstreamTimeout,
+    UpstreamUnavailable,
+)
 
 log = logging.getLogger(__name__)
 ERROR_HEADERS = ("retry-after",)
 MAX_ERROR_BODY = 64 * 1024
 RETRIED_STATUS = frozenset({429, 500, 502, 503, 504})
 Check = Callable[[dict[str, Any]], None]
-
-
-class UpstreamError(UtilityGuardError):
-    """The upstream model endpoint failed; the proxy renders it as a 502/504 error."""
-
-
-class UpstreamTimeout(UpstreamError):
-    """The upstream did not answer within the configured timeout (or the total deadline)."""
-
-
-class UpstreamUnavailable(UpstreamError):
-    """The upstream could not be reached (connection refused or reset, DNS, TLS)."""
-
-
-class UnusableReply(UpstreamError):
-    """A 2xx reply the caller cannot use (e.g. a judge's reply it cannot parse); retried like a
-    transient failure, within the same budget of attempts."""
-
-
-class UpstreamStatusError(UpstreamError):
-    """The upstream answered with an HTTP error status.
-
-    Parameters
-    ----------
-    status : int
-        The HTTP status code the upstream returned.
-    body : str
-        The (possibly truncated) response body, kept for the error message; a 4xx body is
-        passed to the proxy's client. Never logged (it may echo a credential).
-    headers : mapping of str to str, optional
-        Response headers worth passing on (``retry-after``).
-    """
-
-    def __init__(self, status: int, body: str = "", headers: Mapping[str, str] | None = None
-                 ) -> None:
-        self.status = status
-        self.body = body
-        self.headers = dict(headers or {})
-        super().__init__(f"upstream answered HTTP {status}: {body[:200]}")
 
 
 def display_url(url: str | httpx.URL) -> str:
@@ -88,13 +58,36 @@ def display_url(url: str | httpx.URL) -> str:
     return str(u.copy_with(username=None, password=None, query=None, fragment=None))
 
 
-def translate(exc: httpx.HTTPError, name: str) -> UpstreamError:
-    """The upstream error for an httpx exception raised while talking to ``name``."""
-    if isinstance(exc, httpx.TimeoutException):
-        return UpstreamTimeout(
-            f"the upstream at {name} did not answer in time ({type(exc).__name__})")
-    reason = str(exc) or type(exc).__name__
-    return UpstreamUnavailable(f"cannot reach the upstream at {name}: {reason}")
+@contextlib.contextmanager
+def map_exceptions(name: str, *, pool_timeout: float | None = None) -> Iterator[None]:
+    """Translate the httpx errors raised inside the block while talking to ``name`` into the
+    upstream errors of :mod:`policies.exceptions` (the one place that catches httpx errors).
+
+    A timeout becomes :class:`UpstreamTimeout` — :class:`UpstreamPoolExhausted` when no pooled
+    connection was free within ``pool_timeout`` seconds (given by the proxy, which owns the
+    pool) — and any other transport error :class:`UpstreamUnavailable`.
+
+    >>> with map_exceptions("http://h/v1"):
+    ...     raise httpx.ConnectError("refused")
+    Traceback (most recent call last):
+    policies.exceptions.UpstreamUnavailable: cannot reach the upstream at http://h/v1: refused
+    """
+    try:
+        yield
+    except httpx.PoolTimeout:
+        if pool_timeout is None:
+            raise UpstreamTimeout(
+                f"the upstream at {name} did not answer in time (PoolTimeout)") from None
+        raise UpstreamPoolExhausted(
+            f"no free connection to the upstream at {name} within {pool_timeout:g} s: the "
+            "proxy's upstream connection pool is exhausted (raise --max-connections or "
+            "--pool-timeout)") from None
+    except httpx.TimeoutException as exc:
+        raise UpstreamTimeout(
+            f"the upstream at {name} did not answer in time ({type(exc).__name__})") from None
+    except httpx.HTTPError as exc:  # refused / reset, DNS, TLS, protocol errors
+        reason = str(exc) or type(exc).__name__
+        raise UpstreamUnavailable(f"cannot reach the upstream at {name}: {reason}") from None
 
 
 def check_status(response: httpx.Response) -> None:
@@ -203,10 +196,8 @@ class ChatClient(_Base):
         ``path="/completions"`` posts a legacy text completion instead (base models)."""
         for attempt in itertools.count():
             try:
-                try:
+                with map_exceptions(self.name):
                     r = await self._client.post(path, json=dict(body))
-                except httpx.HTTPError as exc:
-                    raise translate(exc, self.name) from None
                 return self._accept(r, check)
             except UpstreamError as exc:
                 await asyncio.sleep(self._wait(attempt, exc))
@@ -232,10 +223,8 @@ class SyncChatClient(_Base):
         ``check(completion)`` may raise :class:`UnusableReply` to have the request retried."""
         for attempt in itertools.count():
             try:
-                try:
+                with map_exceptions(self.name):
                     r = self._client.post("/chat/completions", json=dict(body))
-                except httpx.HTTPError as exc:
-                    raise translate(exc, self.name) from None
                 return self._accept(r, check)
             except UpstreamError as exc:
                 time.sleep(self._wait(attempt, exc))

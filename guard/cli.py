@@ -24,11 +24,7 @@ from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, entry_points, version
 from typing import Any, NoReturn
 
-from policies.exceptions import UtilityGuardError
-
-
-class CLIError(UtilityGuardError):
-    """A user-facing error: printed as ``utilityguard: error: <message>``, exit code 2."""
+from policies.exceptions import CLIError, UtilityGuardError
 
 
 def _closest(word: str, candidates: Sequence[str]) -> str | None:

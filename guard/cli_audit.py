@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from guard.cli import CLIError
+from guard.exceptions import CLIError
 
 
 def add_source_arguments(parser: argparse.ArgumentParser) -> None:

@@ -38,7 +38,7 @@ from guard.calibration import (
     raw_probability,
 )
 from guard.calibration.scoring import FloatArray
-from guard.cli import CLIError
+from guard.exceptions import CLIError
 from guard.records import REPLY_SIGNALS
 from guard.response_records import ResponseRecord, read_response_records
 

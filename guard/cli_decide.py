@@ -16,38 +16,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 from pathlib import Path
 from typing import Any
 
-from guard.cli import CLIError
+from guard.exceptions import CLIError
+from policies.options import add_c_r_option, argument, checked_c_r
+from policies.validation import check_cost, check_probability
 
 
 def _probability(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"must be a probability in [0, 1]; got {text!r}")
-    return value
-
-
-def _non_negative(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value >= 0.0):
-        raise argparse.ArgumentTypeError(f"must be a finite number >= 0; got {text!r}")
-    return value
+    return argument(check_probability, text)
 
 
 def _positive(text: str) -> float:
-    value = _non_negative(text)
-    if value == 0.0:
-        raise argparse.ArgumentTypeError("must be > 0")
-    return value
+    return argument(check_cost, text)
 
 
 def register(sub: Any) -> None:
@@ -61,8 +43,7 @@ def register(sub: Any) -> None:
     p.add_argument("questions", nargs="+", metavar="QUESTION", help="the question(s)")
     p.add_argument("--p", type=_probability, default=None,
                    help="probability that the answer would be correct (omit: threshold only)")
-    p.add_argument("--c-r", type=_non_negative, default=2.0,
-                   help="price of an unnecessary refusal C_R (default 2)")
+    add_c_r_option(p)
     p.add_argument("--cost", type=_positive, default=None,
                    help="the cost L of a wrong answer, instead of the cost model's prediction")
     p.add_argument("--alpha", type=_probability, default=1.0,
@@ -109,6 +90,7 @@ def run(args: argparse.Namespace) -> int:
     """Print the dry-run decision of every question."""
     from guard.core import Guard
 
+    checked_c_r(args.c_r)
     model = None
     if args.cost is None and args.cost_model is not None:
         from cost_models import load_model

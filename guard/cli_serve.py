@@ -24,7 +24,7 @@ from typing import Any
 from pydantic import SecretStr, ValidationError
 from pydantic.fields import FieldInfo
 
-from guard.cli import CLIError
+from guard.exceptions import CLIError
 from guard.settings import PREFIX, Settings
 
 log = logging.getLogger(__name__)
@@ -96,7 +96,8 @@ def register(sub: Any) -> None:
             "receives the refusal text. The decision is in the body (its 'utilityguard'\n"
             "object; in a stream, the last chunk's) and in the response headers\n"
             "x-utilityguard-decision / -cost / -confidence / -threshold / -policy /\n"
-            "-request-id. Per request (when the operator allows overrides):\n"
+            "-request-id; GET /v1/decisions/{request_id} returns it again, to the key that\n"
+            "made the request. Per request (when the operator allows overrides):\n"
             "x-utilityguard-refusal-cost (C_R), x-utilityguard-cost (L),\n"
             "x-utilityguard-mode (enforce|shadow), x-utilityguard-confidence (p, for\n"
             "--confidence caller).\n\n"
@@ -104,8 +105,11 @@ def register(sub: Any) -> None:
             "/v1/models, POST /v1/embeddings (passed through), GET /healthz (liveness),\n"
             "GET /readyz (the upstream answers), GET /metrics (Prometheus), POST\n"
             "/admin/reload (admin key). SIGHUP and an empty POST /admin/reload re-read what\n"
-            "was configured at start (--policy); POST /admin/reload\n"
+            "was configured at start (the --config file, or --policy); POST /admin/reload\n"
             "{\"policy\": ...} switches a one-route proxy to another policy until then.\n\n"
+            "Several models, each with its own upstream, policy and C_R: --config FILE (a\n"
+            "YAML list of routes; see docs/gateway.md). Without it the flags describe one\n"
+            "route that serves every model; with it they are the routes' defaults.\n\n"
             "Every option can also be set as UTILITYGUARD_<OPTION> in the environment or a\n"
             ".env file (flags win), e.g. UTILITYGUARD_UPSTREAM, UTILITYGUARD_C_R,\n"
             "UTILITYGUARD_AUDIT_PATH. Prefer the environment for keys (flags are visible in\n"
@@ -113,7 +117,8 @@ def register(sub: Any) -> None:
             "'Authorization: Bearer <key>'; comma-separated or a JSON list) and\n"
             "UTILITYGUARD_UPSTREAM_API_KEY (sent upstream instead of the client's key)."
         ),
-        epilog="example: utilityguard serve --upstream http://127.0.0.1:8080/v1 --c-r 2",
+        epilog="examples:\n  utilityguard serve --upstream http://127.0.0.1:8080/v1 --c-r 2\n"
+               "  utilityguard serve --config gateway.yaml",
     )
     add_settings_flags(p)
     p.add_argument("--workers", type=int, default=1, metavar="N",
@@ -136,8 +141,12 @@ def load_settings(args: argparse.Namespace) -> Settings:
             f"{'.'.join(str(x) for x in e['loc']) or 'settings'}: {e['msg']}"
             for e in exc.errors())
         raise CLIError(f"invalid settings: {problems}") from None
-    if settings.upstream is None:
-        raise CLIError("no upstream: pass --upstream URL or set UTILITYGUARD_UPSTREAM")
+    if settings.config is not None and settings.upstream is not None:
+        raise CLIError("give --config FILE (its routes name their upstreams) or --upstream "
+                       "URL (one route for every model), not both")
+    if settings.upstream is None and settings.config is None:
+        raise CLIError("no upstream: pass --upstream URL (or set UTILITYGUARD_UPSTREAM), or "
+                       "--config FILE with a route per model")
     return settings
 
 

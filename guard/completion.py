@@ -18,10 +18,18 @@ from guard.exceptions import ConfigError
 T = TypeVar("T")
 
 
-def _get(obj: Any, key: str) -> Any:
+def field(obj: Any, key: str) -> Any:
+    """``obj[key]`` of a mapping, ``obj.key`` of an object (the SDKs' typed replies), ``None``
+    when absent: the one mapping-or-attribute read of the distribution.
+
+    >>> field({"role": "user"}, "role"), field(object(), "role")
+    ('user', None)
+    """
     if isinstance(obj, Mapping):
         return obj.get(key)
     return getattr(obj, key, None)
+
+
 
 
 def is_completion(obj: Any) -> bool:
@@ -36,12 +44,12 @@ def is_completion(obj: Any) -> bool:
     """
     if isinstance(obj, (str, bytes)):
         return False
-    choices = _get(obj, "choices")
+    choices = field(obj, "choices")
     return isinstance(choices, Sequence) and not isinstance(choices, (str, bytes))
 
 
 def _choices(completion: Any) -> Sequence[Any]:
-    choices = _get(completion, "choices")
+    choices = field(completion, "choices")
     if not isinstance(choices, Sequence) or isinstance(choices, (str, bytes)):
         return ()
     return choices
@@ -60,7 +68,7 @@ def completion_text(completion: Any, index: int = 0) -> str | None:
     choices = _choices(completion)
     if index >= len(choices):
         return None
-    content = _get(_get(choices[index], "message"), "content")
+    content = field(field(choices[index], "message"), "content")
     return content if isinstance(content, str) else None
 
 
@@ -87,14 +95,14 @@ class ChoiceAnswer(NamedTuple):
 
 def _calls(message: Any) -> list[str]:
     calls: list[Any] = []
-    tool_calls = _get(message, "tool_calls")
+    tool_calls = field(message, "tool_calls")
     if isinstance(tool_calls, Sequence) and not isinstance(tool_calls, (str, bytes)):
-        calls.extend(_get(tc, "function") for tc in tool_calls)
-    if (legacy := _get(message, "function_call")) is not None:
+        calls.extend(field(tc, "function") for tc in tool_calls)
+    if (legacy := field(message, "function_call")) is not None:
         calls.append(legacy)
     out = []
     for fn in calls:
-        name, args = _get(fn, "name"), _get(fn, "arguments")
+        name, args = field(fn, "name"), field(fn, "arguments")
         args = args if isinstance(args, str) else json.dumps(args, default=str)
         out.append(f"{name if isinstance(name, str) else ''}({args})")
     return out
@@ -114,11 +122,11 @@ def choice_answer(completion: Any, index: int = 0) -> ChoiceAnswer:
     ChoiceAnswer(content=None, text=None, acts=False)
     """
     choices = _choices(completion)
-    message = _get(choices[index], "message") if index < len(choices) else None
-    content = _get(message, "content")
+    message = field(choices[index], "message") if index < len(choices) else None
+    content = field(message, "content")
     content = content if isinstance(content, str) else None
     parts = [content] if content else []
-    transcript = _get(_get(message, "audio"), "transcript")
+    transcript = field(field(message, "audio"), "transcript")
     if isinstance(transcript, str) and transcript:
         parts.append(transcript)
     calls = _calls(message) if message is not None else []
@@ -135,7 +143,7 @@ def completion_texts(completion: Any) -> list[str | None]:
 def completion_logprobs(completion: Any, index: int = 0) -> Any:
     """The ``logprobs`` object of choice ``index`` (``None`` when absent or null)."""
     choices = _choices(completion)
-    return _get(choices[index], "logprobs") if index < len(choices) else None
+    return field(choices[index], "logprobs") if index < len(choices) else None
 
 
 def with_text(completion: T, text: str, index: int | None = 0) -> T:

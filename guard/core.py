@@ -252,15 +252,33 @@ class Guard:
         k = int(np.argmax(costs))
         return float(costs[k]), segments[k]
 
-    def predict_alpha(self, query: str) -> float:
-        """``P(answerable | query)`` from the answerability model."""
-        if self.answerability is None:
+    def predict_alpha(self, query: str, *, features: Any = None) -> float:
+        """``P(answerable | query)`` from the answerability model; ``features`` (the query's
+        :class:`cost_models.query_features.QueryFeatures`, :meth:`query_features`) lets a model
+        that reads them skip featurizing the query again."""
+        model = self.answerability
+        if model is None:
             raise ConfigError("this Guard has no answerability model")
-        a = float(np.asarray(self.answerability.predict_alpha([query]),
-                             dtype=np.float64).ravel()[0])
+        one = getattr(model, "predict_alpha_one", None) if features is not None else None
+        if one is not None:  # a model that reads the shared features (AnswerabilityModel)
+            a = float(one(features))
+        else:
+            a = float(np.asarray(model.predict_alpha([query]), dtype=np.float64).ravel()[0])
         if not 0.0 <= a <= 1.0:
             raise ConfigError(f"the answerability model returned {a}; it must be in [0, 1]")
         return a
+
+    def query_features(self, query: str) -> Any:
+        """The features of ``query`` both models read, computed once
+        (:class:`cost_models.query_features.QueryFeatures`), or ``None`` when neither model
+        reads shared features (``predict_one`` / ``predict_alpha_one``: any other model has
+        nothing to share)."""
+        if not (hasattr(self.cost_model, "predict_one")
+                or hasattr(self.answerability, "predict_alpha_one")):
+            return None
+        from cost_models.query_features import QueryFeatures
+
+        return QueryFeatures(query)
 
     def probability(self, confidence: Confidence) -> tuple[float | None, PSource, str | None]:
         """``(p, p_source, signal)`` for a reply's confidence (see the module docstring)."""

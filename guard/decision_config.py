@@ -6,9 +6,10 @@ probability: ``refuse``, ``answer`` or a prior ``p``) and ``refusal_text``. The 
 :class:`~guard.settings.Settings` declares its fields with the same types
 (:meth:`Settings.decision_config`), :class:`~guard.core.Guard` holds one and derives a
 per-call copy for ``decide``'s overrides (:meth:`DecisionConfig.replaced`), and the proxy's
-header parser checks its headers with the same validators. One validator per value
-(:func:`check_c_r`, :func:`check_cost`, :func:`check_mode`, :func:`check_probability`), each
-taking the ``name`` its message names (``c_r``, ``--c-r``, ``header x-utilityguard-...``).
+header parser checks its headers with the same validators. One validator per value,
+each taking the ``name`` its message names (``c_r``, ``--c-r``, ``header x-utilityguard-...``):
+:func:`check_mode` here, and :func:`check_c_r`, :func:`check_cost`, :func:`check_probability`
+from their one home, :mod:`policies.validation` (re-exported).
 
 Examples
 --------
@@ -20,12 +21,11 @@ Examples
 >>> DecisionConfig.build(c_r=-1)
 Traceback (most recent call last):
 ...
-guard.exceptions.ConfigError: c_r must be a finite number >= 0; got -1
+policies.exceptions.ConfigError: c_r must be a finite number >= 0; got -1
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any, Literal, cast, get_args
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
@@ -34,6 +34,7 @@ from guard.exceptions import ConfigError
 from guard.records import Mode
 from guard.refusal import DEFAULT_REFUSAL_TEXT
 from policies import DEFAULT_C_R
+from policies.validation import check_c_r, check_cost, check_probability, finite
 
 __all__ = ["MODES", "DecisionConfig", "Mode", "NoConfidence", "check_c_r", "check_cost",
            "check_mode", "check_probability", "finite"]
@@ -41,50 +42,6 @@ __all__ = ["MODES", "DecisionConfig", "Mode", "NoConfidence", "check_c_r", "chec
 #: The guard's modes: ``shadow`` records the decision and always delivers the reply.
 MODES: tuple[str, ...] = get_args(Mode)
 NoConfidence = Literal["refuse", "answer"] | float
-
-
-def finite(name: str, value: Any, low: float, high: float = math.inf, *,
-           above: bool = False) -> float:
-    """``value`` as a float in ``[low, high]`` (``(low, high]`` when ``above``);
-    ``ValueError`` naming ``name`` otherwise."""
-    if isinstance(value, bool):
-        raise ValueError(f"{name} must be a number; got {value!r}")
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number; got {value!r}") from None
-    if not (math.isfinite(v) and (low < v if above else low <= v) and v <= high):
-        if math.isfinite(high):
-            bound = f"in {'(' if above else '['}{low}, {high}]"
-        else:
-            bound = f"{'>' if above else '>='} {low:g}"
-        raise ValueError(f"{name} must be a finite number {bound}; got {value!r}")
-    return v
-
-
-def check_c_r(value: Any, name: str = "c_r") -> float:
-    """The price of an unnecessary refusal: a finite number ``>= 0``.
-
-    >>> check_c_r("2"), check_c_r(0)
-    (2.0, 0.0)
-    """
-    return finite(name, value, 0.0)
-
-
-def check_cost(value: Any, name: str = "cost") -> float:
-    """A consequence cost ``L``: a finite number ``> 0``.
-
-    >>> check_cost("0", "header x-utilityguard-cost")
-    Traceback (most recent call last):
-    ...
-    ValueError: header x-utilityguard-cost must be a finite number > 0; got '0'
-    """
-    return finite(name, value, 0.0, above=True)
-
-
-def check_probability(value: Any, name: str) -> float:
-    """A probability: a finite number in ``[0, 1]``."""
-    return finite(name, value, 0.0, 1.0)
 
 
 def check_mode(value: Any, name: str = "mode") -> Mode:

@@ -18,15 +18,13 @@ with ``role`` / ``content`` attributes (``openai`` or LangChain message models).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
+
+from guard.completion import field
 
 #: What joins the text parts of one message.
 PART_SEPARATOR = "\n"
-
-
-def _get(obj: Any, key: str) -> Any:
-    return obj.get(key) if isinstance(obj, Mapping) else getattr(obj, key, None)
 
 
 def message_text(content: Any) -> str | None:
@@ -43,7 +41,7 @@ def message_text(content: Any) -> str | None:
     if isinstance(content, str):
         return content
     if isinstance(content, Sequence) and not isinstance(content, (bytes, bytearray)):
-        parts = [_get(p, "text") for p in content]
+        parts = [field(p, "text") for p in content]
         text = PART_SEPARATOR.join(p for p in parts if isinstance(p, str))
         return text or None
     return None
@@ -59,8 +57,8 @@ def last_user_message(messages: Any) -> str | None:
     if not isinstance(messages, Sequence) or isinstance(messages, (str, bytes)):
         return None
     for m in reversed(messages):
-        if _get(m, "role") == "user":
-            return message_text(_get(m, "content"))
+        if field(m, "role") == "user":
+            return message_text(field(m, "content"))
     return None
 
 
@@ -96,7 +94,7 @@ def item_texts(item: Any, depth: int = 0) -> list[str]:
         return [t for x in item for t in item_texts(x, depth + 1)]
     out: list[str] = []
     for key in dict.fromkeys((*TEXT_KEYS, *NESTED_KEYS)):
-        value = _get(item, key)
+        value = field(item, key)
         if isinstance(value, str):
             if key in TEXT_KEYS:
                 out.append(value)
@@ -134,7 +132,7 @@ def responses_texts(body: Any) -> list[str]:
     ['Be brief.', 'Max dose?']
     """
     out: list[str] = []
-    instructions = _get(body, "instructions")
+    instructions = field(body, "instructions")
     if isinstance(instructions, str):
         out.append(instructions)
-    return out + request_texts(_get(body, "input"))
+    return out + request_texts(field(body, "input"))

@@ -36,6 +36,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar, cast
 
+from guard.completion import field
 from guard.exceptions import ConfigError
 
 T = TypeVar("T")
@@ -44,12 +45,6 @@ T = TypeVar("T")
 ENVELOPE_STR_FIELDS = ("id", "object", "model")
 #: The object type of a stream event (refused with ``delta`` instead of ``message``).
 CHUNK_OBJECT = "chat.completion.chunk"
-
-
-def _get(obj: Any, key: str) -> Any:
-    if isinstance(obj, Mapping):
-        return obj.get(key)
-    return getattr(obj, key, None)
 
 
 def plain_mapping(obj: Any) -> Any:
@@ -115,7 +110,7 @@ def with_refused_choices(reply: T, refusals: Mapping[int, str]) -> T:
     choices = list(data.get("choices") or [])
     for position, text in refusals.items():
         if 0 <= position < len(choices):
-            index = _get(choices[position], "index")
+            index = field(choices[position], "index")
             valid = isinstance(index, int) and not isinstance(index, bool) and index >= 0
             choices[position] = refused_choice(index if valid else position, text)
     data["choices"] = choices
@@ -142,7 +137,7 @@ def _refused_dict(reply: Mapping[str, Any], refusal_text: str) -> dict[str, Any]
         choices = []
     refused: list[dict[str, Any]] = []
     for position, ch in enumerate(choices):
-        index = _get(ch, "index")
+        index = field(ch, "index")
         if not isinstance(index, int) or isinstance(index, bool) or index < 0:
             index = position
         refused.append(refused_choice(index, refusal_text, chunk=chunk))

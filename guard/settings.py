@@ -196,6 +196,20 @@ class Settings(BaseSettings):
         description="a directory POST /admin/reload may load policies from: the body's "
                     "'policy' must be a shipped name or a policy folder inside one of these "
                     "(flag repeatable; none: only shipped names and --policy)")
+    config: Path | None = Field(
+        default=None, json_schema_extra={"metavar": "FILE"},
+        description="a YAML file of routes, one per model: each its own upstream, key, "
+                    "policy, C_R, mode, confidence and limits (docs/gateway.md); the other "
+                    "flags are the routes' defaults. Without it --upstream is one route for "
+                    "every model. SIGHUP or POST /admin/reload re-reads the file")
+    decision_retention: float = Field(
+        default=3600.0, gt=0, json_schema_extra={"metavar": "SECONDS"},
+        description="how long GET /v1/decisions/{request_id} keeps a decision (in memory, "
+                    "per process)")
+    decision_capacity: int = Field(
+        default=100_000, ge=1, json_schema_extra={"metavar": "N"},
+        description="at most this many decisions are kept for GET /v1/decisions (the "
+                    "oldest go first)")
     admin_api_key: SecretStr | None = Field(
         default=None, json_schema_extra={"metavar": "KEY"},
         description="the key POST /admin/reload requires as 'Authorization: Bearer KEY' "
@@ -263,7 +277,7 @@ class Settings(BaseSettings):
         return self
 
     @field_validator("audit_path", "audit_url", "cost_model", "calibrator", "policy",
-                     "admin_api_key", "metrics_api_key", mode="before")
+                     "admin_api_key", "metrics_api_key", "config", mode="before")
     @classmethod
     def _empty_is_none(cls, value: Any) -> Any:
         return None if isinstance(value, str) and not value.strip() else value

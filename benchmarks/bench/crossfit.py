@@ -21,13 +21,13 @@ import numpy as np
 from numpy.typing import NDArray
 from sklearn.model_selection import GroupKFold, KFold
 
-from benchmarks.bench.data import BenchData, BenchError
+from benchmarks.bench.data import BenchData
 from cost_models.datasets import DatasetItem
 from cost_models.persistence import sha256_rows
 from cost_models.regressor import CostRegressor
 from guard.calibration import Calibrator, raw_probability
 from guard.core import Guard
-from guard.exceptions import CalibrationError
+from guard.exceptions import BenchError, CalibrationError
 from guard.policy import Policy, TrainingSet, fit_policy
 from guard.records import DecisionRecord
 

@@ -16,17 +16,13 @@ from cost_models.datasets import DatasetItem
 from guard.exceptions import RecordError
 from guard.records import REPLY_SIGNALS
 from guard.response_records import ResponseRecord, read_response_records
-from policies.exceptions import InvalidValueError
+from policies.exceptions import BenchError
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
 #: The signals the bench reads (the guard's order of preference).
 SIGNALS = REPLY_SIGNALS
 SHIPPED_RESPONSES = "data/smollm2/responses.jsonl"
-
-
-class BenchError(InvalidValueError):
-    """Bench inputs that cannot be used; the message names the file and the record."""
 
 
 def shipped_responses() -> Path:

@@ -19,7 +19,7 @@ from benchmarks.bench.crossfit import (
     make_folds,
     trained_on,
 )
-from benchmarks.bench.data import BenchData, BenchError, load_bench
+from benchmarks.bench.data import BenchData, load_bench
 from benchmarks.bench.evaluate import by_domain, c_r_grid, evaluate, sweep
 from benchmarks.bench.paired import paired_differences, paired_grid
 from benchmarks.bench.result import (
@@ -36,6 +36,7 @@ from cost_models.model_io import ARTIFACT, default_model_dir, load_model
 from cost_models.persistence import read_sidecar
 from guard.calibration import Calibrator
 from guard.calibration.scoring import brier, ece
+from guard.exceptions import BenchError
 from guard.policy import load_policy
 from policies import DEFAULT_C_R
 from policies.exceptions import UtilityGuardError

@@ -18,7 +18,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from benchmarks.grading import Grade
-from cost_models.upstream import ChatClient, UnusableReply, UpstreamError, message_text
+from cost_models.upstream import ChatClient, message_text
+from policies.exceptions import JudgeReplyError, UnusableReply, UpstreamError
 
 JUDGE_SYSTEM = (
     "You grade one reply of a language model to a question, for a benchmark. Decide two "
@@ -37,10 +38,6 @@ JUDGE_SYSTEM = (
 )
 _ANSWERED = re.compile(r"^\W*ANSWERED\W*:\W*(yes|no)\b", re.IGNORECASE | re.MULTILINE)
 _CORRECT = re.compile(r"^\W*CORRECT\W*:\W*(yes|no|n/?a)\b", re.IGNORECASE | re.MULTILINE)
-
-
-class JudgeReplyError(ValueError):
-    """The judge's reply is not two valid lines."""
 
 
 @dataclass(frozen=True)

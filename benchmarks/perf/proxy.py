@@ -1,17 +1,21 @@
-"""Latency and throughput of the guard proxy, side by side with the upstream called directly.
+"""The guard proxy beside a bare relay and the LiteLLM proxy, one worker each, in one run.
 
-Two real servers on 127.0.0.1: the fast fake upstream (:mod:`benchmarks.perf.fake_upstream`,
-one process) and ``utilityguard serve --workers 2`` in front of it (logprob confidence, the
-shipped cost model, enforce mode, no audit log). One asyncio ``httpx`` client
-sends the same chat-completion request to both, alternating in rounds so that the machine's
-slow phases hit both alike. Reported, non-streaming and streaming: the added latency
-(proxy minus direct) at p50 and p99 with one request in flight, and at 32 in flight; and the
-throughput through the proxy at concurrency 32 next to the upstream's own.
+The servers (:mod:`benchmarks.perf.stack`): the fast fake upstream, the bare relay on the
+guard's stack (the floor), the LiteLLM proxy 1.80.0 (skipped with a note when not
+installed), ``serve --confidence logprobs`` and ``serve --confidence logprobs --policy
+smollm2`` (the headline: what users are told to run). All in front of the same upstream.
 
-Targets (issue): added p50 <= 2 ms and p99 <= 10 ms at concurrency 1; >= 800 requests/s
-through the proxy at concurrency 32. On 2 cores the client, the proxy and the upstream share
-the machine, so the throughput figure is a floor; the reference column shows what the same
-client gets from the upstream alone.
+* Latency, one request in flight: in each round one chat completion goes to every server in
+  turn (the order rotated each round, so that the machine's slow phases hit all alike); a
+  server's *added* latency is its median minus the upstream's own median. Non-streaming and
+  streaming.
+* Throughput at concurrency 32 (requests/s, a raw-socket keep-alive client: an httpx client
+  costs more CPU per request than the proxy on a 2-core box): each server in turn, three
+  runs; the median of the three.
+
+Every figure is a ratio to the relay's and to LiteLLM's, measured in the same run. Targets
+(issue 26): with ``--policy smollm2`` the added p50 <= 0.25x LiteLLM's and <= 2x the relay's;
+throughput >= 3x LiteLLM's.
 """
 
 from __future__ import annotations
@@ -25,38 +29,42 @@ import sys
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from pathlib import Path
 
 import httpx
 
 from benchmarks.perf._common import PerfResult
 from benchmarks.perf.servers import free_port, wait_until_serving
+from benchmarks.perf.stack import CONFIGS, running
 
-ROUNDS_C1 = 400
-WORKERS = 2  # one proxy process per core of the 2-core target machine
+ROUNDS_C1 = 300
+THROUGHPUT_RUNS = 3
 REQUESTS_C32 = 1600
+CONCURRENCY = 32
 BODY = {"model": "perf-model", "messages": [{"role": "user",
                                              "content": "What is the capital of France?"}]}
-
-
+#: the proxies compared (the upstream is the reference of every added latency)
+PROXIES = ("relay", "litellm", "guard", "policy")
+LABELS = {"relay": "bare relay", "litellm": "LiteLLM 1.80.0",
+          "guard": "serve --confidence logprobs",
+          "policy": "serve --confidence logprobs --policy smollm2"}
 
 
 @contextmanager
-def servers(workers: int = WORKERS, env: Mapping[str, str] | None = None
+def servers(workers: int = 2, env: Mapping[str, str] | None = None
             ) -> Iterator[tuple[str, str]]:
-    """``(upstream_base, proxy_base)`` with ``workers`` proxy processes, both stopped on exit;
-    ``env`` adds ``UTILITYGUARD_*`` settings for the proxy (e.g. an audit log)."""
+    """``(upstream_base, proxy_base)``: the fake upstream and ``utilityguard serve`` with
+    ``workers`` processes in front of it (the soak, scale and TTFT benchmarks); ``env`` adds
+    ``UTILITYGUARD_*`` settings. Both stopped on exit."""
     up_port, px_port = free_port(), free_port()
     base = {k: v for k, v in os.environ.items() if not k.startswith("UTILITYGUARD_")}
     upstream = subprocess.Popen(
         [sys.executable, "-m", "uvicorn", "benchmarks.perf.fake_upstream:app", "--host",
          "127.0.0.1", "--port", str(up_port), "--log-level", "warning", "--no-access-log"],
         env=base, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    exe = Path(sys.executable).parent / "utilityguard"
     proxy = subprocess.Popen(
-        [str(exe), "serve", "--upstream", f"http://127.0.0.1:{up_port}/v1", "--port",
-         str(px_port), "--confidence", "logprobs", "--log-level", "warning",
-         "--workers", str(workers)],
+        [sys.executable, "-m", "guard.cli", "serve", "--upstream",
+         f"http://127.0.0.1:{up_port}/v1", "--port", str(px_port), "--confidence",
+         "logprobs", "--log-level", "warning", "--workers", str(workers)],
         env={**base, **(env or {})}, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_until_serving(f"http://127.0.0.1:{up_port}/v1/models", upstream)
@@ -89,38 +97,39 @@ def _pct(xs: list[float], q: float) -> float:
     return statistics.quantiles(xs, n=100, method="inclusive")[int(q) - 1]
 
 
-async def _latency(direct: str, proxied: str, stream: bool, conc: int
-                   ) -> tuple[list[float], list[float]]:
-    limits = httpx.Limits(max_connections=conc, max_keepalive_connections=conc)
-    async with httpx.AsyncClient(limits=limits, timeout=30.0) as client:
-        for url in (direct, proxied):  # warm up connections and the cost model
-            await asyncio.gather(*[_one(client, url, stream) for _ in range(conc * 2)])
-        d: list[float] = []
-        p: list[float] = []
-        rounds = ROUNDS_C1 if conc == 1 else max(10, REQUESTS_C32 // conc // 2)
-        for _ in range(rounds):
-            d += await asyncio.gather(*[_one(client, direct, stream) for _ in range(conc)])
-            p += await asyncio.gather(*[_one(client, proxied, stream) for _ in range(conc)])
-        return d, p
+async def latencies(urls: Mapping[str, str], stream: bool, rounds: int = ROUNDS_C1
+                    ) -> dict[str, list[float]]:
+    """Seconds per request of each server, one request in flight, in rotated rounds."""
+    names = list(urls)
+    out: dict[str, list[float]] = {n: [] for n in names}
+    async with httpx.AsyncClient(timeout=30.0) as client:
+        for name in names:  # warm up connections, models and caches
+            for _ in range(20):
+                await _one(client, urls[name], stream)
+        for k in range(rounds):
+            for name in names[k % len(names):] + names[:k % len(names)]:
+                out[name].append(await _one(client, urls[name], stream))
+    return out
 
 
 async def _raw_request(reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                        request: bytes) -> None:
-    """One keep-alive HTTP/1.1 exchange; raises on a non-200 status."""
+    """One keep-alive HTTP/1.1 exchange; raises on a non-200 status or a chunked reply."""
     writer.write(request)
     head = await reader.readuntil(b"\r\n\r\n")
     if not head.startswith(b"HTTP/1.1 200"):
         raise RuntimeError(f"unexpected response: {head[:60]!r}")
-    length = 0
+    length = None
     for line in head.split(b"\r\n"):
         if line.lower().startswith(b"content-length:"):
             length = int(line.split(b":", 1)[1])
+    if length is None:
+        raise RuntimeError("the reply has no content-length (the raw client reads no chunks)")
     await reader.readexactly(length)
 
 
-async def _throughput(url: str, conc: int, total: int) -> float:
-    """Requests/s at ``conc`` keep-alive connections, with a minimal raw-socket client (an
-    httpx client costs more CPU per request than the proxy itself on this 2-core box)."""
+async def throughput(url: str, conc: int = CONCURRENCY, total: int = REQUESTS_C32) -> float:
+    """Requests/s at ``conc`` keep-alive connections (a minimal raw-socket client)."""
     parsed = httpx.URL(url)
     body = json.dumps(BODY).encode()
     request = (f"POST {parsed.raw_path.decode()} HTTP/1.1\r\nHost: {parsed.host}\r\n"
@@ -144,27 +153,70 @@ async def _throughput(url: str, conc: int, total: int) -> float:
             w.close()
 
 
+def _added_rows(times: Mapping[str, list[float]], kind: str) -> list[PerfResult]:
+    """Added p50 of each guard configuration as a ratio to the relay's and LiteLLM's."""
+    up = statistics.median(times["upstream"])
+    added = {n: statistics.median(v) - up for n, v in times.items() if n != "upstream"}
+    out: list[PerfResult] = []
+    for name in ("policy", "guard"):
+        if name not in added:
+            continue
+        for ref, limit in (("relay", 2.0), ("litellm", 0.25)):
+            if ref not in added:
+                continue
+            target = limit if name == "policy" and kind == "non-streaming" else None
+            ratio = added[name] / added[ref]
+            out.append(PerfResult(
+                f"{kind} added p50, {LABELS[name]} / {LABELS[ref]}", added[name], "s",
+                added[ref], ratio,
+                f"ratio <= {target:g}" if target is not None else "reported",
+                ratio <= target if target is not None else True))
+    for name in PROXIES:
+        if name in times:
+            p99 = _pct(times[name], 99) - _pct(times["upstream"], 99)
+            out.append(PerfResult(f"{kind} added p99, {LABELS[name]}", p99, "s",
+                                  _pct(times["upstream"], 99),
+                                  _pct(times[name], 99) / _pct(times["upstream"], 99),
+                                  "reported (reference: the upstream's own p99)", True))
+    return out
+
+
+def _throughput_rows(urls: Mapping[str, str]) -> list[PerfResult]:
+    names = [n for n in PROXIES if n in urls]
+    runs: dict[str, list[float]] = {n: [] for n in names}
+    for k in range(THROUGHPUT_RUNS):
+        for name in names[k % len(names):] + names[:k % len(names)]:
+            runs[name].append(asyncio.run(throughput(urls[name])))
+    rps = {n: statistics.median(v) for n, v in runs.items()}
+    out: list[PerfResult] = []
+    for name in ("policy", "guard"):
+        for ref, floor in (("litellm", 3.0), ("relay", None)):
+            if name not in rps or ref not in rps:
+                continue
+            target = floor if name == "policy" else None
+            ratio = rps[name] / rps[ref]
+            out.append(PerfResult(
+                f"throughput c{CONCURRENCY} (r/s, median of {THROUGHPUT_RUNS}), "
+                f"{LABELS[name]} / {LABELS[ref]}", rps[name], "r/s", rps[ref], ratio,
+                f"ratio >= {target:g}" if target is not None else "reported",
+                ratio >= target if target is not None else True))
+    for name in names:
+        out.append(PerfResult(f"throughput c{CONCURRENCY}, {LABELS[name]}: the three runs",
+                              rps[name], "r/s", min(runs[name]),
+                              max(runs[name]) / min(runs[name]),
+                              "reported (reference: the slowest run; ratio: fastest/slowest)",
+                              True))
+    return out
+
+
 def run() -> list[PerfResult]:
     out: list[PerfResult] = []
-    with servers() as (up, px):
-        direct, proxied = f"{up}/chat/completions", f"{px}/chat/completions"
+    with running(CONFIGS) as stack:
+        for name, why in stack.skipped.items():
+            print(f"proxy: {name} skipped: {why}", file=sys.stderr)
+        urls = {n: f"{u}/chat/completions" for n, u in stack.urls.items()}
         for stream in (False, True):
-            kind = "streaming" if stream else "non-streaming"
-            for conc in (1, 32):
-                d, p = asyncio.run(_latency(direct, proxied, stream, conc))
-                for q, limit in ((50, 2e-3), (99, 10e-3)):
-                    added = _pct(p, q) - _pct(d, q)
-                    target = (f"added <= {limit * 1e3:g} ms" if conc == 1
-                              else "reported (no target at concurrency 32)")
-                    out.append(PerfResult(
-                        f"proxy {kind}, concurrency {conc}: added latency p{q}", added, "s",
-                        _pct(d, q), _pct(p, q) / _pct(d, q),
-                        f"{target} (reference: upstream called directly, p{q})",
-                        added <= limit if conc == 1 else True))
-        rps = asyncio.run(_throughput(proxied, 32, REQUESTS_C32))
-        ref = asyncio.run(_throughput(direct, 32, REQUESTS_C32))
-        out.append(PerfResult(f"proxy throughput, concurrency 32, {WORKERS} workers (requests/s)",
-                              rps, "r/s", ref,
-                              rps / ref, ">= 800 r/s (reference: the upstream alone)",
-                              rps >= 800))
+            times = asyncio.run(latencies(urls, stream))
+            out += _added_rows(times, "streaming" if stream else "non-streaming")
+        out += _throughput_rows(urls)
     return out

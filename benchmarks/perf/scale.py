@@ -30,7 +30,7 @@ import httpx
 
 from benchmarks.perf._common import PerfResult
 from benchmarks.perf.pg_server import PostgresServer, unavailable_reason
-from benchmarks.perf.proxy import _one, _pct, _throughput, servers
+from benchmarks.perf.proxy import _one, _pct, servers, throughput
 
 WORKERS = (1, 2, 4)
 ROUNDS = 5
@@ -83,7 +83,7 @@ def run() -> list[PerfResult]:
         added = asyncio.run(_latencies(direct, proxied))
         for _ in range(ROUNDS):
             for n in WORKERS:
-                rps[n].append(asyncio.run(_throughput(proxied[n], 32, REQUESTS_PER_ROUND)))
+                rps[n].append(asyncio.run(throughput(proxied[n], 32, REQUESTS_PER_ROUND)))
         decided = {n: _decisions(httpx.get(px.removesuffix("/v1") + "/metrics",
                                            timeout=30).text) for n, (_, px) in bases.items()}
         stack.close()  # stop the proxies: each flushes its audit queue

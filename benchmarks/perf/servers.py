@@ -10,11 +10,9 @@ from pathlib import Path
 
 import httpx
 
+from policies.exceptions import ServerError
+
 __all__ = ["ServerError", "free_port", "wait_until_serving"]
-
-
-class ServerError(RuntimeError):
-    """A server exited or did not answer in time; the message says which, with its log."""
 
 
 def free_port() -> int:

@@ -30,15 +30,14 @@ from typing import Protocol
 import httpx
 
 from cost_models.annotation.fit import Judgment
-from cost_models.upstream import (
-    RETRIED_STATUS,
-    SyncChatClient,
+from cost_models.upstream import RETRIED_STATUS, SyncChatClient, message_text
+from policies.exceptions import (
+    InvalidValueError,
+    JudgeError,
     UnusableReply,
     UpstreamError,
     UpstreamStatusError,
-    message_text,
 )
-from policies.exceptions import InvalidValueError, UtilityGuardError
 
 log = logging.getLogger(__name__)
 
@@ -57,10 +56,6 @@ INSTRUCTION = (
 # not item 1
 _BEST = re.compile(r"^\W*BEST\W*:[^\w+-]*(\d+)\W*$", re.IGNORECASE | re.MULTILINE)
 _WORST = re.compile(r"^\W*WORST\W*:[^\w+-]*(\d+)\W*$", re.IGNORECASE | re.MULTILINE)
-
-
-class JudgeError(UtilityGuardError, RuntimeError):
-    """A judge could not produce a valid judgment for a tuple."""
 
 
 class Judge(Protocol):

@@ -67,7 +67,7 @@ def raw_probability(signal: str, value: Any) -> Any:
     >>> raw_probability("verbal", 85)
     Traceback (most recent call last):
     ...
-    guard.exceptions.ConfidenceError: verbal must be a probability in [0, 1]; got 85.0
+    policies.exceptions.ConfidenceError: verbal must be a probability in [0, 1]; got 85.0
     """
     v = as_signal_values(value, signal)
     if signal in LOG_SIGNALS:
@@ -83,6 +83,10 @@ def raw_probability(signal: str, value: Any) -> Any:
         allowed = ", ".join(LOG_SIGNALS + PROB_SIGNALS)
         raise ConfidenceError(f"unknown confidence signal {signal!r}; allowed: {allowed}")
     return float(out[0]) if np.ndim(value) == 0 else out
+
+
+#: The constructor's parameters, in order (``get_params`` / ``set_params``).
+PARAMS = ("method", "signal", "cv", "random_state")
 
 
 def _folds(y: BoolArray, cv: int, random_state: int | None) -> list[tuple[Any, Any]]:
@@ -154,9 +158,38 @@ class Calibrator:
         return (f"Calibrator(method={self.method!r}, signal={self.signal!r}, cv={self.cv!r}, "
                 f"random_state={self.random_state!r})")
 
-    def unfitted_copy(self) -> Calibrator:
-        """A new, unfitted calibrator with the same parameters."""
-        return Calibrator(self.method, self.signal, self.cv, self.random_state)
+    # The scikit-learn estimator contract, by duck typing: ``sklearn.base.clone`` and
+    # ``sklearn.utils.validation.check_is_fitted`` accept a Calibrator, while ``import guard``
+    # and ``predict`` (plain numpy on the request path) never import scikit-learn, which
+    # subclassing ``BaseEstimator`` would.
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The constructor's parameters (what ``sklearn.base.clone`` copies)."""
+        return {name: getattr(self, name) for name in PARAMS}
+
+    def set_params(self, **params: Any) -> Calibrator:
+        """Set constructor parameters; return ``self``."""
+        unknown = sorted(set(params) - set(PARAMS))
+        if unknown:
+            raise CalibrationError(f"unknown Calibrator parameter(s) {', '.join(unknown)}; "
+                                   f"allowed: {', '.join(PARAMS)}")
+        for name, value in params.items():
+            setattr(self, name, value)
+        return self
+
+    def __sklearn_tags__(self) -> Any:
+        """scikit-learn's estimator tags: fitted on ``(x, y)``, needs ``fit`` before use."""
+        from sklearn.utils import Tags, TargetTags
+
+        return Tags(estimator_type=None, target_tags=TargetTags(required=True))
+
+    def __sklearn_is_fitted__(self) -> bool:
+        """True once :meth:`fit` ran (or the calibrator was loaded fitted)."""
+        return hasattr(self, "map_")
+
+    def _check_is_fitted(self, message: str) -> None:
+        if not self.__sklearn_is_fitted__():
+            raise CalibrationError(message)
 
     def _check_params(self) -> None:
         if self.method != "auto" and self.method not in METHODS:
@@ -201,8 +234,7 @@ class Calibrator:
         Raises ``ValueError`` for a None / NaN / infinite value and
         :class:`CalibrationError` when the calibrator is not fitted.
         """
-        if not hasattr(self, "map_"):
-            raise CalibrationError("this Calibrator is not fitted; call fit(x, y) or load(dir)")
+        self._check_is_fitted("this Calibrator is not fitted; call fit(x, y) or load(dir)")
         xs = as_signal_values(x, self.signal)
         out: FloatArray = np.clip(self.map_.predict(xs), 0.0, 1.0)
         return out
@@ -210,8 +242,7 @@ class Calibrator:
     def save(self, directory: str | os.PathLike[str], *, metadata: dict[str, Any] | None = None
              ) -> Path:
         """Write ``calibrator.npz`` and its integrity sidecar; return the sidecar path."""
-        if not hasattr(self, "map_"):
-            raise CalibrationError("cannot save an unfitted Calibrator")
+        self._check_is_fitted("cannot save an unfitted Calibrator")
         meta = {
             "kind": "calibrator",
             "signal": self.signal,
@@ -272,9 +303,11 @@ def cross_val_probability(calibrator: Calibrator, x: Any, y: Any) -> FloatArray:
 
     Needs at least 3 correct and 3 incorrect records.
     """
+    from sklearn.base import clone  # lazy, as in _folds
+
     xs, ys = check_xy(x, y)
     _require_both_classes(ys, 3, "out-of-fold evaluation")
     oof = np.empty(xs.shape[0], dtype=np.float64)
     for train, test in _folds(ys, calibrator.cv, calibrator.random_state):
-        oof[test] = calibrator.unfitted_copy().fit(xs[train], ys[train]).predict(xs[test])
+        oof[test] = clone(calibrator).fit(xs[train], ys[train]).predict(xs[test])
     return oof

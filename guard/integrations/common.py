@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import quote
 
 from guard.core import Guard
 from guard.records import DecisionRecord
@@ -39,3 +40,27 @@ def guarded_completion(guard: Guard, query: Query | None, completion: Mapping[st
     delivered, record = guard.apply(query, dict(completion), **overrides)
     out = dict(delivered)
     return (out if keep_logprobs else without_logprobs(out)), record
+
+
+#: The response header naming the proxy's request id (what GET /v1/decisions/{id} takes).
+REQUEST_ID_HEADER = "x-utilityguard-request-id"
+
+
+def fetch_decision(base_url: str, request_id: str, *, api_key: str | None = None,
+                   timeout: float = 10.0) -> dict[str, Any] | None:
+    """The decision of ``request_id`` read again from the utilityguard proxy at
+    ``base_url`` (its ``.../v1``): ``GET /v1/decisions/{request_id}`` with the same key the
+    request was made with (the proxy shows a decision only to that key). ``None`` when the
+    proxy does not know it (expired, another key, another process); an HTTP error raises.
+    For a client that lost the decision: a stream whose last chunk did not arrive, or one
+    relayed before the decision was known (no decision header)."""
+    import httpx
+
+    headers = {"authorization": f"Bearer {api_key}"} if api_key else {}
+    url = f"{base_url.rstrip('/')}/decisions/{quote(request_id, safe='')}"
+    response = httpx.get(url, headers=headers, timeout=timeout, trust_env=False)
+    if response.status_code == 404:
+        return None
+    response.raise_for_status()
+    body = response.json()
+    return dict(body) if isinstance(body, Mapping) else None

@@ -47,7 +47,7 @@ from langchain_core.prompt_values import PromptValue
 from langchain_core.runnables import Runnable, RunnableConfig
 
 from guard.core import Guard
-from guard.integrations.common import guarded_completion
+from guard.integrations.common import REQUEST_ID_HEADER, fetch_decision, guarded_completion
 from guard.messages import request_texts
 from guard.records import DecisionRecord
 from guard.segments import Query
@@ -62,11 +62,16 @@ HEADER_FIELDS = {"decision": "x-utilityguard-decision", "mode": "x-utilityguard-
 _NUMBERS = ("cost", "confidence", "threshold")
 
 
-def decision_of(message: BaseMessage) -> dict[str, Any] | None:
+def decision_of(message: BaseMessage, llm: Any = None) -> dict[str, Any] | None:
     """The guard's decision about ``message``: ``response_metadata["utilityguard"]``, or the
     proxy's ``x-utilityguard-*`` headers in ``response_metadata["headers"]`` (with
     ``ChatOpenAI(include_response_headers=True)``) as the same object; ``None`` when the
     message carries neither.
+
+    A stream the proxy relayed before its decision was known (an early stream) has a request
+    id header but no decision header: given the ``ChatOpenAI`` that made the call as ``llm``,
+    the decision is then read from the proxy (``GET /v1/decisions/{request_id}``, with the
+    model's base URL and key: :func:`guard.integrations.common.fetch_decision`).
 
     Examples
     --------
@@ -83,8 +88,11 @@ def decision_of(message: BaseMessage) -> dict[str, Any] | None:
     if isinstance(metadata.get("utilityguard"), Mapping):
         return dict(metadata["utilityguard"])
     headers = metadata.get("headers")
-    if not isinstance(headers, Mapping) or HEADER_FIELDS["decision"] not in headers:
+    if not isinstance(headers, Mapping):
         return None
+    if HEADER_FIELDS["decision"] not in headers:
+        rid = headers.get(REQUEST_ID_HEADER)
+        return _fetched(llm, rid) if isinstance(rid, str) and llm is not None else None
     out: dict[str, Any] = {}
     for name, header in HEADER_FIELDS.items():
         value = headers.get(header)
@@ -92,6 +100,18 @@ def decision_of(message: BaseMessage) -> dict[str, Any] | None:
             value = None if value == "none" else float(value)
         out[name] = value
     return out
+
+
+def _fetched(llm: Any, request_id: str) -> dict[str, Any] | None:
+    """The decision of ``request_id`` from the proxy ``llm`` (a ``ChatOpenAI``) calls."""
+    base = getattr(llm, "openai_api_base", None)
+    key = getattr(llm, "openai_api_key", None)
+    if not isinstance(base, str):
+        return None
+    get = getattr(key, "get_secret_value", None)
+    secret = get() if callable(get) else key
+    found = fetch_decision(base, request_id, api_key=secret if isinstance(secret, str) else None)
+    return None if found is None else {k: found.get(k) for k in HEADER_FIELDS}
 
 
 def _to_messages(value: Any) -> list[BaseMessage]:

@@ -46,7 +46,7 @@ from litellm.integrations.custom_guardrail import CustomGuardrail
 from litellm.types.utils import Delta, ModelResponse, ModelResponseStream, StreamingChoices
 
 from guard.core import Guard
-from guard.integrations.common import guarded_completion
+from guard.integrations.common import REQUEST_ID_HEADER, fetch_decision, guarded_completion
 from guard.messages import request_texts
 from guard.proxy.decided import decision_body, decision_headers
 from guard.proxy.streaming import assemble
@@ -57,6 +57,33 @@ log = logging.getLogger(__name__)
 
 #: LiteLLM call types the guard decides on (chat completions).
 CHAT_CALL_TYPES = frozenset({"completion", "acompletion"})
+
+
+#: How the litellm SDK names a provider's response headers in ``_hidden_params``.
+_PROVIDER_HEADER = "llm_provider-"
+_DECISION_FIELDS = ("decision", "mode", "cost", "confidence", "threshold", "policy",
+                    "request_id")
+
+
+def decision_of(response: Any, *, api_base: str | None = None,
+                api_key: str | None = None) -> dict[str, Any] | None:
+    """The utilityguard proxy's decision about a litellm SDK ``response`` (a completion, a
+    stream, or one of its chunks): its ``utilityguard`` field, else the decision read from
+    the proxy by the request id header (``GET /v1/decisions/{request_id}``, given the
+    ``api_base`` and ``api_key`` the call used) — for a stream, whose last chunk's
+    ``utilityguard`` object the SDK drops. ``None`` when neither is there."""
+    own = getattr(response, "utilityguard", None)
+    if own is None and isinstance(getattr(response, "model_extra", None), Mapping):
+        own = response.model_extra.get("utilityguard")
+    if isinstance(own, Mapping):
+        return dict(own)
+    hidden = getattr(response, "_hidden_params", None) or {}
+    headers = hidden.get("additional_headers") or {} if isinstance(hidden, Mapping) else {}
+    rid = headers.get(_PROVIDER_HEADER + REQUEST_ID_HEADER) or headers.get(REQUEST_ID_HEADER)
+    if not isinstance(rid, str) or api_base is None:
+        return None
+    found = fetch_decision(api_base, rid, api_key=api_key)
+    return None if found is None else {k: found.get(k) for k in _DECISION_FIELDS}
 
 
 def client_asked_logprobs(data: Mapping[str, Any]) -> bool:
@@ -143,19 +170,26 @@ class UtilityGuardrail(CustomGuardrail):
         if not dumped:
             return
         assembled = assemble(dumped)
-        delivered, _ = self._decide(request_data, assembled)
+        delivered, record = self._decide(request_data, assembled)
+        final = decision_body(record, enabled=not self.settings.decision_headers_only)
         if _messages(delivered) == _messages(assembled):  # the model's own reply: its chunks
             keep_logprobs = client_asked_logprobs(request_data)
-            for chunk, raw in zip(chunks, dumped, strict=True):
+            for k, (chunk, raw) in enumerate(zip(chunks, dumped, strict=True)):
                 choices = raw.get("choices") or []
-                if keep_logprobs or not any(c.get("logprobs") for c in choices):
+                last = k == len(chunks) - 1
+                if (keep_logprobs or not any(c.get("logprobs") for c in choices)) and not (
+                        last and final):
                     yield chunk
                     continue
-                yield ModelResponseStream(**{**raw, "choices": [
-                    {**c, "logprobs": None} for c in choices]})
+                if not keep_logprobs:
+                    choices = [{**c, "logprobs": None} for c in choices]
+                yield ModelResponseStream(**{**raw, "choices": choices,
+                                             **(final if last else {})})
             return
         base = {k: dumped[0][k] for k in ("id", "created", "model") if dumped[0].get(k)}
-        for ch in delivered.get("choices") or []:  # a refusal, or a cleaned text
-            yield ModelResponseStream(**base, choices=[StreamingChoices(
+        out = delivered.get("choices") or []
+        for k, ch in enumerate(out):  # a refusal, or a cleaned text; the last one decided
+            yield ModelResponseStream(**base, **(final if k == len(out) - 1 else {}),
+                                      choices=[StreamingChoices(
                 index=ch.get("index", 0), delta=Delta(**(ch.get("message") or {})),
                 finish_reason=ch.get("finish_reason") or "stop")])

@@ -36,7 +36,6 @@ from cost_models.answerability import AnswerabilityModel
 from cost_models.model_io import ARTIFACT as COST_ARTIFACT
 from cost_models.model_io import default_model_dir, load_model, save_model
 from cost_models.persistence import (
-    ArtifactError,
     load_artifact,
     read_sidecar,
     save_artifact,
@@ -45,7 +44,7 @@ from cost_models.persistence import (
 )
 from cost_models.regressor import CostRegressor
 from guard.calibration import Calibrator
-from guard.exceptions import ConfigError
+from guard.exceptions import ArtifactError, ConfigError
 from guard.protocols import CostModel
 
 if TYPE_CHECKING:

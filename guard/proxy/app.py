@@ -44,24 +44,30 @@ from guard.exceptions import (
     ConfigError,
     InvalidRequestError,
     PermissionDeniedError,
+    UnknownRequestError,
 )
 from guard.protocols import CostModel
 from guard.proxy.audit import FEEDBACK, AuditWriter
 from guard.proxy.audit.schema import SECURITY_EVENTS
 from guard.proxy.chat import chat_completions
+from guard.proxy.decisions import DecisionStore
 from guard.proxy.errors import error_body, install_error_handlers
-from guard.proxy.feedback import (
-    RecentIds,
-    UnknownRequestError,
-    decided,
-    feedback_row,
-    parse_feedback,
+from guard.proxy.feedback import RecentIds, decided, feedback_row, parse_feedback
+from guard.proxy.gateway import (
+    build_table,
+    decision,
+    is_routed,
+    policies,
+    reload_config,
+    routed_models,
+    use_table,
 )
 from guard.proxy.labels import LabelRateLimit, key_id
 from guard.proxy.metrics import CONTENT_TYPE, MetricsMiddleware, ProxyMetrics
 from guard.proxy.redact import RedactSecrets, install_access_log_filter
 from guard.proxy.request import check_auth, key_in, read_body
 from guard.proxy.responses import responses
+from guard.proxy.routes import ANY_MODEL, RouteTable, UnknownModelError
 from guard.proxy.upstream import READY_TIMEOUT_S, Upstream, upstream_headers
 from guard.records import DecisionRecord
 from guard.settings import Settings
@@ -131,46 +137,124 @@ def policy_guard(settings: Settings, cost_model: CostModel | None = None) -> Gua
 
 class Proxy:
     """What the running app holds: settings, guard, metrics, and (while serving) the
-    upstream client and the audit writer."""
+    upstream clients and the audit writer.
+
+    The app's proxy is the *root*; with ``--config`` each route is a child :class:`Proxy`
+    (its own settings, guard and upstream pool) sharing the root's metrics, audit writer,
+    keys and decision store; :meth:`routed` picks it for a request's model. Without
+    ``--config`` the root is its only route, serving every model."""
+
+    metrics: ProxyMetrics
+    recent: RecentIds
+    decisions: DecisionStore
+    client_keys: tuple[bytes, ...]
+    override_keys: tuple[bytes, ...]
+    owners: RecentIds
+    labeller_keys: tuple[bytes, ...]
+    label_limit: LabelRateLimit
 
     def __init__(self, settings: Settings, guard: Guard,
-                 cost_model: CostModel | None = None) -> None:
+                 cost_model: CostModel | None = None, *, root: Proxy | None = None,
+                 route: str = ANY_MODEL) -> None:
         self.settings = settings
         self.configured = settings  # what the operator configured: what SIGHUP reloads
         self.guard = guard  # replaced whole by reload(); a request reads it once
+        self.route = route  # the model id or glob this proxy serves
         self._cost_model = cost_model
+        self.root: Proxy = self if root is None else root
+        key = settings.upstream_api_key
+        self.upstream_key = key.get_secret_value() if key is not None else None
+        if root is not None:  # a route: everything else is the root's
+            self.metrics, self.recent, self.decisions = root.metrics, root.recent, root.decisions
+            self.client_keys, self.override_keys = root.client_keys, root.override_keys
+            self.owners, self.labeller_keys = root.owners, root.labeller_keys
+            self.label_limit = root.label_limit
+            return
         self._reload_lock = asyncio.Lock()
         self.metrics = ProxyMetrics()
         self.client_keys = tuple(k.get_secret_value().encode() for k in settings.api_keys)
         self.override_keys = tuple(k.get_secret_value().encode()
                                    for k in settings.override_api_keys)
-        key = settings.upstream_api_key
-        self.upstream_key = key.get_secret_value() if key is not None else None
-        self._upstream: Upstream | None = None
-        self.audit: AuditWriter | None = None
+        self._audit: AuditWriter | None = None
         self.recent = RecentIds()  # ids decided here, for feedback before the audit write
         self.owners = RecentIds()  # ids admitted here, with the key that made each
         self.labeller_keys = tuple(k.get_secret_value().encode()
                                    for k in settings.feedback_api_keys)
         self.label_limit = LabelRateLimit(settings.feedback_rate)
+        self.decisions = DecisionStore(settings.decision_retention, settings.decision_capacity)
+        self.table: RouteTable[Proxy] = RouteTable([(ANY_MODEL, self)])
+        self._pools: dict[tuple[Any, ...], Upstream] = {}
+        self._transport: httpx.AsyncBaseTransport | None = None
+        self._running = False
+
+    @property
+    def audit(self) -> AuditWriter | None:
+        """The audit writer (the root's; only while serving with an audit log)."""
+        return self.root._audit
+
+    @audit.setter
+    def audit(self, writer: AuditWriter | None) -> None:
+        self.root._audit = writer
 
     @property
     def upstream(self) -> Upstream:
-        """The upstream client (only while the app's lifespan runs)."""
-        if self._upstream is None:
+        """This route's upstream client (only while the app's lifespan runs)."""
+        return self.root.pool(self)
+
+    def pool(self, route: Proxy) -> Upstream:
+        """The upstream client of ``route``: one pool per route and upstream settings, made
+        on first use and kept until shutdown (a reload that keeps them keeps the pool)."""
+        if not self._running:
             raise RuntimeError("the proxy is not running (its lifespan has not started)")
-        return self._upstream
+        s = route.settings
+        key = (route.route, s.upstream, s.read_timeout, s.connect_timeout, s.pool_timeout,
+               s.max_connections, s.max_keepalive, s.max_upstream_bytes)
+        found = self._pools.get(key)
+        if found is None:
+            if s.upstream is None:
+                raise ConfigError("no upstream: pass --upstream URL or set UTILITYGUARD_UPSTREAM")
+            client = httpx.AsyncClient(
+                base_url=s.upstream + "/", trust_env=False, transport=self._transport,
+                timeout=httpx.Timeout(s.read_timeout, connect=s.connect_timeout,
+                                      pool=s.pool_timeout),
+                limits=httpx.Limits(max_connections=s.max_connections,
+                                    max_keepalive_connections=s.max_keepalive))
+            # readiness has its own small client: a busy pool must not make /readyz wait
+            probe = httpx.AsyncClient(base_url=s.upstream + "/", trust_env=False,
+                                      transport=self._transport, timeout=READY_TIMEOUT_S,
+                                      limits=httpx.Limits(max_connections=2))
+            found = self._pools[key] = Upstream(client, max_bytes=s.max_upstream_bytes,
+                                                probe=probe)
+        return found
+
+    def routed(self, model: Any) -> Proxy:
+        """The route serving ``model`` (the request body's); :class:`UnknownModelError`
+        (404) when none does."""
+        if self.root.configured.config is None:
+            return self.root  # one route: every model
+        found = self.root.table.match(model) if isinstance(model, str) else None
+        if found is None:
+            raise UnknownModelError(
+                f"the model {str(model)[:200]!r} is not served here; GET /v1/models lists "
+                "the models this gateway routes", param="model")
+        return found
 
     @property
     def secrets(self) -> list[str]:
-        """Every configured secret (scrubbed from whatever the proxy relays)."""
+        """Every configured secret (scrubbed from whatever the proxy relays): the proxy keys,
+        every route's upstream key, the audit database's password."""
         out = [k.decode() for k in self.client_keys]
-        if self.upstream_key:
+        out.extend(r.upstream_key for r in self.root.table.routes if r.upstream_key)
+        if self.upstream_key and self.upstream_key not in out:
             out.append(self.upstream_key)
         if (url := self.settings.audit_url) is not None:  # its password, should it echo
             password = urlsplit(url.get_secret_value()).password
             out.extend([password] if password else [])
         return out
+
+    def child(self, settings: Settings, guard: Guard, route: str) -> Proxy:
+        """A route of this (root) proxy: its own settings, guard and upstream pool."""
+        return Proxy(settings, guard, self._cost_model, root=self, route=route)
 
     def upstream_headers(self, client_headers: Mapping[str, str]) -> dict[str, str]:
         """The headers sent upstream for a request (a proxy key is never forwarded)."""
@@ -195,8 +279,11 @@ class Proxy:
         switched to since) — or ``policy`` (a path or shipped name) instead, until the next
         reload — in a thread, and swap it in atomically: requests already running finish with
         the guard they started with; new ones get the new one. A policy that fails to load
-        raises (ConfigError / ArtifactError) and leaves the old one serving."""
+        raises (ConfigError / ArtifactError) and leaves the old one serving. With
+        ``--config`` the file is read again, whole (:func:`guard.proxy.gateway.reload_config`)."""
         async with self._reload_lock:
+            if self.configured.config is not None:
+                return await reload_config(self)
             settings = self.configured if policy is None else self.configured.model_copy(
                 update={"policy": policy})
             try:
@@ -231,16 +318,21 @@ class Proxy:
         return uuid.uuid4().hex
 
     def record(self, record: DecisionRecord, *, query: str, model: str | None, stream: bool,
-               upstream_s: float, total_s: float) -> None:
-        """Count a decision and its latencies, and queue its audit row."""
-        owner = self.owners.owner(record.request_id)[1]
-        self.recent.add(record.request_id, owner)
+               upstream_s: float, total_s: float, owner: bytes = b"") -> None:
+        """Count a decision and its latencies, keep it for ``GET /v1/decisions`` (readable
+        with ``owner``, :func:`~guard.proxy.decisions.credential`), and queue its audit row;
+        each names this route and the key that made the request (who may label it)."""
+        key_owner = self.owners.owner(record.request_id)[1]
+        self.recent.add(record.request_id, key_owner)
+        self.decisions.put(record, owner, route=self.route, model=model)
         m, label = self.metrics, "true" if stream else "false"
         m.decisions.inc(record.decision, record.mode)
+        m.route_decisions.inc(self.route, record.decision)
         m.upstream_seconds.observe(upstream_s, label)
         m.guard_seconds.observe(max(total_s - upstream_s, 0.0), label)
         if self.audit is not None:
-            self.audit.submit(record, query=query, model=model, stream=stream, key_id=owner)
+            self.audit.submit(record, query=query, model=model, stream=stream,
+                              route=self.route, key_id=key_owner)
 
     def forbidden(self, request_id: str, kind: str, detail: str) -> None:
         """Record a request refused for using what it was not granted (a security event): a
@@ -254,40 +346,38 @@ class Proxy:
 
     @asynccontextmanager
     async def running(self, transport: httpx.AsyncBaseTransport | None) -> AsyncIterator[None]:
-        """Open the upstream client and the audit writer; close both (flushing the audit
-        log) on the way out."""
+        """Open every route's upstream client and the audit writer; close them (flushing the
+        audit log) on the way out."""
         s = self.settings
-        if s.upstream is None:
+        if s.upstream is None and s.config is None:
             raise ConfigError("no upstream: pass --upstream URL or set UTILITYGUARD_UPSTREAM")
-        timeout = httpx.Timeout(s.read_timeout, connect=s.connect_timeout,
-                                pool=s.pool_timeout)
-        limits = httpx.Limits(max_connections=s.max_connections,
-                              max_keepalive_connections=s.max_keepalive)
-        await asyncio.to_thread(self.guard.predict_cost, "warm-up")  # loads the default model
+        for route in self.table.routes:  # loads the default model
+            await asyncio.to_thread(route.guard.predict_cost, "warm-up")
         self.announce()
         reload_signal = _watch_sighup(self)
         if s.audit_target is not None:
             self.audit = AuditWriter(s.audit_target, queue_size=s.audit_queue_size,
                                      metrics=self.metrics, store_queries=s.audit_queries)
             self.audit.start()
+        self._transport, self._running = transport, True
         try:
-            async with httpx.AsyncClient(base_url=s.upstream + "/", timeout=timeout,
-                                         limits=limits, transport=transport,
-                                         trust_env=False) as client, \
-                    httpx.AsyncClient(base_url=s.upstream + "/", timeout=READY_TIMEOUT_S,
-                                      limits=httpx.Limits(max_connections=2),
-                                      transport=transport, trust_env=False) as probe:
-                self._upstream = Upstream(client, max_bytes=s.max_upstream_bytes, probe=probe)
-                log.info("guarding %s (confidence %s, C_R %s, %s mode)", self._upstream.name,
-                         s.confidence, s.c_r, s.mode)
-                log.info("the upstream receives %s", self.upstream_key_source())
-                log.info("client overrides of the guard: %s", "allowed for every client"
-                         if s.allow_client_overrides else
-                         f"allowed for {len(self.override_keys)} proxy key(s)"
-                         if self.override_keys else "off")
-                yield
+            for route in self.table.routes:
+                r = route.settings
+                log.info("guarding %s for model %s (confidence %s, C_R %s, %s mode); the "
+                         "upstream receives %s", route.upstream.name, route.route,
+                         r.confidence, route.guard.c_r, r.mode, route.upstream_key_source())
+            log.info("client overrides of the guard: %s", "allowed for every client"
+                     if s.allow_client_overrides else
+                     f"allowed for {len(self.override_keys)} proxy key(s)"
+                     if self.override_keys else "off")
+            yield
         finally:
-            self._upstream = None
+            self._running = False
+            pools, self._pools = list(self._pools.values()), {}
+            for upstream in pools:
+                await upstream.client.aclose()
+                if upstream.probe is not None:
+                    await upstream.probe.aclose()
             if reload_signal:
                 asyncio.get_running_loop().remove_signal_handler(signal.SIGHUP)
             if self.audit is not None:
@@ -337,7 +427,8 @@ def check_policy_allowed(policy: str, settings: Settings) -> None:
 def _watch_sighup(proxy: Proxy) -> bool:
     """Reload the configured policy on SIGHUP (where the platform has it and this is the
     main thread's loop); True when the handler was installed."""
-    if proxy.configured.policy is None or not hasattr(signal, "SIGHUP"):
+    if (proxy.configured.policy is None and proxy.configured.config is None) or \
+            not hasattr(signal, "SIGHUP"):
         return False
     loop = asyncio.get_running_loop()
     tasks: set[asyncio.Task[Any]] = set()
@@ -376,7 +467,10 @@ async def _admin_reload(request: Request) -> Response:
             set(body) - {"policy"}:
         raise InvalidRequestError('the body must be empty or {"policy": "PATH_OR_NAME"}',
                                   param="policy")
-    if proxy.configured.policy is None and policy is None:
+    if is_routed(proxy) and policy is not None:
+        raise InvalidRequestError("this gateway serves a --config file: edit the file and "
+                                  "reload it whole (an empty body)", param="policy")
+    if proxy.configured.policy is None and policy is None and not is_routed(proxy):
         raise InvalidRequestError("nothing to reload: the proxy serves without --policy; "
                                   'send {"policy": "PATH_OR_NAME"} to start using one')
     if policy is not None:
@@ -387,6 +481,8 @@ async def _admin_reload(request: Request) -> Response:
         return JSONResponse(error_body(f"the policy failed to load; still serving "
                                        f"{proxy.guard.policy}: {exc}", "server_error",
                                        code="policy_load_failed"), status_code=500)
+    if is_routed(proxy):
+        return JSONResponse({"reloaded": True, "routes": policies(proxy.table)})
     return JSONResponse({"reloaded": True, "policy": guard.policy})
 
 
@@ -419,6 +515,8 @@ async def _feedback(request: Request) -> Response:
 async def _models(request: Request) -> Response:
     proxy: Proxy = request.app.state.proxy
     check_auth(request.headers, proxy.client_keys)
+    if is_routed(proxy):
+        return routed_models(proxy, request.path_params.get("model"))
     upstream = proxy.upstream
     data = await upstream.within(proxy.settings.request_timeout, upstream.get(
         model_path(request), proxy.upstream_headers(request.headers)))
@@ -451,10 +549,16 @@ async def _healthz(request: Request) -> Response:
 
 async def _readyz(request: Request) -> Response:
     proxy: Proxy = request.app.state.proxy
-    headers = upstream_headers({}, proxy.upstream_key)  # the operator's key only, if any
-    ready, detail = await proxy.upstream.ready(headers)
+    routes = proxy.table.routes  # the operator's key only, if any, to each upstream
+    checks = await asyncio.gather(*(r.upstream.ready(upstream_headers({}, r.upstream_key))
+                                    for r in routes))
+    ready = all(ok for ok, _ in checks)
     body: dict[str, Any] = {"status": "ready" if ready else "unavailable",
-                            "upstream": proxy.upstream.name, "detail": detail}
+                            "upstream": routes[0].upstream.name, "detail": checks[0][1]}
+    if is_routed(proxy):
+        body["routes"] = [{"model": r.route, "upstream": r.upstream.name, "ready": ok,
+                           "detail": detail} for r, (ok, detail) in zip(routes, checks,
+                                                                        strict=True)]
     if proxy.audit is not None:  # reported, not a condition: records queue while it is down
         # without the log's name: where the audit database lives is the operator's business
         body["audit"] = {k: v for k, v in proxy.audit.status().items() if k != "log"}
@@ -481,7 +585,11 @@ def create_app(settings: Settings, transport: httpx.AsyncBaseTransport | None = 
     cost_model : CostModel, optional
         Used instead of ``settings.cost_model`` / the shipped default (tests, embedding).
     """
-    proxy = Proxy(settings, build_guard(settings, cost_model), cost_model)
+    if settings.config is None:
+        proxy = Proxy(settings, build_guard(settings, cost_model), cost_model)
+    else:  # the routes of the file; the root itself serves none
+        proxy = Proxy(settings, Guard(cost_model), cost_model)
+        use_table(proxy, build_table(proxy))
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -494,7 +602,7 @@ def create_app(settings: Settings, transport: httpx.AsyncBaseTransport | None = 
     app.state.proxy = proxy
     install_error_handlers(app)
     app.add_middleware(MetricsMiddleware, metrics=proxy.metrics)
-    app.add_middleware(RedactSecrets, secrets=proxy.secrets)
+    app.add_middleware(RedactSecrets, secrets=lambda: proxy.secrets)  # a reload may add keys
     routes: list[tuple[str, Any, str]] = [
         ("/chat/completions", chat_completions, "POST"),
         ("/feedback", _feedback, "POST"),
@@ -503,6 +611,7 @@ def create_app(settings: Settings, transport: httpx.AsyncBaseTransport | None = 
         ("/completions", _not_guarded, "POST"),
         ("/responses", responses, "POST"),
         ("/models/{model:path}", _models, "GET"),
+        ("/decisions/{request_id}", decision, "GET"),
     ]
     for path, endpoint, method in routes:
         for prefix in ("/v1", ""):

@@ -41,7 +41,9 @@ from guard.proxy.decided import (
     decision_body,
     decision_headers,
     resend_as_sent,
+    route_for,
 )
+from guard.proxy.decisions import credential
 from guard.proxy.deliver import REFUSED_CHOICES_HEADER, deliver
 from guard.proxy.early import NotStreamed, Pending, streams_early
 from guard.proxy.request import (
@@ -203,11 +205,12 @@ async def stream_chat(request: Request, pending: Pending, plan: ChatPlan,
 async def chat_completions(request: Request) -> Response:
     """Handle one chat completion request (see the module docstring)."""
     t0 = time.perf_counter()
-    proxy: Proxy = request.app.state.proxy
-    settings, guard = proxy.settings, proxy.guard  # one policy version for the whole request
-    rid = admit(request, proxy, settings)
-    body = parse_chat_request(await read_body(request, settings.max_body_bytes),
-                              max_n=settings.max_n)
+    root: Proxy = request.app.state.proxy
+    rid = admit(request, root, root.settings)
+    body = parse_chat_request(await read_body(request, root.settings.max_body_bytes),
+                              max_n=root.settings.max_n)
+    proxy = route_for(request, root, rid, body.get("model"))
+    settings, guard = proxy.settings, proxy.guard  # one route and policy for the request
     overrides = parse_overrides(request.headers)
     plan = plan_request(body, guard)
     headers = proxy.upstream_headers(request.headers)
@@ -216,7 +219,8 @@ async def chat_completions(request: Request) -> Response:
     t_up = time.perf_counter()
     if plan.stream and not settings.buffer_streams and streams_early(price, guard):
         pending = Pending(proxy=proxy, guard=guard, request_id=rid, query=query,
-                          overrides=overrides, price=price, model=body.get("model"), t0=t0)
+                          overrides=overrides, price=price, model=body.get("model"), t0=t0,
+                          owner=credential(request.headers))
         try:  # every p answers: nothing the guard would add can change the decision
             return await stream_chat(request, pending, plan.as_sent(body)
                                      if price.answers_any_p else plan, body, headers)
@@ -243,5 +247,6 @@ async def chat_completions(request: Request) -> Response:
     model = body.get("model")
     proxy.record(record, query=price.question or query_text(body["messages"]),
                  model=model if isinstance(model, str) else None, stream=plan.stream,
-                 upstream_s=upstream_s, total_s=time.perf_counter() - t0)
+                 upstream_s=upstream_s, total_s=time.perf_counter() - t0,
+                 owner=credential(request.headers))
     return response

@@ -66,17 +66,35 @@ def decide_reply(guard: Guard, reply: Mapping[str, Any], view: Mapping[str, Any]
 
 def admit(request: Request, proxy: Proxy, settings: Settings) -> str:
     """A new request id for ``request`` once it is authenticated and its override headers
-    are allowed (a forbidden override is recorded as a security event and raised)."""
+    are allowed (a forbidden override is recorded as a security event and raised). With
+    routes, a caller's confidence header is checked again by :func:`route_for`."""
     request.state.request_id = rid = proxy.new_request_id()
     key = check_auth(request.headers, proxy.client_keys)
     proxy.owners.add(rid, key_id(key))  # who may label this decision
+    request.state.key = key
+    caller = any(r.settings.confidence == "caller" for r in proxy.table.routes)
+    _check_overrides(request, proxy, rid, key, caller)
+    return rid
+
+
+def _check_overrides(request: Request, proxy: Proxy, rid: str, key: bytes | None,
+                     caller: bool) -> None:
     try:
         check_overrides(request.headers, allowed=proxy.may_override(key),
-                        caller_confidence=settings.confidence == "caller")
+                        caller_confidence=caller)
     except PermissionDeniedError as exc:
         proxy.forbidden(rid, "override_not_allowed", exc.message)
         raise
-    return rid
+
+
+def route_for(request: Request, root: Proxy, rid: str, model: Any) -> Proxy:
+    """The route serving the request's ``model`` (404 when none; the root itself without
+    ``--config``), its override headers checked against the route's own confidence signal."""
+    proxy = root.routed(model)
+    if proxy is not root:
+        _check_overrides(request, proxy, rid, request.state.key,
+                         proxy.settings.confidence == "caller")
+    return proxy
 
 
 def resend_as_sent(proxy: Proxy, exc: UpstreamStatusError, sent: Mapping[str, Any],

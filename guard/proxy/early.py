@@ -119,6 +119,7 @@ class Pending:
     price: Price
     model: Any
     t0: float
+    owner: bytes = b""  # who may read the decision again (GET /v1/decisions)
 
     def headers(self) -> dict[str, str]:
         """The decision headers known before the reply."""
@@ -151,7 +152,7 @@ class Pending:
         model = self.model if isinstance(self.model, str) else None
         self.proxy.record(record, query=self.price.question or as_text(self.query),
                           model=model, stream=True, upstream_s=upstream_s,
-                          total_s=time.perf_counter() - self.t0)
+                          total_s=time.perf_counter() - self.t0, owner=self.owner)
 
     async def relay(self, request: Request, path: str, body: Mapping[str, Any],
                     headers: Mapping[str, str], *, shape: Callable[[Event], Event | None],

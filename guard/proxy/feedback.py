@@ -22,19 +22,16 @@ import time
 from collections import OrderedDict
 from typing import Any
 
-from guard.exceptions import ClientRequestError, ConfigError, InvalidRequestError
-from guard.proxy.audit import DECISIONS, FEEDBACK, AuditStoreError, read_rows
+from guard.exceptions import (
+    AuditStoreError,
+    FeedbackError,
+    InvalidRequestError,
+)
+from guard.proxy.audit import DECISIONS, FEEDBACK, read_rows
 from guard.proxy.labels import COST_LABEL_RANGE
 
 FIELDS = ("correct", "answerable", "cost")
 MAX_ID_CHARS = 128
-
-
-class UnknownRequestError(ClientRequestError):
-    """HTTP 404: no decision with this request id."""
-
-    status = 404
-    default_code = "unknown_request_id"
 
 
 class RecentIds:
@@ -125,15 +122,15 @@ def labelled_decisions(target: str | os.PathLike[str]) -> list[dict[str, Any]]:
     """Every decision with a label, with its latest label as ``label_correct``,
     ``label_answerable`` and ``label_cost`` (oldest decision first).
 
-    Raises :class:`~guard.exceptions.ConfigError` (a ``ValueError``; one line for the CLI)
-    when ``target`` is not an audit log.
+    Raises :class:`~guard.exceptions.FeedbackError` (a ``ValueError``) when ``target`` is not
+    an audit log or holds no label.
     """
     try:
         latest = {r["request_id"]: r for r in read_rows(target, FEEDBACK)}  # later rows win
         decisions = list(read_rows(target, DECISIONS))
     except AuditStoreError as exc:
-        raise ConfigError(f"no labelled decisions: {exc}; send labels to POST /v1/feedback "
-                          "first") from None
+        raise FeedbackError(f"no labelled decisions: {exc}; send labels to POST /v1/feedback "
+                         "first") from None
     out = []
     for d in decisions:
         label = latest.get(d["request_id"])

@@ -39,14 +39,11 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import prometheus_client
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client import Counter as _PromCounter
 from prometheus_client import Histogram as _PromHistogram
+from prometheus_client.metrics_core import Metric
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
-
-# no *_created series: one line per value
-prometheus_client.disable_created_metrics()  # type: ignore[no-untyped-call]
 
 #: Latency buckets in seconds: sub-millisecond guard overhead up to slow LLM replies.
 LATENCY_BUCKETS = (0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
@@ -89,6 +86,26 @@ def multiprocess_directory() -> Iterator[Path]:
     finally:
         os.environ.pop(MULTIPROC_ENV, None)
         shutil.rmtree(path, ignore_errors=True)
+
+
+class _WithoutCreated:
+    """A collector serving ``source``'s metrics without their ``*_created`` series (one line
+    per value), leaving prometheus_client's process-wide settings alone."""
+
+    def __init__(self, source: CollectorRegistry) -> None:
+        self.source = source
+
+    def collect(self) -> Iterator[Metric]:
+        for family in self.source.collect():
+            kept = Metric(family.name, family.documentation, family.type, family.unit)
+            kept.samples = [s for s in family.samples if not s.name.endswith("_created")]
+            yield kept
+
+
+def _text(source: CollectorRegistry) -> str:
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(_WithoutCreated(source))
+    return generate_latest(registry).decode()
 
 
 class Counter:
@@ -149,6 +166,10 @@ class ProxyMetrics:
                                 ("endpoint", "status"), reg)
         self.decisions = Counter(f"{p}decisions_total", "Guard decisions by outcome and mode.",
                                  ("decision", "mode"), reg)
+        self.route_decisions = Counter(
+            f"{p}route_decisions_total",
+            "Guard decisions by route (the model id or glob of serve --config; '*' without "
+            "one) and outcome.", ("route", "decision"), reg)
         self.upstream_errors = Counter(f"{p}upstream_errors_total",
                                        "Failed upstream calls by kind.", ("kind",), reg)
         self.audit_dropped = Counter(f"{p}audit_dropped_total",
@@ -177,8 +198,8 @@ class ProxyMetrics:
 
             registry = CollectorRegistry()
             MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
-            return generate_latest(registry).decode()
-        return generate_latest(self.registry).decode()
+            return _text(registry)
+        return _text(self.registry)
 
 
 class MetricsMiddleware:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -50,11 +50,22 @@ def redact(data: bytes, secrets: Iterable[bytes]) -> bytes:
 class RedactSecrets:
     """ASGI middleware scrubbing ``secrets`` from every response header value and body."""
 
-    def __init__(self, app: ASGIApp, secrets: Iterable[str]) -> None:
+    def __init__(self, app: ASGIApp,
+                 secrets: Iterable[str] | Callable[[], Iterable[str]]) -> None:
         self.app = app
-        self.secrets = spellings(secrets)
+        # a callable is asked on every request (a reload may bring new keys)
+        self._source = secrets if callable(secrets) else None
+        self._given: tuple[str, ...] = () if callable(secrets) else tuple(secrets)
+        self.secrets = spellings(self._given)
+
+    def _current(self) -> None:
+        if self._source is not None:
+            given = tuple(self._source())
+            if given != self._given:
+                self._given, self.secrets = given, spellings(given)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        self._current()
         if scope["type"] != "http" or not self.secrets:
             await self.app(scope, receive, send)
             return

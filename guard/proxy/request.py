@@ -145,7 +145,7 @@ def parse_chat_request(raw: bytes, *, max_n: int = DEFAULT_MAX_N) -> dict[str, A
     >>> parse_chat_request(b'{"model": "m"}')
     Traceback (most recent call last):
     ...
-    guard.exceptions.InvalidRequestError: 'messages' is required: a non-empty list of messages
+    policies.exceptions.InvalidRequestError: 'messages' is required: a non-empty list of messages
     """
     body = parse_json_object(raw, "a chat completion request")
     messages = body.get("messages")

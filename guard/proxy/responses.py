@@ -44,7 +44,9 @@ from guard.proxy.decided import (
     decision_body,
     decision_headers,
     resend_as_sent,
+    route_for,
 )
+from guard.proxy.decisions import credential
 from guard.proxy.early import NotStreamed, Pending, streams_early
 from guard.proxy.request import (
     cancel_on_disconnect,
@@ -212,10 +214,11 @@ async def stream_responses(request: Request, pending: Pending, plan: ResponsesPl
 async def responses(request: Request) -> Response:
     """Handle one Responses API request (see the module docstring)."""
     t0 = time.perf_counter()
-    proxy: Proxy = request.app.state.proxy
-    settings, guard = proxy.settings, proxy.guard
-    rid = admit(request, proxy, settings)
-    body = parse_responses_request(await read_body(request, settings.max_body_bytes))
+    root: Proxy = request.app.state.proxy
+    rid = admit(request, root, root.settings)
+    body = parse_responses_request(await read_body(request, root.settings.max_body_bytes))
+    proxy = route_for(request, root, rid, body.get("model"))
+    settings, guard = proxy.settings, proxy.guard  # one route and policy for the request
     overrides = parse_overrides(request.headers)
     headers = proxy.upstream_headers(request.headers)
     query = response_query(body)
@@ -227,7 +230,8 @@ async def responses(request: Request) -> Response:
     events: list[dict[str, Any]] | None = None
     if stream and not settings.buffer_streams and streams_early(price, guard):
         pending = Pending(proxy=proxy, guard=guard, request_id=rid, query=query,
-                          overrides=overrides, price=price, model=body.get("model"), t0=t0)
+                          overrides=overrides, price=price, model=body.get("model"), t0=t0,
+                          owner=credential(request.headers))
         try:  # every p answers: nothing the guard would add can change the decision
             return await stream_responses(request, pending, plan.as_sent(body)
                                           if price.answers_any_p else plan, body, headers)
@@ -263,5 +267,6 @@ async def responses(request: Request) -> Response:
     model = body.get("model")
     proxy.record(record, query=price.question or as_text(query),
                  model=model if isinstance(model, str) else None, stream=stream,
-                 upstream_s=upstream_s, total_s=time.perf_counter() - t0)
+                 upstream_s=upstream_s, total_s=time.perf_counter() - t0,
+                 owner=credential(request.headers))
     return response

@@ -26,21 +26,18 @@ import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Mapping
-from contextlib import asynccontextmanager
+from contextlib import AbstractContextManager, asynccontextmanager
 from typing import Any, TypeVar
 
 import httpx
 
-from cost_models.upstream import (
+from cost_models.upstream import check_status, display_url, json_object, map_exceptions
+from guard.exceptions import (
     UpstreamError,
     UpstreamStatusError,
     UpstreamTimeout,
-    check_status,
-    display_url,
-    json_object,
-    translate,
+    UpstreamTooLarge,
 )
-from guard.exceptions import UpstreamPoolExhausted, UpstreamTooLarge
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -113,11 +110,10 @@ class Relay:
         body = self._upstream._bounded(self._response)
         while True:
             try:
-                chunk = await body.__anext__()
+                with self._upstream.errors():
+                    chunk = await body.__anext__()
             except StopAsyncIteration:
                 return
-            except httpx.HTTPError as exc:
-                raise translate(exc, self._upstream.name) from None
             yield chunk
 
     async def read(self) -> bytes:
@@ -150,24 +146,19 @@ class Upstream:
         if body is not None:
             headers = {**headers, "content-type": "application/json"}
         request = self.client.build_request(method, path, content=body, headers=headers)
-        try:
+        with self.errors():
             response = await self.client.send(request, stream=True)
             try:
                 content = await self._read(response)
             finally:
                 await response.aclose()
-        except httpx.PoolTimeout:
-            raise self._pool_exhausted() from None
-        except httpx.HTTPError as exc:  # timeouts, refused / reset, DNS, TLS, protocol errors
-            raise translate(exc, self.name) from None
         return httpx.Response(response.status_code, headers=response.headers, content=content,
                               request=request)
 
-    def _pool_exhausted(self) -> UpstreamPoolExhausted:
-        return UpstreamPoolExhausted(
-            f"no free connection to the upstream at {self.name} within "
-            f"{self.client.timeout.pool:g} s: the proxy's upstream connection pool is "
-            "exhausted (raise --max-connections or --pool-timeout)")
+    def errors(self) -> AbstractContextManager[None]:
+        """httpx errors inside the block raised as ``Upstream*`` errors (the shared
+        :func:`~cost_models.upstream.map_exceptions`, told this pool's timeout)."""
+        return map_exceptions(self.name, pool_timeout=self.client.timeout.pool or 0.0)
 
     async def _bounded(self, response: httpx.Response) -> AsyncIterator[bytes]:
         """``response``'s body as it arrives, :class:`UpstreamTooLarge` past
@@ -224,11 +215,13 @@ class Upstream:
             status = response.status_code
         else:
             try:
-                status = await asyncio.wait_for(self._probe_status(headers), READY_TIMEOUT_S)
+                with map_exceptions(self.name):
+                    status = await asyncio.wait_for(self._probe_status(headers),
+                                                    READY_TIMEOUT_S)
             except (TimeoutError, asyncio.TimeoutError):
                 return False, f"the upstream at {self.name} did not answer in {READY_TIMEOUT_S} s"
-            except httpx.HTTPError as exc:
-                return False, str(translate(exc, self.name))
+            except UpstreamError as exc:
+                return False, str(exc)
         return status < 500, f"the upstream at {self.name} answered HTTP {status}"
 
     async def _probe_status(self, headers: Mapping[str, str]) -> int:
@@ -283,12 +276,8 @@ class Upstream:
         request = self.client.build_request(
             "POST", path, content=json.dumps(body).encode(),
             headers={**headers, "content-type": "application/json"})
-        try:
+        with self.errors():
             response = await self.client.send(request, stream=True)
-        except httpx.PoolTimeout:
-            raise self._pool_exhausted() from None
-        except httpx.HTTPError as exc:
-            raise translate(exc, self.name) from None
         try:
             if not response.is_success:
                 content = await self._guarded(self._read(response))
@@ -300,10 +289,8 @@ class Upstream:
             await response.aclose()
 
     async def _guarded(self, work: Awaitable[T]) -> T:
-        try:
+        with self.errors():
             return await work
-        except httpx.HTTPError as exc:
-            raise translate(exc, self.name) from None
 
     def inside(self, path: str) -> bool:
         """``path`` (relative) resolves to a URL under the upstream's base path (``/v1``)."""

@@ -18,7 +18,8 @@ from benchmarks.bench.data import shipped_responses
 from benchmarks.bench.evaluate import METRICS
 from cost_models.datasets import load_seed
 from guard.calibration import Calibrator
-from guard.cli import CLIError, main
+from guard.cli import main
+from guard.exceptions import CLIError
 
 PNGS = {"utility_curves.png", "utility_auc_vs_c_r.png", "domain_contributions.png"}
 

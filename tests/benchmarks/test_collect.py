@@ -17,10 +17,11 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 import benchmarks.cli_collect as cli_collect
-from benchmarks.collect import CollectError, CollectSettings, collect, done_ids, regrade
+from benchmarks.collect import CollectSettings, collect, done_ids, regrade
 from cost_models.datasets import DatasetItem
 from guard.cli import main
 from guard.confidence import VERBAL_INSTRUCTION
+from guard.exceptions import CollectError
 from guard.refusal import REFUSAL_HINT
 
 QUESTIONS = {  # id: (question, answerable, reference, what the fake model says)

@@ -17,10 +17,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from benchmarks.collect import CollectError, CollectSettings, collect, regrade
+from benchmarks.collect import CollectSettings, collect, regrade
 from benchmarks.grading.judge import JudgeSettings
 from cost_models.datasets import DatasetItem
 from guard.cli import main
+from guard.exceptions import CollectError
 
 Start = Callable[[Any], str]
 # id: (question, answerable, reference, the model's reply)
@@ -109,11 +110,9 @@ def test_concurrency_keeps_several_requests_in_flight(serve_app: Start, tmp_path
     model = Model(delay=0.4)
     url = serve_app(model.app())
     out = tmp_path / "r.jsonl"
-    t0 = time.perf_counter()
     assert asyncio.run(collect(_items(), _settings(url, concurrency=4), out)) == 8
-    elapsed = time.perf_counter() - t0
-    assert model.max_in_flight >= 3  # up to 4 at once, not one after another
-    assert elapsed < 8 * 0.4  # faster than asking one at a time
+    assert model.max_in_flight >= 3  # up to 4 at once, not one after another (the server
+    # counts the requests it holds; no wall-clock bound)
     assert sorted(r["id"] for r in _records(out)) == sorted(QUESTIONS)
 
 

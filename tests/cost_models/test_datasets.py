@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import socket
 import sys
 import time
 import types
@@ -17,13 +18,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from cost_models import datasets
-from cost_models.datasets import (
-    DatasetError,
-    DatasetItem,
-    load_utilitybench,
-    read_rows,
-    resolve_columns,
-)
+from cost_models.datasets import DatasetItem, load_utilitybench, read_rows, resolve_columns
+from guard.exceptions import DatasetError
 
 ODD = {
     "prompt_text": ["How many mg of acetaminophen a day?", "Capital of Peru?", "Who wins?"],
@@ -262,10 +258,23 @@ def test_hugging_face_without_the_datasets_package_fails_fast(
 ) -> None:
     _without_datasets(monkeypatch)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    start = time.perf_counter()
+    dialled = _record_connections(monkeypatch)
     with pytest.raises(DatasetError, match=r"hf:leiqf/UtilityBench: .*'datasets' package"):
         load_utilitybench(source)
-    assert time.perf_counter() - start < 3.0
+    assert dialled == []  # fast: nothing tried the network (no wall-clock bound needed)
+
+
+def _record_connections(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """Every connection or sleep the code under test attempts (none is made)."""
+    dialled: list[object] = []
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        dialled.append(args)
+        raise OSError("no network in this test")
+
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    monkeypatch.setattr(time, "sleep", refuse)
+    return dialled
 
 
 def _fake_datasets(monkeypatch: pytest.MonkeyPatch, calls: list[str]) -> None:
@@ -285,11 +294,11 @@ def test_hugging_face_offline_gives_a_dataset_error_quickly(
     calls: list[str] = []
     _fake_datasets(monkeypatch, calls)
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    start = time.perf_counter()
+    dialled = _record_connections(monkeypatch)
     with pytest.raises(DatasetError, match=r"hf:leiqf/UtilityBench: could not load split "
                                            r"'train': Couldn't reach"):
         load_utilitybench("hf:leiqf/UtilityBench")
-    assert time.perf_counter() - start < 3.0
+    assert dialled == []  # quickly: no probe, no retry, no wait
     assert calls == ["leiqf/UtilityBench"]
 
 

@@ -18,8 +18,9 @@ from cost_models.model_io import (
     model_card,
     save_model,
 )
-from cost_models.persistence import ArtifactError, read_sidecar, save_artifact, sha256_file
+from cost_models.persistence import read_sidecar, save_artifact, sha256_file
 from cost_models.regressor import CostRegressor
+from guard.exceptions import ArtifactError
 
 
 class _Foreign:

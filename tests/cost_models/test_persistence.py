@@ -15,13 +15,13 @@ import pytest
 import sklearn
 
 from cost_models.persistence import (
-    ArtifactError,
     load_artifact,
     read_sidecar,
     save_artifact,
     sha256_file,
     sha256_rows,
 )
+from guard.exceptions import ArtifactError
 
 
 class Thing:

@@ -251,7 +251,7 @@ def test_one_query_fast_path_equals_the_batch_path() -> None:
     batch = model.predict_log(texts)
     one = np.array([model.predict_log([t])[0] for t in texts])
     np.testing.assert_allclose(one, batch, rtol=0, atol=1e-10)
-    assert "_one_table_" not in model.__getstate__()
+    assert "_scorer_" not in model.__getstate__()
 
 
 def test_embedding_kind_one_query_path_equals_the_batch_path() -> None:

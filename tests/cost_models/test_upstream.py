@@ -12,15 +12,13 @@ import httpx
 import pytest
 
 from cost_models import upstream
-from cost_models.upstream import (
-    SyncChatClient,
+from cost_models.upstream import SyncChatClient, backoff, retry_after
+from guard.exceptions import (
     UnusableReply,
     UpstreamError,
     UpstreamStatusError,
     UpstreamTimeout,
     UpstreamUnavailable,
-    backoff,
-    retry_after,
 )
 
 OK = {"choices": [{"message": {"content": "hi"}}]}

@@ -21,7 +21,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from benchmarks.perf.servers import ServerError, free_port, wait_until_serving
+from benchmarks.perf.servers import free_port, wait_until_serving
+from guard.exceptions import ServerError
 
 pytestmark = pytest.mark.e2e
 

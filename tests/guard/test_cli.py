@@ -12,13 +12,16 @@ from pathlib import Path
 import pytest
 
 import guard.cli as cli
-from benchmarks.bench.data import BenchError
-from benchmarks.collect import CollectError
-from cost_models.annotation.judges import JudgeError
-from cost_models.datasets import DatasetError
-from cost_models.persistence import ArtifactError
 from guard import exceptions
-from guard.cli import CLIError, main
+from guard.cli import main
+from guard.exceptions import (
+    ArtifactError,
+    BenchError,
+    CLIError,
+    CollectError,
+    DatasetError,
+    JudgeError,
+)
 from policies.exceptions import InvalidValueError, UtilityGuardError
 
 VALUE_ERRORS = [exceptions.ConfigError, exceptions.ConfidenceError, exceptions.CalibrationError,
@@ -120,3 +123,30 @@ def test_help_loads_no_heavy_library() -> None:
     err = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stderr
     assert err.strip() == "[]"
+
+
+def _instance(name: str) -> Exception:
+    cls = getattr(exceptions, name)
+    if cls is exceptions.UpstreamStatusError:
+        return cls(503, "items.jsonl: line 3 is not JSON")
+    return cls("items.jsonl: line 3 is not JSON")  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("name", exceptions.__all__)
+def test_every_error_in_the_tree_is_one_line_and_exit_2(
+        name: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    _with_command(monkeypatch, _instance(name))
+    assert main(["metric", "x.jsonl"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("utilityguard: error: ") and err.count("\n") == 1
+    assert "items.jsonl: line 3 is not JSON" in err
+
+
+def test_fit_from_an_audit_log_without_labels_is_one_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The feedback reader's error (once a plain ValueError, a traceback) is in the tree."""
+    not_a_log = tmp_path / "audit.db"
+    not_a_log.write_text("not a database\n")
+    assert main(["fit", "--from-audit", str(not_a_log), "--out", str(tmp_path / "p")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("utilityguard: error: no labelled decisions") and err.count("\n") == 1

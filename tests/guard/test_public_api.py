@@ -78,3 +78,47 @@ def test_import_guard_loads_no_heavy_library() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "[]"
+
+
+def _loaded_after(statement: str, candidates: tuple[str, ...]) -> list[str]:
+    code = (f"import sys; {statement}; "
+            f"print(' '.join(sorted(m for m in {candidates!r} if m in sys.modules)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    return out.split()
+
+
+LIBRARIES = ("httpx", "click", "rich", "pygments", "fastapi", "starlette", "sklearn",
+             "prometheus_client")
+
+
+@pytest.mark.parametrize("statement", [
+    pytest.param("import guard", id="guard"),
+    pytest.param("import guard; guard.Guard; guard.Calibrator; guard.exceptions.UpstreamError",
+                 id="guard-names"),
+    pytest.param("import guard.proxy", id="guard.proxy"),
+    pytest.param("import guard.exceptions, policies, cost_models", id="exceptions"),
+])
+def test_a_light_import_loads_no_client_cli_or_server_library(statement: str) -> None:
+    assert _loaded_after(statement, LIBRARIES) == []
+
+
+def test_the_proxy_metrics_leave_prometheus_settings_alone() -> None:
+    code = ("import prometheus_client.metrics as m; import guard.proxy.metrics as pm; "
+            "r = pm.ProxyMetrics(); r.requests.inc('models', '200'); text = r.render(); "
+            "print(m._use_created, '_created' in text, 'utilityguard_requests_total' in text)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.split() == ["True", "False", "True"]
+
+
+def test_every_error_class_lives_in_the_one_exceptions_module() -> None:
+    import policies.exceptions
+
+    for name in guard.exceptions.__all__:
+        assert getattr(guard.exceptions, name).__module__ == "policies.exceptions", name
+    defined = sorted(
+        name for name, value in vars(policies.exceptions).items()
+        if isinstance(value, type) and issubclass(value, BaseException)
+        and value.__module__ == "policies.exceptions")
+    assert defined == sorted(policies.exceptions.__all__) == sorted(guard.exceptions.__all__)

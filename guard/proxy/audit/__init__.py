@@ -16,6 +16,7 @@ Modules, in dependency order:
   self-contained HTML page of inline SVG plots (:func:`write_report`).
 """
 
+from guard.exceptions import AuditStoreError, AuditStoreUnavailable
 from guard.proxy.audit.export import export_jsonl
 from guard.proxy.audit.report import write_report
 from guard.proxy.audit.schema import (
@@ -27,15 +28,7 @@ from guard.proxy.audit.schema import (
     Table,
     decision_row,
 )
-from guard.proxy.audit.store import (
-    AuditStore,
-    AuditStoreError,
-    AuditStoreUnavailable,
-    is_url,
-    mask_url,
-    open_store,
-    read_rows,
-)
+from guard.proxy.audit.store import AuditStore, is_url, mask_url, open_store, read_rows
 from guard.proxy.audit.writer import AuditWriter
 
 __all__ = ["COLUMNS", "DECISIONS", "FEEDBACK", "TABLES", "AuditStore", "AuditStoreError",

@@ -15,8 +15,9 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
+from guard.exceptions import AuditStoreError, AuditStoreUnavailable
 from guard.proxy.audit.schema import TABLES, Table
-from guard.proxy.audit.store import AuditStore, AuditStoreError, AuditStoreUnavailable, mask_url
+from guard.proxy.audit.store import AuditStore, mask_url
 
 _TYPES = {"real": "DOUBLE PRECISION", "integer": "INTEGER", "text": "TEXT"}
 _SCHEMA_LOCK = 0x7574696C  # pg_advisory_xact_lock key while creating tables ("util")

@@ -27,8 +27,9 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from guard.exceptions import AuditStoreError
 from guard.proxy.audit.schema import DECISIONS, FEEDBACK
-from guard.proxy.audit.store import AuditStoreError, read_rows
+from guard.proxy.audit.store import read_rows
 from guard.proxy.audit.svg import bar_chart, histogram, scatter
 from policies.utility import response_utility
 

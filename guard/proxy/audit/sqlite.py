@@ -8,8 +8,9 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from guard.exceptions import AuditStoreError
 from guard.proxy.audit.schema import TABLES, Table
-from guard.proxy.audit.store import AuditStore, AuditStoreError
+from guard.proxy.audit.store import AuditStore
 
 _TYPES = {"real": "REAL", "integer": "INTEGER", "text": "TEXT"}
 

@@ -40,18 +40,9 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from guard.exceptions import UtilityGuardError
 from guard.proxy.audit.schema import Table
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
-
-
-class AuditStoreError(UtilityGuardError):
-    """The audit database refused an operation (not an audit log, bad rows, bad URL)."""
-
-
-class AuditStoreUnavailable(AuditStoreError):
-    """The audit database cannot be reached now; the same operation may succeed later."""
 
 
 def is_url(target: str | os.PathLike[str]) -> bool:

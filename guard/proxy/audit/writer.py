@@ -30,8 +30,9 @@ import time
 from collections import Counter as Tally
 from typing import Any
 
+from guard.exceptions import AuditStoreError, AuditStoreUnavailable
 from guard.proxy.audit.schema import DECISIONS, Table, decision_row
-from guard.proxy.audit.store import AuditStoreError, AuditStoreUnavailable, open_store
+from guard.proxy.audit.store import open_store
 from guard.proxy.metrics import ProxyMetrics
 from guard.records import DecisionRecord
 
@@ -92,10 +93,11 @@ class AuditWriter:
 
     def submit(self, record: DecisionRecord, *, query: str | None = None,
                model: str | None = None, stream: bool = False,
-               key_id: str | None = None) -> bool:
+               route: str | None = None, key_id: str | None = None) -> bool:
         """Queue one decision without blocking; ``False`` (counted, warned) when dropped."""
         row = decision_row(record, ts=time.time(), model=model, stream=stream,
-                           query=query if self.store_queries else None, key_id=key_id)
+                           query=query if self.store_queries else None, route=route,
+                           key_id=key_id)
         return self.submit_row(DECISIONS, row)
 
     def submit_row(self, table: Table, row: tuple[Any, ...]) -> bool:

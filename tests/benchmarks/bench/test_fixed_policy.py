@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from benchmarks.bench.data import BenchError
 from benchmarks.bench.run import run_bench
 from cost_models.datasets import load_utilitybench
 from guard.cli import main
 from guard.core import Guard
+from guard.exceptions import BenchError
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ import pytest
 
 from benchmarks.bench.compared_policies import POLICIES
 from benchmarks.bench.crossfit import make_folds, trained_on
-from benchmarks.bench.data import BenchData, BenchError, load_bench
+from benchmarks.bench.data import BenchData, load_bench
 from benchmarks.bench.evaluate import METRICS, PAPER_C_R, c_r_grid
 from benchmarks.bench.report import report_md
 from benchmarks.bench.result import BenchResult
@@ -22,6 +22,7 @@ from cost_models import CostRegressor, load_model
 from cost_models.datasets import load_seed
 from cost_models.model_io import ARTIFACT, default_model_dir
 from cost_models.persistence import read_sidecar
+from guard.exceptions import BenchError
 from tests.benchmarks.conftest import crossfit
 
 # metrics of the policies that nothing fitted touches (no folds, no calibrated p)

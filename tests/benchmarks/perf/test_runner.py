@@ -41,7 +41,9 @@ def test_subset_that_passes(fakes: Path, capsys: pytest.CaptureFixture[str]) -> 
     out = capsys.readouterr().out
     assert "fast bench" in out and "slow bench" not in out
     saved = json.loads((fakes / "perf-results.json").read_text())
-    assert saved == [{"name": "fast bench", "value": 2.0, "unit": "s", "reference": 1.0,
+    assert saved["run"]["command"] == "python -m benchmarks.perf fast"
+    assert len(saved["run"]["load_average"]) == 3
+    assert saved["results"] == [{"name": "fast bench", "value": 2.0, "unit": "s", "reference": 1.0,
                       "ratio": 2.0, "target": "ratio <= 3", "passed": True}]
 
 
@@ -50,7 +52,7 @@ def test_all_modules_and_a_missed_target(fakes: Path, capsys: pytest.CaptureFixt
     captured = capsys.readouterr()
     assert "fast bench" in captured.out and "slow bench" in captured.out
     assert "target missed: slow bench" in captured.err
-    assert len(json.loads((fakes / "perf-results.json").read_text())) == 2
+    assert len(json.loads((fakes / "perf-results.json").read_text())["results"]) == 2
 
 
 def test_unknown_module(fakes: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -18,13 +18,13 @@ from cost_models.annotation.judges import (
     SETTING,
     EscalationPanel,
     FileJudge,
-    JudgeError,
     LLMJudge,
     has_majority,
     items_of,
     parse_reply,
     render_tuple,
 )
+from guard.exceptions import JudgeError
 
 ITEMS = [("a", "How much insulin?"), ("b", "Capital of Peru?"), ("c", "Is 7 prime?"),
          ("d", "Can I mix bleach and ammonia?")]

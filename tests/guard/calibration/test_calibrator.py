@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from cost_models.persistence import ArtifactError, save_artifact
+from cost_models.persistence import save_artifact
 from guard import (
     CalibrationError,
     Calibrator,
@@ -22,6 +22,7 @@ from guard import (
     raw_probability,
 )
 from guard.calibration.methods import METHODS
+from guard.exceptions import ArtifactError
 
 
 class _Foreign:
@@ -177,3 +178,26 @@ def test_tampered_or_foreign_artifacts_are_refused(tmp_path: Path) -> None:
     save_artifact(_Foreign(), other, name="calibrator")
     with pytest.raises(ArtifactError, match="not a readable utilityguard artifact"):
         Calibrator.load(other)
+
+
+def test_the_scikit_learn_estimator_contract() -> None:
+    """clone / get_params / set_params / check_is_fitted work as on any estimator."""
+    from sklearn.base import clone
+    from sklearn.exceptions import NotFittedError
+    from sklearn.utils.validation import check_is_fitted
+
+    cal = Calibrator(method="isotonic", signal="verbal", cv=3, random_state=7)
+    assert cal.get_params() == {"method": "isotonic", "signal": "verbal", "cv": 3,
+                                "random_state": 7}
+    with pytest.raises(NotFittedError):
+        check_is_fitted(cal)
+    lp, correct, _ = miscalibrated(100)
+    fitted = Calibrator(method="platt").fit(lp, correct)
+    check_is_fitted(fitted)
+    copy = clone(fitted)
+    assert copy.get_params() == fitted.get_params() and copy is not fitted
+    with pytest.raises(NotFittedError):
+        check_is_fitted(copy)
+    assert copy.set_params(cv=4) is copy and copy.cv == 4
+    with pytest.raises(CalibrationError, match="unknown Calibrator parameter"):
+        copy.set_params(bins=10)

@@ -93,12 +93,17 @@ def test_client_logprobs_kept_on_answer(client: openai.OpenAI) -> None:
     pytest.param(f"unsure {FRANCE}", False, id="answered"),
 ])
 def test_streaming(client: openai.OpenAI, answer: str, question: str, refused: bool) -> None:
-    stream = client.chat.completions.create(**ask(question, stream=True))
-    parts = [c.choices[0].delta.content or "" for c in stream if c.choices]
+    chunks = list(client.chat.completions.create(**ask(question, stream=True)))
+    parts = [c.choices[0].delta.content or "" for c in chunks if c.choices]
     text = "".join(parts)
     assert text == (DEFAULT_REFUSAL_TEXT if refused else answer)
     if refused:
         assert "42" not in text
+    # the decision rides on the stream's last chunk, refused or not (it used to be missing)
+    carrying = [i for i, c in enumerate(chunks) if (c.model_extra or {}).get("utilityguard")]
+    assert carrying == [len(chunks) - 1], carrying
+    decision = chunks[-1].model_extra["utilityguard"]  # type: ignore[index]
+    assert decision["decision"] == ("refuse" if refused else "answer")
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "stream"])

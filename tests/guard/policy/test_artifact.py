@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from cost_models.model_io import load_default
-from cost_models.persistence import ArtifactError, sha256_file
+from cost_models.persistence import sha256_file
 from guard import Guard
 from guard.cli import main
-from guard.exceptions import ConfigError
+from guard.exceptions import ArtifactError, ConfigError
 from guard.policy import POLICY_FILE, TrainingSet, fit_policy, load_policy, save_policy
 from guard.policy.artifact import shipped_dir, shipped_policies
 

@@ -40,7 +40,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from benchmarks.perf.servers import ServerError, free_port, wait_until_serving
+from benchmarks.perf.servers import free_port, wait_until_serving
+from guard.exceptions import ServerError
 from guard.proxy import create_app
 from guard.settings import Settings
 

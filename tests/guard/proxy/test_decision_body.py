@@ -155,3 +155,40 @@ def test_readme_snippets_work_as_written(readme: Any, proxy: Any, index: int,
         assert float(lines[0].split()[1]) == pytest.approx(18 / 21, abs=1e-6)
     else:
         assert lines[0] == "answer answer"
+
+
+def test_an_early_stream_read_by_langchain_openai_has_its_decision(proxy: Any) -> None:
+    """A cheap question streams early (L <= C_R: every p answers), before the decision is
+    known: no decision header, and langchain-openai drops the last chunk's object.
+    ``decision_of(message, llm)`` reads it from the proxy by the request id."""
+    llm = ChatOpenAI(model="fake-model", base_url=proxy.url + "/v1", api_key="sk-lc-1",
+                     max_retries=0, include_response_headers=True)  # type: ignore[arg-type]
+    chunks = list(llm.stream("a cheap question"))
+    headers = chunks[0].response_metadata["headers"]
+    assert headers["x-utilityguard-stream"] == "early"
+    assert decision_of(chunks[0]) is None  # nothing in the message itself
+    decision = decision_of(chunks[0], llm)
+    assert decision is not None
+    assert decision["request_id"] == headers["x-utilityguard-request-id"]
+    assert decision["decision"] == "answer" and decision["cost"] == 0.5
+    assert decision["threshold"] == pytest.approx((0.5 - 2.0) / 1.5)
+    other = ChatOpenAI(model="fake-model", base_url=proxy.url + "/v1", api_key="sk-lc-2",
+                       max_retries=0)  # type: ignore[arg-type]
+    assert decision_of(chunks[0], other) is None  # another key: not shown
+
+
+def test_litellm_sdk_stream_reads_its_decision_by_id(proxy: Any,
+                                                     litellm_sdk: ModuleType) -> None:
+    """The litellm SDK drops a stream's last-chunk object; the helper reads the decision by
+    the request id header."""
+    from guard.integrations.litellm import decision_of as litellm_decision_of
+
+    base = proxy.url + "/v1"
+    stream = litellm_sdk.completion(model="openai/fake-model", api_base=base, api_key="sk-ll",
+                                    stream=True, messages=[{"role": "user",
+                                                            "content": "dose? unsure"}])
+    chunks = list(stream)
+    assert chunks
+    decision = litellm_decision_of(stream, api_base=base, api_key="sk-ll")
+    assert decision is not None
+    assert {k: decision[k] for k in REFUSED} == REFUSED

@@ -109,6 +109,8 @@ def test_serve_command_end_to_end(upstream: Any, tmp_path: Path, serve_process: 
 def test_proxy_all_is_sorted_and_complete() -> None:
     names = guard.proxy.__all__
     assert names == sorted(names, key=lambda n: (0 if n[0].isupper() else 1, n))
+    for name in names:  # the names load on first use (guard.proxy imports lightly)
+        getattr(guard.proxy, name)
     public = {n for n, v in vars(guard.proxy).items()
               if not n.startswith("_") and not isinstance(v, type(guard))}
     assert set(names) == public
@@ -183,6 +185,7 @@ def test_serve_help_names_every_endpoint_and_where_the_decision_is(
         build_parser(["serve"]).parse_args(["serve", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     for endpoint in ("/v1/chat/completions", "/v1/responses", "/v1/feedback", "/admin/reload",
-                     "/readyz", "/healthz", "/metrics", "/v1/models"):
+                     "/readyz", "/healthz", "/metrics", "/v1/models",
+                     "/v1/decisions/{request_id}", "--config"):
         assert endpoint in text, endpoint
     assert "in the body" in text and "last chunk" in text and "headers" in text

@@ -19,13 +19,8 @@ import pytest
 
 from benchmarks.perf.pg_server import PASSWORD, PostgresServer
 from guard.cli import main
-from guard.proxy.audit import (
-    DECISIONS,
-    AuditStoreUnavailable,
-    AuditWriter,
-    open_store,
-    read_rows,
-)
+from guard.exceptions import AuditStoreUnavailable
+from guard.proxy.audit import DECISIONS, AuditWriter, open_store, read_rows
 from guard.proxy.metrics import ProxyMetrics
 from guard.records import DecisionRecord
 

@@ -1,0 +1,64 @@
+"""The command line's ``--c-r`` option, defined once for every command that takes it.
+
+Each command adds it with :func:`add_c_r_option` (default :data:`policies.DEFAULT_C_R`) and
+checks the parsed value with :func:`checked_c_r`, whose message names the flag; the check
+itself is :func:`policies.validation.check_c_r`. ``argparse`` is the standard library's: this
+module reads no file and no environment.
+
+>>> import argparse
+>>> parser = argparse.ArgumentParser()
+>>> add_c_r_option(parser, "price of an unnecessary refusal")
+>>> parser.parse_args([]).c_r, parser.parse_args(["--c-r", "8"]).c_r
+(2.0, 8.0)
+>>> checked_c_r(-1.0)
+Traceback (most recent call last):
+...
+policies.exceptions.InvalidValueError: --c-r must be a finite number >= 0, got -1.0
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+from policies.decision import DEFAULT_C_R
+from policies.exceptions import InvalidValueError
+from policies.validation import check_c_r
+
+Check = Callable[[Any, str], float]
+
+__all__ = ["add_c_r_option", "argument", "checked_c_r"]
+
+
+def add_c_r_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup,
+                   help: str = "price of an unnecessary refusal C_R") -> None:
+    """Add ``--c-r`` (a float, default :data:`~policies.DEFAULT_C_R`) to ``parser``; the help
+    text ends with the default."""
+    parser.add_argument("--c-r", type=float, default=DEFAULT_C_R,
+                        help=f"{help} (default {DEFAULT_C_R:g})")
+
+
+def checked_c_r(value: float) -> float:
+    """``value`` of ``--c-r`` when it is a finite number ``>= 0``; a one-line
+    :class:`~policies.exceptions.InvalidValueError` naming the flag otherwise."""
+    try:
+        return check_c_r(value, "--c-r")
+    except InvalidValueError:
+        raise InvalidValueError(f"--c-r must be a finite number >= 0, got {value}") from None
+
+
+def argument(check: Check, text: str) -> float:
+    """``text`` of a flag checked by ``check`` (a :mod:`policies.validation` scalar check),
+    for an argparse ``type=``: a bad value becomes argparse's one-line usage error.
+
+    >>> from policies.validation import check_probability
+    >>> argument(check_probability, "1.7")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: must be a finite number in [0.0, 1.0]; got '1.7'
+    """
+    try:
+        return check(text, "")
+    except InvalidValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).strip()) from None

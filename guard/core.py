@@ -26,6 +26,7 @@ Every decision is also stored for :func:`guard.last_decision` (see :mod:`guard.c
 from __future__ import annotations
 
 import logging
+import math
 import os
 import threading
 import time
@@ -252,6 +253,18 @@ class Guard:
         k = int(np.argmax(costs))
         return float(costs[k]), segments[k]
 
+    def _cost_one(self, query: str, features: Any) -> float:
+        """``E[L]`` of one text, from its shared ``features`` when the model reads them."""
+        model = self.cost_model
+        one = getattr(model, "predict_one", None) if features is not None else None
+        if one is not None:  # a model that reads the shared features (CostRegressor)
+            cost = float(one(features))
+        else:
+            cost = float(np.asarray(model.predict([query]), dtype=np.float64).ravel()[0])
+        if not (math.isfinite(cost) and cost > 0.0):
+            raise ConfigError(f"the cost model returned {cost} for a query; costs must be > 0")
+        return cost
+
     def predict_alpha(self, query: str, *, features: Any = None) -> float:
         """``P(answerable | query)`` from the answerability model; ``features`` (the query's
         :class:`cost_models.query_features.QueryFeatures`, :meth:`query_features`) lets a model
@@ -304,11 +317,24 @@ class Guard:
 
         ``query`` is one text or every text of a request (:func:`guard.messages.request_texts`):
         ``L`` is the maximum over its question segments, so that no question a request
-        carries is priced lower than it would be alone; ``alpha`` is predicted for the
-        costliest segment (:attr:`Price.question`)."""
+        carries is priced lower than it would be alone; ``alpha`` is predicted for the text
+        of a one-text query, for the costliest segment (:attr:`Price.question`) of a
+        request of several. A one-text query that is its only segment is featurized once
+        for both models (:meth:`query_features`)."""
         cfg = self.config.replaced(c_r=c_r, mode=mode, alpha=alpha)
         cost_source: CostSource
         question: str | None = None
+        texts = None if query is None else [query] if isinstance(query, str) else list(query)
+        needs_alpha = alpha is None and self.answerability is not None and texts is not None
+        if cost is None and texts is not None and len(texts) == 1 \
+                and request_segments(texts) == texts:  # one question: one featurization
+            features = self.query_features(texts[0]) if needs_alpha else None
+            cost_v, cost_source, question = self._cost_one(texts[0], features), "model", texts[0]
+            al = self.predict_alpha(texts[0], features=features) if needs_alpha else \
+                1.0 if cfg.alpha is None else cfg.alpha
+            return Price(cost=cost_v, cost_source=cost_source, c_r=cfg.c_r, mode=cfg.mode,
+                         alpha=al, threshold=float(answer_threshold(cost_v, cfg.c_r, alpha=al)),
+                         question=question)
         if cost is not None:
             try:
                 cost_v, cost_source = check_cost(cost), "caller"
@@ -318,10 +344,12 @@ class Guard:
             raise ConfigError("decide() needs the query text (to predict its cost) or cost=")
         else:
             (cost_v, question), cost_source = self.costliest(query), "model"
-        if alpha is None and self.answerability is not None and query is not None:
-            if question is None:
-                question = query if isinstance(query, str) else self.costliest(query)[1]
-            al = self.predict_alpha(question)
+        if needs_alpha and texts is not None:
+            if len(texts) == 1:
+                al = self.predict_alpha(texts[0])
+            else:
+                question = question or self.costliest(texts)[1]
+                al = self.predict_alpha(question)
         else:
             al = 1.0 if cfg.alpha is None else cfg.alpha
         return Price(cost=cost_v, cost_source=cost_source, c_r=cfg.c_r, mode=cfg.mode,

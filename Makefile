@@ -1,6 +1,7 @@
 # utilityguard — every target creates .venv and installs what it needs first.
 #   make test   lint, type-check and run the test suite
 #   make bench  the offline bench on the embedded default (seed set + SmolLM2 responses)
+#   make docs   regenerate the CLI reference and build the docs site (mkdocs build --strict)
 #   make perf   performance benchmarks (ratios measured side by side)
 #   make e2e    end-to-end: SmolLM2-135M via llama.cpp behind the guard proxy
 #   make services  PostgreSQL and Chromium from Debian (apt-get, only when missing; CI runs it)
@@ -14,12 +15,12 @@ E2E_STAMP := $(VENV)/.installed-e2e
 BENCH_OUT ?= bench-out
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: install test lint bench perf e2e services policy clean
+.PHONY: install test lint bench docs perf e2e services policy clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
-	$(PIP) install --quiet -e '.[dev,bench,train,integrations]'
+	$(PIP) install --quiet -e '.[dev,bench,train,integrations,docs]'
 	rm -f $(VENV)/.installed-[0-9]*
 	touch $@
 
@@ -34,6 +35,10 @@ test: lint
 
 bench: $(STAMP)
 	$(VENV)/bin/utilityguard bench --out $(BENCH_OUT)
+
+docs: $(STAMP)
+	$(PY) scripts/cli_reference.py
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict
 
 policy: $(STAMP)
 	$(VENV)/bin/utilityguard fit --data seed --out guard/policy/data/smollm2 --name smollm2 \
@@ -63,4 +68,4 @@ services:
 	fi
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache $(BENCH_OUT) perf-results.json
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache $(BENCH_OUT) perf-results.json site test-artifacts

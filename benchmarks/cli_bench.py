@@ -68,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
         write_outputs,
     )
     from benchmarks.bench.run import run_bench
+    from benchmarks.progress import BENCH_PHASES, phases
 
     checked_c_r(args.c_r)
     if args.folds < 2 or args.bootstrap < 0:
@@ -77,15 +78,11 @@ def run(args: argparse.Namespace) -> int:
         raise CLIError("--responses is required with --data (the shipped responses are for "
                        "the seed set)")
     files: list[Path] = args.responses or shipped_response_files()
-    console = Console(stderr=True)
     runs = []
     for k, responses in enumerate(files):
-        with console.status("bench") as status:
-            tag = f" ({k + 1}/{len(files)} {responses.parent.name})" if len(files) > 1 else ""
-
-            def progress(msg: str, tag: str = tag, status: Any = status) -> None:
-                status.update(f"bench{tag}: {msg}")
-
+        name = f"bench {responses.parent.name} ({k + 1}/{len(files)})" if len(files) > 1 \
+            else "bench"
+        with phases(name, BENCH_PHASES) as progress:
             runs.append(run_bench(
                 items, responses, c_r=args.c_r, cost_model=args.cost_model,
                 calibrator=args.calibrator, signal=args.signal, folds=args.folds,

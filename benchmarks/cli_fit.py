@@ -118,6 +118,7 @@ def fit_from_data(args: argparse.Namespace, console: Console) -> tuple[Policy, d
     from benchmarks.bench.data import load_bench, shipped_responses
     from benchmarks.bench.report import print_table
     from benchmarks.bench.run import run_bench
+    from benchmarks.progress import BENCH_PHASES, phases
     from cost_models.model_io import default_model_dir, load_model
     from cost_models.persistence import sha256_rows
     from guard.policy import fit_policy
@@ -127,11 +128,11 @@ def fit_from_data(args: argparse.Namespace, console: Console) -> tuple[Policy, d
     if responses is None:
         raise CLIError("--responses is required with --data (the shipped responses are for "
                        "the seed set)")
-    with console.status("fit: cross-fitted evaluation") as status:
+    with phases("fit: cross-fitted evaluation", BENCH_PHASES) as progress:
         results = run_bench(items, responses, c_r=args.c_r, cost_model=args.cost_model,
                             signal=args.signal, folds=args.folds, n_boot=args.bootstrap,
                             seed=args.seed, trust=args.trust, group_folds=args.group_folds,
-                            progress=lambda msg: status.update(f"fit: evaluation: {msg}"))
+                            progress=progress)
     print_table(results, console)
     cal = results.calibration
     if cal.get("n"):
@@ -147,7 +148,8 @@ def fit_from_data(args: argparse.Namespace, console: Console) -> tuple[Policy, d
         default_model_dir().resolve()
     ref = {"source": "shipped-default"} if shipped else None
     name = args.name or args.out.resolve().name
-    with console.status("fit: fitting on all data"):
+    with phases("fit", 1) as progress:
+        progress("fitting on all data")
         policy = fit_policy(training_set(data, signal, [source[i] for i in data.ids]),
                             signal=signal, c_r=args.c_r, name=name, cost_model=model,
                             cost_model_ref=ref)

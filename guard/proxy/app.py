@@ -263,11 +263,14 @@ class Proxy:
 
     def upstream_key_source(self) -> str:
         """Which key the upstream receives, in words (never the key itself)."""
+        routed = self.root.configured.config is not None
         if self.upstream_key:
-            return "the configured upstream key (UTILITYGUARD_UPSTREAM_API_KEY)"
+            return ("the route's key (its api_key_env)" if routed else
+                    "the configured upstream key (UTILITYGUARD_UPSTREAM_API_KEY)")
         if self.client_keys:
             return ("no key: proxy keys (UTILITYGUARD_API_KEYS) are never forwarded; set "
-                    "UTILITYGUARD_UPSTREAM_API_KEY if the upstream needs one")
+                    + ("the route's api_key_env" if routed else "UTILITYGUARD_UPSTREAM_API_KEY")
+                    + " if the upstream needs one")
         return "the client's own Authorization header (no proxy keys configured)"
 
     def may_override(self, key: bytes | None) -> bool:
@@ -299,18 +302,22 @@ class Proxy:
             return guard
 
     def announce(self) -> None:
-        """Say once, at start-up, which policy decides (or that none does)."""
-        if self.guard.policy is not None:
-            log.info("deciding with policy %s (C_R %s)", self.guard.policy, self.guard.c_r)
-        elif self.guard.calibrator is None:
-            log.warning("no policy: p is uncalibrated and alpha = 1 (every query assumed "
-                        "answerable). Fit one on graded replies of your model with "
-                        "'utilityguard fit --data ITEMS --responses REPLIES --out DIR' and "
-                        "serve with --policy DIR (or --policy smollm2, the shipped one)")
-        else:
-            log.warning("no policy: p is calibrated but alpha = 1 (every query assumed "
-                        "answerable); 'utilityguard fit' makes a policy with an "
-                        "answerability model, served with --policy DIR")
+        """Say once, at start-up, which policy decides each route (or that none does)."""
+        for route in self.root.table.routes:
+            guard = route.guard
+            who = "" if route.route == ANY_MODEL else f"model {route.route}: "
+            if guard.policy is not None:
+                log.info("%sdeciding with policy %s (C_R %s)", who, guard.policy, guard.c_r)
+            elif guard.calibrator is None:
+                log.warning("%sno policy: p is uncalibrated and alpha = 1 (every query "
+                            "assumed answerable). Fit one on graded replies of your model "
+                            "with 'utilityguard fit --data ITEMS --responses REPLIES --out "
+                            "DIR' and serve with --policy DIR (or --policy smollm2, the "
+                            "shipped one)", who)
+            else:
+                log.warning("%sno policy: p is calibrated but alpha = 1 (every query assumed "
+                            "answerable); 'utilityguard fit' makes a policy with an "
+                            "answerability model, served with --policy DIR", who)
 
     @staticmethod
     def new_request_id() -> str:

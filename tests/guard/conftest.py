@@ -160,12 +160,13 @@ def hostile() -> HostileAnswer:
     return HostileAnswer()
 
 
-README = Path(__file__).parents[2] / "README.md"
+ROOT = Path(__file__).parents[2]
 
 
-def readme_blocks(heading: str, lang: str) -> list[str]:
-    """The fenced ``lang`` code blocks of the README section that starts with ``heading``."""
-    text = README.read_text()
+def readme_blocks(heading: str, lang: str, page: str = "README.md") -> list[str]:
+    """The fenced ``lang`` code blocks of the section of ``page`` (README.md or a docs page,
+    relative to the repository) that starts with ``heading``."""
+    text = (ROOT / page).read_text()
     start = text.index(heading)
     following = re.search(r"\n#{2,3} ", text[start + len(heading):])
     section = text[start:start + len(heading) + following.start() if following else None]
@@ -175,5 +176,6 @@ def readme_blocks(heading: str, lang: str) -> list[str]:
 
 @pytest.fixture(scope="session")
 def readme() -> Any:
-    """``readme(heading, lang)``: the code blocks of a README section, as the user reads them."""
+    """``readme(heading, lang, page="README.md")``: the code blocks of a section of the README
+    or a docs page, as the user reads them."""
     return readme_blocks

@@ -115,7 +115,7 @@ def test_tool_call_refused_drops_the_call(upstream: tuple[Any, Any],
 
 def test_readme_snippet_works_as_written(readme: Any, upstream: tuple[Any, Any], answer: str,
                                          capsys: pytest.CaptureFixture[str]) -> None:
-    (snippet,) = readme("### LangChain", "python")
+    (snippet,) = readme("## LangChain", "python", "docs/integrations.md")
     readme_url = "http://127.0.0.1:8080/v1"
     assert readme_url in snippet
     namespace: dict[str, Any] = {}

@@ -22,14 +22,14 @@ from guard.refusal import DEFAULT_REFUSAL_TEXT
 
 DOSE = "What is the maximum daily dose of acetaminophen for an adult?"
 FRANCE = "What is the capital of France?"
-README_URL = "http://127.0.0.1:8080/v1"  # the upstream in the README's config
+README_URL = "http://127.0.0.1:8080/v1"  # the upstream in the docs' config
 
 
 @pytest.fixture(scope="module")
 def litellm_proxy(upstream: tuple[Any, Any], start_process: Any, readme: Any) -> Any:
-    # the files exactly as the README shows them, the upstream URL replaced by the fake's
-    (shim,) = readme("### LiteLLM proxy", "python")
-    (config,) = readme("### LiteLLM proxy", "yaml")
+    # the files exactly as docs/integrations.md shows them, the upstream URL replaced by the fake's
+    (shim,) = readme("## LiteLLM proxy", "python", "docs/integrations.md")
+    (config,) = readme("## LiteLLM proxy", "yaml", "docs/integrations.md")
     assert README_URL in config
     litellm = str(Path(sys.executable).with_name("litellm"))
     env = {"UTILITYGUARD_C_R": "2", "UTILITYGUARD_CONFIDENCE": "logprobs",

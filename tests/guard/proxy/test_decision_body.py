@@ -138,7 +138,11 @@ def test_litellm_sdk_reads_it(proxy: Any, litellm_sdk: ModuleType) -> None:
 def test_readme_snippets_work_as_written(readme: Any, proxy: Any, index: int,
                                          litellm_sdk: ModuleType,
                                          capsys: pytest.CaptureFixture[str]) -> None:
-    snippet = readme("### The decision in the body", "python")[index]
+    # the openai client's in docs/proxy.md, langchain-openai's and litellm's in the
+    # integrations page
+    pages = [readme("## The decision", "python", "docs/proxy.md"),
+             readme("## Reading the decision", "python", "docs/integrations.md")]
+    snippet = [*pages[0], *pages[1]][index]
     url = "http://127.0.0.1:8787/v1"
     assert url in snippet
     namespace: dict[str, Any] = {}

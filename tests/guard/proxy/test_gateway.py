@@ -195,6 +195,9 @@ def test_serve_config_routes_two_models_to_two_upstreams(
     output = served.stop()
     assert output.count("config reload failed, still serving the previous routes") == 2
     assert "routes[1].c_r" in output and "Traceback" not in output
+    for model, name in (("small-model", "alpha"), ("big-*", "beta")):  # each route announced
+        assert f"model {model}: deciding with policy {load_policy(gw_policies[name]).label}" \
+            in output
     for secret in (*KEYS, ADMIN, SMALL_KEY):
         assert secret not in output
     with sqlite3.connect(db) as conn:  # audit rows carry the route

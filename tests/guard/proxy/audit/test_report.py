@@ -4,11 +4,7 @@ the rows the test wrote, from a SQLite file and from PostgreSQL alike."""
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import subprocess
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -19,30 +15,10 @@ from guard.cli import main
 from guard.proxy.audit import DECISIONS, FEEDBACK, decision_row, open_store
 from guard.records import DecisionRecord
 from policies import answer_threshold
+from tests.helpers import run_chromium
 
-REQUIRED = os.environ.get("UTILITYGUARD_TEST_REQUIRE_SERVICES") == "1"
 FIGURES = ("fig-decisions-over-time", "fig-answer-rate-by-cost", "fig-p-histogram",
            "fig-p-vs-threshold", "fig-refusals-by-policy", "fig-accuracy", "fig-utility")
-CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                  "--no-first-run", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync")
-
-
-def chromium() -> str:
-    exe = shutil.which("chromium") or shutil.which("chromium-browser")
-    if exe is None:
-        reason = "chromium is not installed (apt-get install chromium, or make services)"
-        if REQUIRED:
-            pytest.fail(reason + " (UTILITYGUARD_TEST_REQUIRE_SERVICES=1)")
-        pytest.skip(reason)
-    return exe
-
-
-def run_chromium(*args: str) -> subprocess.CompletedProcess[str]:
-    with tempfile.TemporaryDirectory(prefix="utilityguard-chromium-") as profile:
-        return subprocess.run([chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={profile}",
-                               *args], capture_output=True, text=True, timeout=180,
-                              check=False)
 
 
 def write_log(target: str | Path, n: int = 400) -> dict[str, float]:

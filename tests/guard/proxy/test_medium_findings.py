@@ -99,6 +99,8 @@ def test_workers_die_when_the_parent_is_sigkilled(upstream: Any, serve_process: 
     assert httpx.get(served.url + "/healthz", timeout=10).status_code == 200
     os.kill(served.proc.pid, signal.SIGKILL)
     served.proc.wait(timeout=10)
+    if served.proc.stdout is not None:  # nothing will read it now
+        served.proc.stdout.close()
     deadline = time.monotonic() + 60  # the workers shut down gracefully (SIGTERM)
     while not _port_free(served.port):
         if time.monotonic() > deadline:

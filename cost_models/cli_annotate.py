@@ -44,7 +44,16 @@ def register(sub: Any) -> None:
                        description="Build BWS tuples, judge them, fit consequence costs "
                                    "(UtilityBench Appendix A.3-A.4).")
     s = p.add_subparsers(dest="step", metavar="STEP", required=True)
+    _add_tuples(s)
+    _add_link(s)
+    _add_judge(s)
+    _add_fit(s)
+    _add_duplicates(s)
 
+
+
+def _add_tuples(s: Any) -> None:
+    """``annotate tuples``."""
     t = s.add_parser("tuples", help="build 1.25 x N four-item tuples from coarse groups")
     t.add_argument("--data", required=True, help="items (.jsonl/.csv/.parquet) with a group field")
     t.add_argument("--group-field", default="group", help="coarse group column (default: group)")
@@ -67,6 +76,9 @@ def register(sub: Any) -> None:
     t.add_argument("--out", type=Path, required=True, help="tuples JSONL to write")
     t.set_defaults(func=run_tuples)
 
+
+def _add_link(s: Any) -> None:
+    """``annotate link``."""
     lk = s.add_parser(
         "link", help="linking tuples among the items the judges always chose as 'most'",
         description="Items chosen 'most' in at least --min-share of their judgments get a cost "
@@ -90,6 +102,9 @@ def register(sub: Any) -> None:
     lk.add_argument("--out", type=Path, required=True, help="linking tuples JSONL to write")
     lk.set_defaults(func=run_link)
 
+
+def _add_judge(s: Any) -> None:
+    """``annotate judge``."""
     j = s.add_parser("judge", help="judge tuples with LLM judges or replay recorded judgments",
                      description="Judge every tuple; judgments are appended to --out and a "
                                  "rerun continues where it stopped. With two or more --judge-model "
@@ -112,6 +127,9 @@ def register(sub: Any) -> None:
     j.add_argument("--seed", type=int, default=0)
     j.set_defaults(func=run_judge)
 
+
+def _add_fit(s: Any) -> None:
+    """``annotate fit``."""
     f = s.add_parser("fit", help="fit Bradley-Terry and write items with costs")
     f.add_argument("--tuples", type=Path, required=True)
     f.add_argument("--judgments", type=Path, nargs="+", required=True)
@@ -128,6 +146,9 @@ def register(sub: Any) -> None:
                         "left out of --out")
     f.set_defaults(func=run_fit)
 
+
+def _add_duplicates(s: Any) -> None:
+    """``annotate duplicates``."""
     d = s.add_parser("duplicates", help="list near-duplicate candidate pairs to read",
                      description="Every pair of questions whose word TF-IDF cosine or wordllama "
                                  "embedding cosine reaches its threshold, most similar first, "

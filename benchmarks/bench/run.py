@@ -12,6 +12,7 @@ import numpy as np
 from benchmarks.bench.bootstrap import draw
 from benchmarks.bench.compared_policies import run_policies
 from benchmarks.bench.crossfit import (
+    GuardFit,
     Probabilities,
     choose_signal,
     crossfit_guard,
@@ -21,6 +22,7 @@ from benchmarks.bench.crossfit import (
 )
 from benchmarks.bench.data import BenchData, load_bench
 from benchmarks.bench.evaluate import by_domain, c_r_grid, evaluate, sweep
+from benchmarks.bench.frontier import frontier_table, solver_p
 from benchmarks.bench.paired import paired_differences, paired_grid
 from benchmarks.bench.result import (
     BenchResult,
@@ -66,6 +68,53 @@ def calibration_summary(data: BenchData, probs: Probabilities) -> dict[str, Any]
             "brier_before": brier(raw, y), "brier_after": brier(cal, y)}
 
 
+def _fixed_policy(data: BenchData, policy: str | Path, signal: str | None, trust: bool,
+                  say: Step) -> tuple[str, Path, Any]:
+    """``--policy``: the signal, the cost model's label and the fitted policy's decisions."""
+    try:
+        fixed = load_policy(policy, trust=trust)
+    except UtilityGuardError as exc:
+        raise BenchError(str(exc)) from None
+    if signal is not None and signal != fixed.signal:
+        raise BenchError(f"policy {fixed.label} reads confidence.{fixed.signal}, "
+                         f"not {signal}")
+    sig = choose_signal(data, fixed.signal)
+    say(f"deciding with policy {fixed.label}")
+    return sig, Path(f"policy:{fixed.label}"), fixed_guard(data, fixed)
+
+
+def _crossfit(data: BenchData, items: list[DatasetItem], groups: list[str], fold_idx: Any,
+              c_r: float, cost_model: Path | None, calibrator: Path | None,
+              signal: str | None, trust: bool, say: Step) -> tuple[str, Path, Any]:
+    """The default: a policy fitted per fold; the signal, the cost model dir and the fit."""
+    model_dir = cost_model or default_model_dir()
+    model = load_model(model_dir, trust=trust)
+    meta = read_sidecar(model_dir, name=ARTIFACT)
+    refit = trained_on(model, meta, data, items)
+    cal = Calibrator.load(calibrator, trust=trust) if calibrator else None
+    if cal is not None:  # a calibrator maps one signal: never feed it another one
+        if signal is not None and signal != cal.signal:
+            raise BenchError(f"{calibrator}: the calibrator reads confidence."
+                             f"{cal.signal}, not {signal}")
+        signal = cal.signal
+    sig = choose_signal(data, signal)
+    say("fitting a policy per fold")
+    fit = crossfit_guard(data, sig, fold_idx, groups, c_r, cost_model=model, refit=refit,
+                         calibrator=cal)
+    return sig, model_dir, fit
+
+
+def _utility_curves(data: BenchData, runs: dict[str, Any], c_r: float) -> dict[str, Curve]:
+    """Each compared policy's utility against coverage, thinned to about 400 points."""
+    right = data.answerable & data.correct
+    curves: dict[str, Curve] = {}
+    for name, run in runs.items():
+        cov, u = utility_curve(data.answerable, run.answered, right, data.cost, run.score, c_r=c_r)
+        step = max(1, len(cov) // 400)
+        curves[name] = Curve(coverage=cov[::step].tolist(), utility=u[::step].tolist())
+    return curves
+
+
 def run_bench(
     items: list[DatasetItem], responses: Path, *, c_r: float = DEFAULT_C_R,
     cost_model: Path | None = None, calibrator: Path | None = None, signal: str | None = None,
@@ -93,32 +142,10 @@ def run_bench(
         if cost_model is not None or calibrator is not None:
             raise BenchError("--policy brings its own cost model and calibrator: drop "
                              "--cost-model / --calibrator")
-        try:
-            fixed = load_policy(policy, trust=trust)
-        except UtilityGuardError as exc:
-            raise BenchError(str(exc)) from None
-        if signal is not None and signal != fixed.signal:
-            raise BenchError(f"policy {fixed.label} reads confidence.{fixed.signal}, "
-                             f"not {signal}")
-        sig = choose_signal(data, fixed.signal)
-        model_dir = Path(f"policy:{fixed.label}")
-        say(f"deciding with policy {fixed.label}")
-        fit = fixed_guard(data, fixed)
+        sig, model_dir, fit = _fixed_policy(data, policy, signal, trust, say)
     else:
-        model_dir = cost_model or default_model_dir()
-        model = load_model(model_dir, trust=trust)
-        meta = read_sidecar(model_dir, name=ARTIFACT)
-        refit = trained_on(model, meta, data, items)
-        cal = Calibrator.load(calibrator, trust=trust) if calibrator else None
-        if cal is not None:  # a calibrator maps one signal: never feed it another one
-            if signal is not None and signal != cal.signal:
-                raise BenchError(f"{calibrator}: the calibrator reads confidence."
-                                 f"{cal.signal}, not {signal}")
-            signal = cal.signal
-        sig = choose_signal(data, signal)
-        say("fitting a policy per fold")
-        fit = crossfit_guard(data, sig, fold_idx, groups, c_r, cost_model=model, refit=refit,
-                             calibrator=cal)
+        sig, model_dir, fit = _crossfit(data, items, groups, fold_idx, c_r, cost_model,
+                                        calibrator, signal, trust, say)
     probs = fit.probabilities(sig)
     runs = run_policies(data, fit.cost, probs, fold_idx, c_r, fit.alpha, decided=fit.answer)
     say("bootstrap")
@@ -131,12 +158,7 @@ def run_bench(
                                decided=fit.answer if c == c_r else None)
                for c in paired_grid(grid.tolist(), c_r, full=paired_full)}
     paired = paired_differences(data, runs_at, draw(data, n_boot, seed))
-    right = data.answerable & data.correct
-    utility_curves: dict[str, Curve] = {}
-    for name, run in runs.items():
-        cov, u = utility_curve(data.answerable, run.answered, right, data.cost, run.score, c_r=c_r)
-        step = max(1, len(cov) // 400)
-        utility_curves[name] = Curve(coverage=cov[::step].tolist(), utility=u[::step].tolist())
+    utility_curves = _utility_curves(data, runs, c_r)
     return BenchResult(
         c_r=c_r,
         n=data.n,
@@ -161,4 +183,16 @@ def run_bench(
         curves=utility_curves,
         costs=CostSummary(true_median=float(np.median(data.cost)),
                           predicted_median=float(np.median(fit.cost))),
+        frontier=_frontier(data, fit, say),
     )
+
+
+def _frontier(data: BenchData, fit: GuardFit, say: Step) -> dict[str, Any]:
+    """The guard's budget-welfare frontier on its out-of-fold estimates, with what its
+    decisions realised (true costs, grades, answerability labels)."""
+    say("budget-welfare frontier")
+    p = np.array([solver_p(r) for r in fit.records], dtype=np.float64)
+    right = data.answerable & data.correct
+    return frontier_table(p, fit.cost, fit.alpha, value_answer=np.where(right, 1.0, -data.cost),
+                          value_refuse=np.where(data.answerable, 0.0, 1.0),
+                          weight=data.answerable.astype(np.float64))

@@ -58,6 +58,26 @@ class _Picker:
         return chosen
 
 
+def _checked_labels(ids: list[str], groups: Mapping[str, str] | Sequence[str], ratio: float,
+                    min_per_item: int) -> list[str]:
+    """The group of each item, once the arguments of :func:`build_tuples` are checked."""
+    n = len(ids)
+    if len(set(ids)) != n:
+        raise InvalidValueError("item_ids must be unique")
+    if n < TUPLE_SIZE:
+        raise InvalidValueError(f"need at least {TUPLE_SIZE} items, got {n}")
+    if ratio <= 0:
+        raise InvalidValueError("ratio must be > 0")
+    labels = [groups[i] for i in ids] if isinstance(groups, Mapping) else list(groups)
+    if len(labels) != n:
+        raise InvalidValueError("groups must give one group per item")
+    if min_per_item * n > TUPLE_SIZE * round(ratio * n):
+        raise InvalidValueError(
+            f"{round(ratio * n)} tuples cannot hold every item {min_per_item} times; raise ratio"
+        )
+    return labels
+
+
 def build_tuples(
     item_ids: Sequence[str],
     groups: Mapping[str, str] | Sequence[str],
@@ -90,19 +110,7 @@ def build_tuples(
     """
     ids = list(item_ids)
     n = len(ids)
-    if len(set(ids)) != n:
-        raise InvalidValueError("item_ids must be unique")
-    if n < TUPLE_SIZE:
-        raise InvalidValueError(f"need at least {TUPLE_SIZE} items, got {n}")
-    if ratio <= 0:
-        raise InvalidValueError("ratio must be > 0")
-    labels = [groups[i] for i in ids] if isinstance(groups, Mapping) else list(groups)
-    if len(labels) != n:
-        raise InvalidValueError("groups must give one group per item")
-    if min_per_item * n > TUPLE_SIZE * round(ratio * n):
-        raise InvalidValueError(
-            f"{round(ratio * n)} tuples cannot hold every item {min_per_item} times; raise ratio"
-        )
+    labels = _checked_labels(ids, groups, ratio, min_per_item)
     rng = np.random.default_rng(seed)
     names = sorted(set(labels))
     pools = {g: np.array([i for i, lab in enumerate(labels) if lab == g]) for g in names}

@@ -62,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from benchmarks.bench.report import (
+        models_frontier_markdown,
         models_markdown,
         models_table,
         print_table,
@@ -112,8 +113,20 @@ def run(args: argparse.Namespace) -> int:
     if len(runs) > 1:
         args.out.mkdir(parents=True, exist_ok=True)
         (args.out / "models.md").write_text(models_markdown(runs) + "\n", encoding="utf-8")
-        print(f"wrote {args.out / 'models.md'}")
+        (args.out / "frontier.md").write_text(
+            "# Budget-welfare frontier at the paper's prices\n\n"
+            + models_frontier_markdown(runs) + "\n", encoding="utf-8")
+        if not args.no_plots:
+            from benchmarks.bench.frontier import plot_frontier
+
+            plot_frontier({_model_label_of(r): r.frontier for r in runs if r.frontier},
+                          args.out / "budget_frontier.png")
+        print(f"wrote {args.out / 'models.md'}, {args.out / 'frontier.md'}")
     return 0
+
+
+def _model_label_of(results: BenchResult) -> str:
+    return str(results.responses.model or Path(results.responses.file).parent.name)
 
 
 def _slug(results: BenchResult, runs: list[BenchResult]) -> str:

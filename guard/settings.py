@@ -197,6 +197,33 @@ class Settings(BaseSettings):
         default=None, json_schema_extra={"metavar": "KEY"},
         description="the key POST /admin/reload requires as 'Authorization: Bearer KEY' "
                     "(unset: the admin endpoint is disabled); prefer the environment")
+    refusal_budget: float | None = Field(
+        default=None, gt=0.0, lt=1.0, json_schema_extra={"metavar": "RATE"},
+        description="hold a follow-up budget: adjust C_R online so that the estimated "
+                    "unnecessary refusals stay at RATE of the answerable requests (0.05); off "
+                    "by default (C_R stays fixed). See docs/budget.md")
+    c_r_min: float = Field(default=0.0, ge=0.0, allow_inf_nan=False,
+                           json_schema_extra={"metavar": "C_R"},
+                           description="the lowest C_R --refusal-budget may set")
+    c_r_max: float = Field(default=64.0, ge=0.0, allow_inf_nan=False,
+                           json_schema_extra={"metavar": "C_R"},
+                           description="the highest C_R --refusal-budget may set")
+    budget_window: int = Field(
+        default=200, ge=8, json_schema_extra={"metavar": "N"},
+        description="decisions in the --refusal-budget window (C_R steps every N/4)")
+    budget_max_step: float = Field(
+        default=0.5, gt=0.0, allow_inf_nan=False, json_schema_extra={"metavar": "D"},
+        description="largest change of C_R in one --refusal-budget step")
+    budget_key_share: float = Field(
+        default=0.1, gt=0.0, le=1.0, json_schema_extra={"metavar": "S"},
+        description="largest share of the --refusal-budget window one client key may weigh "
+                    "(a key flooding refusable requests moves the estimate by at most S)")
+
+    @model_validator(mode="after")
+    def _budget_bounds(self) -> Settings:
+        if self.c_r_min > self.c_r_max:
+            raise ValueError(f"--c-r-min {self.c_r_min} is above --c-r-max {self.c_r_max}")
+        return self
 
     @model_validator(mode="after")
     def _decision_parameters(self) -> Settings:

@@ -3,6 +3,12 @@
 numpy only, no I/O. Every function takes scalars or arrays and returns the same kind.
 """
 
+from policies.budget import (
+    answered_at,
+    expected_welfare,
+    refusal_count,
+    solve_budget,
+)
 from policies.decision import (
     DEFAULT_C_R,
     answer_threshold,
@@ -12,6 +18,13 @@ from policies.decision import (
     refusal_expected_utility,
     refusal_expected_utility_values,
     should_answer,
+)
+from policies.frontier import (
+    PAPER_C_R,
+    budget_range,
+    frontier,
+    frontier_at,
+    price_points,
 )
 from policies.utility import (
     refusal_utility,
@@ -24,10 +37,18 @@ from policies.utility import (
 
 __all__ = [
     "DEFAULT_C_R",
+    "PAPER_C_R",
     "answer_threshold",
+    "answered_at",
+    "budget_range",
     "expected_cost_lognormal",
     "expected_utility",
     "expected_utility_values",
+    "expected_welfare",
+    "frontier",
+    "frontier_at",
+    "price_points",
+    "refusal_count",
     "refusal_expected_utility",
     "refusal_expected_utility_values",
     "refusal_utility",
@@ -37,4 +58,5 @@ __all__ = [
     "response_utility",
     "response_utility_values",
     "should_answer",
+    "solve_budget",
 ]

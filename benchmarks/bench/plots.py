@@ -45,6 +45,13 @@ def make_plots(results: BenchResult, out: Path) -> list[str]:
     ax.set_title("UtilityAUC against C_R")
     names.append(_save(plt, fig, ax, out, "utility_auc_vs_c_r.png"))
 
+    if results.frontier:
+        from benchmarks.bench.frontier import plot_frontier
+
+        if plot_frontier({str(results.responses.model): results.frontier},
+                         out / "budget_frontier.png"):
+            names.append("budget_frontier.png")
+
     doms = list(results.domains)
     pols = ["model", "guard", "guard_oracle_cost", "always_refuse", "oracle"]
     fig, ax = plt.subplots(figsize=(8, 4.5))

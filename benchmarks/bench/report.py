@@ -76,6 +76,19 @@ def models_markdown(runs: list[BenchResult]) -> str:
     return "\n".join([head, sep, *rows])
 
 
+def models_frontier_markdown(runs: list[BenchResult]) -> str:
+    """Each model's frontier at the paper's prices: the budget each fixed ``C_R`` implies."""
+    rows = [f"| {p['c_r']:g} | {_model_label(r)} | {p['refusals_per_request']:.4f} | "
+            f"{p['rate_of_answerable']:.4f} | {p['welfare_per_request']:.4f} | "
+            f"{p.get('realised_unnecessary_refusal_rate', float('nan')):.4f} |"
+            for k in range(max((len(r.frontier.get("paper", [])) for r in runs), default=0))
+            for r in runs if r.frontier and k < len(r.frontier["paper"])
+            for p in [r.frontier["paper"][k]]]
+    head = ("| C_R | model | R per request | R / answerable | P per request | "
+            "realised unnecessary-refusal rate |")
+    return "\n".join([head, "|" + " --- |" * 6, *rows])
+
+
 def print_table(results: BenchResult, console: Console | None = None) -> None:
     (console or Console()).print(terminal_table(results))
 
@@ -113,6 +126,22 @@ def paired_md(paired: dict[str, Any] | None) -> str:
         parts.append(f"`{paired['reference']}` minus each baseline, {label}:\n\n"
                      + "\n".join([head, sep, *rows]))
     return "\n\n".join(parts)
+
+
+def frontier_section(results: BenchResult) -> str:
+    """The guard's frontier ``P(R_max)`` and its slope ``C_R*`` (paper prices first)."""
+    if not results.frontier:
+        return "(no frontier)"
+    from benchmarks.bench.frontier import frontier_markdown
+
+    return (
+        "The best expected utility the guard's own estimates (out of fold: L, p, alpha) allow "
+        "with at most R expected unnecessary refusals per request, `P(R)`, and its slope "
+        "`C_R*(R) = P'(R)`: the price that makes the guard use exactly that follow-up "
+        "budget. Rows marked `paper` are the fixed prices the paper reports: each selects "
+        "one point of the curve. The last two columns are what the decisions at that price "
+        "realised (answerability labels, true costs, grades).\n\n"
+        + frontier_markdown(results.frontier))
 
 
 def report_md(results: BenchResult, plots: list[str]) -> str:
@@ -171,6 +200,10 @@ above 0.
 {sweep_head}
 |{" --- |" * (len(marks) + 1)}
 {sweep_rows}
+
+## Budget–welfare frontier
+
+{frontier_section(results)}
 
 ## Contribution to mean utility by domain
 

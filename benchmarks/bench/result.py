@@ -119,6 +119,9 @@ class BenchResult:
     domains: dict[str, dict[str, dict[str, float]]]
     curves: dict[str, Curve]
     costs: CostSummary
+    #: the guard's budget-welfare frontier P(R_max) and its slope C_R*
+    #: (``benchmarks.bench.frontier.frontier_table``)
+    frontier: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """The ``results.json`` document (plain dicts and lists, keys in field order); the

@@ -12,6 +12,7 @@ import numpy as np
 from benchmarks.bench.bootstrap import draw
 from benchmarks.bench.compared_policies import run_policies
 from benchmarks.bench.crossfit import (
+    GuardFit,
     Probabilities,
     choose_signal,
     crossfit_guard,
@@ -21,6 +22,7 @@ from benchmarks.bench.crossfit import (
 )
 from benchmarks.bench.data import BenchData, load_bench
 from benchmarks.bench.evaluate import by_domain, c_r_grid, evaluate, sweep
+from benchmarks.bench.frontier import frontier_table, solver_p
 from benchmarks.bench.paired import paired_differences, paired_grid
 from benchmarks.bench.result import (
     BenchResult,
@@ -181,4 +183,16 @@ def run_bench(
         curves=utility_curves,
         costs=CostSummary(true_median=float(np.median(data.cost)),
                           predicted_median=float(np.median(fit.cost))),
+        frontier=_frontier(data, fit, say),
     )
+
+
+def _frontier(data: BenchData, fit: GuardFit, say: Step) -> dict[str, Any]:
+    """The guard's budget-welfare frontier on its out-of-fold estimates, with what its
+    decisions realised (true costs, grades, answerability labels)."""
+    say("budget-welfare frontier")
+    p = np.array([solver_p(r) for r in fit.records], dtype=np.float64)
+    right = data.answerable & data.correct
+    return frontier_table(p, fit.cost, fit.alpha, value_answer=np.where(right, 1.0, -data.cost),
+                          value_refuse=np.where(data.answerable, 0.0, 1.0),
+                          weight=data.answerable.astype(np.float64))

@@ -26,6 +26,7 @@ import re
 import signal
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
@@ -67,6 +68,7 @@ from guard.proxy.responses import responses
 from guard.proxy.routes import ANY_MODEL, RouteTable, UnknownModelError
 from guard.proxy.upstream import Upstream, upstream_headers
 from guard.records import DecisionRecord
+from guard.refusal_budget import BudgetConfig, RefusalBudget, key_id
 from guard.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -132,6 +134,20 @@ def policy_guard(settings: Settings, cost_model: CostModel | None = None) -> Gua
     return policy.guard(**overrides)
 
 
+#: requests admitted whose client key the budget controller still waits for
+MAX_PENDING_KEYS = 10_000
+
+
+def refusal_budget(settings: Settings, guard: Guard) -> RefusalBudget | None:
+    """The ``--refusal-budget`` controller, starting from the guard's C_R (None when off)."""
+    if settings.refusal_budget is None:
+        return None
+    return RefusalBudget(BudgetConfig(
+        rate=settings.refusal_budget, c_r_min=settings.c_r_min, c_r_max=settings.c_r_max,
+        window=settings.budget_window, max_step=settings.budget_max_step,
+        key_share=settings.budget_key_share), c_r=guard.c_r)
+
+
 class Proxy:
     """What the running app holds: settings, guard, metrics, and (while serving) the
     upstream clients and the audit writer.
@@ -156,6 +172,9 @@ class Proxy:
         self.route = route  # the model id or glob this proxy serves
         self._cost_model = cost_model
         self.root: Proxy = self if root is None else root
+        #: this route's --refusal-budget controller of C_R (None: C_R fixed); the root keeps
+        #: the client key of each request admitted and not yet recorded (bounded)
+        self.budget = refusal_budget(settings, guard)
         key = settings.upstream_api_key
         self.upstream_key = key.get_secret_value() if key is not None else None
         if root is not None:  # a route: everything else is the root's
@@ -169,6 +188,7 @@ class Proxy:
                                    for k in settings.override_api_keys)
         self._audit: AuditWriter | None = None
         self.recent = RecentIds()  # ids decided here, for feedback before the audit write
+        self._budget_keys: OrderedDict[str, str] = OrderedDict()
         self.decisions = DecisionStore(settings.decision_retention, settings.decision_capacity)
         self.table: RouteTable[Proxy] = RouteTable([(ANY_MODEL, self)])
         self._pools: dict[tuple[Any, ...], Upstream] = {}
@@ -307,6 +327,22 @@ class Proxy:
         """A fresh request id (32 hex digits)."""
         return uuid.uuid4().hex
 
+    def c_r(self, requested: float | None) -> float | None:
+        """The C_R a request is priced with: the client's (an allowed override), else the
+        budget controller's, else None (the guard's own)."""
+        if requested is not None or self.budget is None:
+            return requested
+        return self.budget.c_r
+
+    def admitted(self, request_id: str, key: bytes | str | None) -> None:
+        """Remember which client key (hashed) made a request, for the budget controllers
+        (of any route: the route is known only once the body is read)."""
+        keys = self.root._budget_keys
+        if any(r.budget is not None for r in self.root.table.routes):
+            keys[request_id] = key_id(key)
+            while len(keys) > MAX_PENDING_KEYS:
+                keys.popitem(last=False)
+
     def record(self, record: DecisionRecord, *, query: str, model: str | None, stream: bool,
                upstream_s: float, total_s: float, owner: bytes = b"") -> None:
         """Count a decision and its latencies, keep it for ``GET /v1/decisions`` (readable
@@ -314,6 +350,9 @@ class Proxy:
         each names this route."""
         self.recent.add(record.request_id)
         self.decisions.put(record, owner, route=self.route, model=model)
+        if self.budget is not None:
+            self.budget.observe(record, self.root._budget_keys.pop(record.request_id,
+                                                                   "anonymous"))
         m, label = self.metrics, "true" if stream else "false"
         m.decisions.inc(record.decision, record.mode)
         m.route_decisions.inc(self.route, record.decision)
@@ -527,7 +566,8 @@ async def _readyz(request: Request) -> Response:
 
 async def _metrics(request: Request) -> Response:
     proxy: Proxy = request.app.state.proxy
-    return Response(proxy.metrics.render(), media_type=CONTENT_TYPE)
+    extra = proxy.budget.metrics_text() if proxy.budget is not None else ""
+    return Response(proxy.metrics.render() + extra, media_type=CONTENT_TYPE)
 
 
 def create_app(settings: Settings, transport: httpx.AsyncBaseTransport | None = None, *,

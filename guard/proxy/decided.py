@@ -37,6 +37,7 @@ def decision_headers(record: DecisionRecord) -> dict[str, str]:
         "x-utilityguard-cost": fmt_value(record.cost),
         "x-utilityguard-confidence": fmt_value(record.p),
         "x-utilityguard-threshold": fmt_value(record.threshold),
+        "x-utilityguard-c-r": fmt_value(record.c_r),
         "x-utilityguard-request-id": record.request_id,
         # the fitted policy that decided (NAME@SHA8); absent when the guard has none
         **({"x-utilityguard-policy": record.policy} if record.policy else {}),
@@ -68,6 +69,7 @@ def admit(request: Request, proxy: Proxy, settings: Settings) -> str:
     routes, a caller's confidence header is checked again by :func:`route_for`."""
     request.state.request_id = rid = proxy.new_request_id()
     key = check_auth(request.headers, proxy.client_keys)
+    proxy.admitted(rid, key or request.headers.get("authorization"))
     request.state.key = key
     caller = any(r.settings.confidence == "caller" for r in proxy.table.routes)
     _check_overrides(request, proxy, rid, key, caller)

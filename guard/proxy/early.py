@@ -125,6 +125,7 @@ class Pending:
         p = self.price
         return {"x-utilityguard-mode": p.mode, "x-utilityguard-cost": fmt_value(p.cost),
                 "x-utilityguard-threshold": fmt_value(p.threshold),
+                "x-utilityguard-c-r": fmt_value(p.c_r),
                 "x-utilityguard-request-id": self.request_id, EARLY_HEADER: "early",
                 **({"x-utilityguard-policy": self.guard.policy} if self.guard.policy else {}),
                 "cache-control": "no-cache"}

@@ -85,6 +85,10 @@ class RouteConfig(BaseModel):
     max_connections: int | None = Field(default=None, ge=1)
     max_keepalive: int | None = Field(default=None, ge=0)
     max_upstream_bytes: int | None = Field(default=None, ge=1)
+    #: this route's follow-up budget (serve --refusal-budget, per route; docs/budget.md)
+    refusal_budget: float | None = Field(default=None, gt=0, lt=1)
+    c_r_min: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    c_r_max: float | None = Field(default=None, ge=0, allow_inf_nan=False)
 
     @field_validator("upstream")
     @classmethod

@@ -21,7 +21,8 @@ from guard.calibration import Calibrator
 from guard.cli import main
 from guard.exceptions import CLIError
 
-PNGS = {"utility_curves.png", "utility_auc_vs_c_r.png", "domain_contributions.png"}
+PNGS = {"utility_curves.png", "utility_auc_vs_c_r.png", "domain_contributions.png",
+        "budget_frontier.png"}
 
 
 def _bench(files: Any, out: Path, *extra: str, responses: Path | None = None) -> int:
@@ -38,7 +39,8 @@ def test_bench_writes_results_report_and_plots(bench_files: Any, tmp_path: Path,
     assert "utilityguard bench" in stdout and "120 items" in stdout
     for name in POLICIES:  # the table shows every policy name in full
         assert f" {name} " in stdout, name
-    assert f"wrote {out / 'results.json'}" in stdout and "3 plots" in stdout
+    assert f"wrote {out / 'results.json'}" in stdout and "4 plots" in stdout
+    assert (out / "budget_frontier.png").is_file()
 
     results = json.loads((out / "results.json").read_text())
     assert {"c_r", "n", "responses", "policies", "sweep", "settings", "domains"} <= set(results)
@@ -55,6 +57,7 @@ def test_bench_writes_results_report_and_plots(bench_files: Any, tmp_path: Path,
     report = (out / "report.md").read_text()
     assert report.startswith("# utilityguard bench report")
     for section in ("## Policies at C_R = 2", "## C_R sweep (UtilityAUC)", "C_R=64",
+                    "## Budget–welfare frontier", "| paper 2.000 |",
                     "## Contribution to mean utility by domain", "the given cost model, as is"):
         assert section in report, section
     # a report is shared: the responses file (in a temporary directory) is shown by name

@@ -19,7 +19,7 @@ def register(sub: Any) -> None:
         "budget", help="the C_R that keeps unnecessary refusals within a follow-up budget",
         description=(
             "An unnecessary refusal leaves an answerable request for someone to follow up; "
-            "give the capacity you have as a budget (--rate 0.05: at most 5%% of answerable "
+            "give the capacity you have as a budget (--rate 0.05: at most 5% of answerable "
             "requests refused; or --count 50 --per 1000 requests) and this finds the price "
             "C_R* of an unnecessary refusal at which the policy's decisions use exactly that "
             "budget: the smallest C_R whose refusals fit (bisection on C_R; the refusal count "

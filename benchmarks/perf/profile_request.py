@@ -151,7 +151,7 @@ def render(stats: pstats.Stats, wall: float, requests: int, args: Sequence[str])
     stats.sort_stats("cumulative").print_stats(35)
     stats.sort_stats("tottime").print_stats(25)
     body = out.getvalue()
-    for prefix in (str(Path(sys.prefix)) + "/lib/", str(Path.cwd()) + "/"):
+    for prefix in (str(Path(sys.prefix)) + "/lib/", str(Path(__file__).resolve().parents[2]) + "/"):
         body = body.replace(prefix, "")
     return "\n".join(head) + "\n" + body
 

@@ -29,6 +29,7 @@ import sys
 import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from typing import Any
 
 import httpx
 
@@ -42,6 +43,9 @@ REQUESTS_C32 = 1600
 CONCURRENCY = 32
 BODY = {"model": "perf-model", "messages": [{"role": "user",
                                              "content": "What is the capital of France?"}]}
+#: a long conversation (40 turns of seed-set questions, about 13 kB): what pricing every
+#: segment of a request and encoding a large body cost
+LONG_TURNS = 40
 #: the proxies compared (the upstream is the reference of every added latency)
 PROXIES = ("relay", "litellm", "guard", "policy")
 LABELS = {"relay": "bare relay", "litellm": "LiteLLM 1.80.0",
@@ -79,8 +83,19 @@ def servers(workers: int = 2, env: Mapping[str, str] | None = None
                 p.kill()
 
 
-async def _one(client: httpx.AsyncClient, url: str, stream: bool) -> float:
-    body = {**BODY, "stream": True} if stream else BODY
+def long_body() -> dict[str, Any]:
+    """:data:`BODY` with :data:`LONG_TURNS` earlier turns before its question."""
+    from cost_models.datasets import load_seed
+
+    questions = [it.question for it in load_seed()[:LONG_TURNS]]
+    turns = [{"role": "user" if k % 2 == 0 else "assistant", "content": q}
+             for k, q in enumerate(questions)]
+    return {**BODY, "messages": [*turns, *BODY["messages"]]}
+
+
+async def _one(client: httpx.AsyncClient, url: str, stream: bool,
+               ask: Mapping[str, Any] = BODY) -> float:
+    body = {**ask, "stream": True} if stream else ask
     t0 = time.perf_counter()
     if stream:
         async with client.stream("POST", url, json=body) as r:
@@ -97,18 +112,18 @@ def _pct(xs: list[float], q: float) -> float:
     return statistics.quantiles(xs, n=100, method="inclusive")[int(q) - 1]
 
 
-async def latencies(urls: Mapping[str, str], stream: bool, rounds: int = ROUNDS_C1
-                    ) -> dict[str, list[float]]:
+async def latencies(urls: Mapping[str, str], stream: bool, rounds: int = ROUNDS_C1,
+                    ask: Mapping[str, Any] = BODY) -> dict[str, list[float]]:
     """Seconds per request of each server, one request in flight, in rotated rounds."""
     names = list(urls)
     out: dict[str, list[float]] = {n: [] for n in names}
     async with httpx.AsyncClient(timeout=30.0) as client:
         for name in names:  # warm up connections, models and caches
             for _ in range(20):
-                await _one(client, urls[name], stream)
+                await _one(client, urls[name], stream, ask)
         for k in range(rounds):
             for name in names[k % len(names):] + names[:k % len(names)]:
-                out[name].append(await _one(client, urls[name], stream))
+                out[name].append(await _one(client, urls[name], stream, ask))
     return out
 
 
@@ -218,5 +233,9 @@ def run() -> list[PerfResult]:
         for stream in (False, True):
             times = asyncio.run(latencies(urls, stream))
             out += _added_rows(times, "streaming" if stream else "non-streaming")
+        long = long_body()
+        size = len(json.dumps(long)) // 1000
+        times = asyncio.run(latencies(urls, False, ROUNDS_C1 // 3, long))
+        out += _added_rows(times, f"long conversation ({LONG_TURNS} turns, {size} kB)")
         out += _throughput_rows(urls)
     return out

@@ -24,7 +24,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 from collections.abc import Mapping
@@ -35,6 +34,7 @@ from starlette.responses import Response
 
 from guard.exceptions import UpstreamError, UpstreamStatusError
 from guard.messages import query_text
+from guard.proxy import json_body
 from guard.proxy.decided import (
     admit,
     decide_reply,
@@ -117,7 +117,7 @@ def _response(plan: ChatPlan, delivered: dict[str, Any], chunks: list[dict[str, 
     added to the body, or to the stream's last chunk."""
     if not plan.stream:
         own = {k: v for k, v in delivered.items() if k != "utilityguard"}  # never the upstream's
-        return Response(json.dumps({**own, **final}).encode(),
+        return Response(json_body.dumps({**own, **final}),
                         media_type="application/json", headers=headers)
     if chunks is None or changed:
         content = synthesize(delivered, include_usage=plan.include_usage, final=final)

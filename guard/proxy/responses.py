@@ -27,7 +27,6 @@ decision headers and the ``utilityguard`` body object are the chat route's.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -38,6 +37,7 @@ from starlette.responses import Response
 from guard.completion import choice_answer
 from guard.exceptions import InvalidRequestError, UpstreamError, UpstreamStatusError
 from guard.messages import query_text
+from guard.proxy import json_body
 from guard.proxy.decided import (
     admit,
     decide_reply,
@@ -152,7 +152,7 @@ async def _get(proxy: Proxy, body: dict[str, Any], headers: Mapping[str, str]
     """The upstream's final ``response`` object, and its events when it streamed."""
     upstream = proxy.upstream
     if not body.get("stream"):
-        reply = await upstream.post("responses", json.dumps(body).encode(), headers)
+        reply = await upstream.post("responses", json_body.dumps(body), headers)
         if not isinstance(reply, dict):
             raise UpstreamError(f"the upstream at {upstream.name} returned a reply that is "
                                 "not a response object")
@@ -253,7 +253,7 @@ async def responses(request: Request) -> Response:
     if not stream:
         delivered = refused_response(reply, refusal) if refusal is not None else \
             plan.shaped({k: v for k, v in reply.items() if k != "utilityguard"})
-        response = Response(json.dumps({**delivered, **final}).encode(),
+        response = Response(json_body.dumps({**delivered, **final}),
                             media_type="application/json", headers=out_headers)
     else:
         if refusal is not None:

@@ -38,6 +38,7 @@ from guard.exceptions import (
     UpstreamTimeout,
     UpstreamTooLarge,
 )
+from guard.proxy import json_body
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -215,7 +216,7 @@ class Upstream:
                    ) -> dict[str, Any]:
         """POST a non-streaming chat completion; the reply as a JSON object."""
         response = await self._send("POST", "chat/completions", headers,
-                                    json.dumps(body).encode())
+                                    json_body.dumps(body))
         self._check_status(response)
         data: dict[str, Any] = self._json(response)
         return data
@@ -240,7 +241,7 @@ class Upstream:
                           headers: Mapping[str, str]) -> tuple[str, bytes]:
         """POST ``body`` to ``path`` and read the whole reply (a stream, buffered):
         ``(content type, bytes)``; the size limit applies."""
-        response = await self._send("POST", path, headers, json.dumps(body).encode())
+        response = await self._send("POST", path, headers, json_body.dumps(body))
         self._check_status(response)
         return response.headers.get("content-type", ""), response.content
 
@@ -252,7 +253,7 @@ class Upstream:
         :class:`Relay` yields its bytes as they arrive (the size limit applies to the
         total). The connection is closed on the way out, also when cancelled."""
         request = self.client.build_request(
-            "POST", path, content=json.dumps(body).encode(),
+            "POST", path, content=json_body.dumps(body),
             headers={**headers, "content-type": "application/json"})
         with self.errors():
             response = await self.client.send(request, stream=True)

@@ -1,7 +1,7 @@
 # utilityguard — every target creates .venv and installs what it needs first.
 #   make test   lint, type-check and run the test suite
 #   make bench  the offline bench on the embedded default (seed set + SmolLM2 responses)
-#   make docs   regenerate the CLI reference and build the docs site (mkdocs build --strict)
+#   make docs   build the docs site, CLI reference generated (mkdocs build --strict)
 #   make perf   performance benchmarks (ratios measured side by side)
 #   make e2e    end-to-end: SmolLM2-135M via llama.cpp behind the guard proxy
 #   make services  PostgreSQL and Chromium from Debian (apt-get, only when missing; CI runs it)
@@ -37,7 +37,6 @@ bench: $(STAMP)
 	$(VENV)/bin/utilityguard bench --out $(BENCH_OUT)
 
 docs: $(STAMP)
-	$(PY) scripts/cli_reference.py
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict
 
 policy: $(STAMP)

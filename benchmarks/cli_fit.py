@@ -64,6 +64,9 @@ def register(sub: Any) -> None:
                         "(default: alpha = 1 and the shipped cost model)")
     p.add_argument("--min-labels", type=int, default=50,
                    help="--from-audit: labels each refit part needs, at least (50)")
+    p.add_argument("--accept-drift", action="store_true",
+                   help="--from-audit: write the policy even when it answers shipped "
+                        "high-cost reference questions its base refuses (they are printed)")
     p.add_argument("--out", type=Path, required=True, help="the policy directory to write")
     p.add_argument("--name", default=None, help="the policy's name (default: --out's name)")
     add_c_r_option(p, "default C_R of the policy")
@@ -288,7 +291,35 @@ def _fit_from_audit(args: argparse.Namespace, console: Console
                   f"Brier {cal['brier_before']:.4f} -> {cal['brier_after']:.4f}")
     for part, how in card["training"]["parts"].items():
         console.print(f"{part}: {how}")
+    prov = card["training"]["label_provenance"]
+    console.print(f"labels by key: {prov['by_key']} ({prov['by_deciding_key']} from the key "
+                  f"that made the decision, {prov['by_other_keys']} from labeller keys)")
+    card["training"]["drift_accepted"] = _check_drift(args, policy, base, console)
     return policy, card
+
+
+def _check_drift(args: argparse.Namespace, policy: Any, base: Any, console: Console
+                 ) -> list[str]:
+    """Refuse a refit that answers shipped high-cost questions its base refuses (unless
+    ``--accept-drift``, which prints them); the questions accepted so."""
+    from guard.core import Guard
+    from guard.policy.drift import drifted, reference_questions
+
+    base_guard = base.guard() if base is not None else Guard(c_r=args.c_r, signal=policy.signal)
+    drift = drifted(policy.guard(), base_guard, policy.signal)
+    n = len(reference_questions())
+    if not drift:
+        console.print(f"drift: none of the {n} high-cost reference questions is answered where "
+                      "the base refuses it")
+        return []
+    listed = "\n".join(f"  - {q}" for q in drift)
+    if not args.accept_drift:
+        raise CLIError(f"the refit policy answers {len(drift)} of the {n} high-cost reference "
+                       f"questions that its base refuses (forged or mistaken labels?); "
+                       f"not written. Pass --accept-drift to write it anyway.\n{listed}")
+    console.print(f"drift accepted (--accept-drift): the refit answers {len(drift)} of the "
+                  f"{n} high-cost reference questions its base refuses:\n{listed}")
+    return drift
 
 
 def run(args: argparse.Namespace) -> int:

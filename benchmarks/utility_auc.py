@@ -69,7 +69,7 @@ def _gains(o: Outcomes, c_r: float) -> tuple[FloatArray, FloatArray]:
     return b, g
 
 
-def observed_area_above_base(score: FloatArray, g: FloatArray) -> float:
+def _observed_area_above_base(score: FloatArray, g: FloatArray) -> float:
     """``sum_j w_j g_{pi_j}`` with tied scores at their group's mean weight (eq. 13).
 
     Grouped rather than per position: ranked by increasing score, a tie group at sorted
@@ -77,7 +77,7 @@ def observed_area_above_base(score: FloatArray, g: FloatArray) -> float:
     whose mean weight is ``(s + e) / (2 n^2)``; so the area is that weight times the group's
     summed gain. One argsort, one gather, one ``add.reduceat``: no per-position weights.
 
-    >>> observed_area_above_base(np.array([0.9, 0.1]), np.array([3.0, -5.0]))  # 3 w1 - 5 w2
+    >>> _observed_area_above_base(np.array([0.9, 0.1]), np.array([3.0, -5.0]))  # 3 w1 - 5 w2
     0.5
     """
     n = score.shape[0]
@@ -140,7 +140,7 @@ def utility_area(
     s = scores(score, o.n)
     b, g = _gains(o, cr)
     base = float(b.mean())
-    area = base + observed_area_above_base(s, g)
+    area = base + _observed_area_above_base(s, g)
     area_max, area_min = _reference_areas(o, cr, base)
     return UtilityArea(area, area_max, area_min)
 

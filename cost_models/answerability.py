@@ -22,6 +22,7 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import Pipeline
 from sklearn.utils.validation import check_is_fitted
 
+from cost_models.data_io import pipeline_from_data, pipeline_to_data
 from cost_models.features import affix_embed, affix_tfidf
 from cost_models.query_features import LinearTextScorer, QueryFeatures
 from cost_models.regressor import _texts
@@ -86,6 +87,23 @@ class AnswerabilityModel(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
             return np.array([self.predict_alpha_one(QueryFeatures(texts[0]))],
                             dtype=np.float64)
         return np.asarray(self.pipeline_.predict_proba(texts)[:, 1], dtype=np.float64)
+
+    def to_data(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """``(parameters, arrays)``: the fitted model as data (no pickle)."""
+        check_is_fitted(self, "pipeline_")
+        arrays: dict[str, Any] = {}
+        params = {"C": self.C, "features": self.features, "max_chars": self.max_chars,
+                  "pipeline": pipeline_to_data(self.pipeline_, arrays)}
+        return params, arrays
+
+    @classmethod
+    def from_data(cls, params: dict[str, Any], arrays: dict[str, Any]) -> AnswerabilityModel:
+        """The model :meth:`to_data` described."""
+        model = cls(C=float(params["C"]), features=str(params["features"]),
+                    max_chars=int(params["max_chars"]))
+        model.pipeline_ = pipeline_from_data(params["pipeline"], arrays)
+        model.classes_ = np.array([False, True])
+        return model
 
     def _scorer(self) -> LinearTextScorer | None:
         """The one-query path (built on first use; ``None`` for another pipeline shape)."""

@@ -30,7 +30,7 @@ AFFIX = 4
 def affix_analyzer(doc: str) -> list[str]:
     """Word unigrams, word bigrams, ``>prefix`` and ``<suffix`` character 4-grams.
 
-    Module-level (picklable) so fitted models can be saved with joblib.
+    Module-level so a saved model names it (``"affix"``, :mod:`cost_models.data_io`).
 
     >>> affix_analyzer("Insulin doses")
     ['insulin', 'doses', 'insulin doses', '>insu', '>dose', '<ulin']

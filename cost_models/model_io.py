@@ -29,7 +29,7 @@ def save_model(model: CostRegressor, directory: str | os.PathLike[str],
 
 def load_model(directory: str | os.PathLike[str], *, trust: bool = False) -> CostRegressor:
     """Load a cost model after checking its sha256 and scikit-learn version."""
-    model = load_artifact(directory, name=ARTIFACT, trust=trust)
+    model = load_artifact(directory, name=ARTIFACT, trust=trust, rebuild=CostRegressor.from_data)
     if not isinstance(model, CostRegressor):
         raise ArtifactError(f"{directory}: the artifact is not a CostRegressor")
     return model
@@ -86,7 +86,8 @@ residual variance (log-normal mean correction; docs/design.md).
 - **Training-data hash (sha256 of the rows):** `{meta.get('training_data_sha256')}`
 - **Artifact sha256:** `{meta.get('sha256')}`; scikit-learn {v.get('scikit-learn')},
   numpy {v.get('numpy')}, Python {v.get('python')}. Loading checks both and refuses a
-  mismatch (joblib runs code on load); `--trust` skips the check for files you made.
+  mismatch; the artifact is data (`.npz` + JSON parameters), loading runs no code from
+  it; `--trust` skips the check for files you made.
 - **Command:** `{meta.get('command')}`
 
 ## Cross-validation ({meta.get('cv_folds')} folds): {heading}

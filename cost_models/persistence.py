@@ -1,19 +1,27 @@
-"""Saving and loading fitted estimators with an integrity-checked JSON sidecar.
+"""Saving and loading fitted estimators as data, with an integrity-checked JSON sidecar.
 
-joblib files execute code when loaded, so an artifact is never loaded blindly: next to
-``<name>.joblib`` a ``<name>.json`` sidecar records the artifact's sha256, the library versions
-it was made with, and free-form metadata (training-data hash, metrics, the command). Loading
-recomputes the hash and compares the scikit-learn version, and refuses a mismatch with a clear
-error unless ``trust=True`` is passed explicitly.
+Artifacts are data: an estimator is saved as ``<name>.npz`` (its numeric arrays, read back
+with ``allow_pickle=False``) and the sidecar ``<name>.json``, which holds its parameters
+(``params``, rebuilt on load by the estimator class the *caller* names — never a class the
+file names), the sha256 of the ``.npz``, the library versions it was made with and free-form
+metadata (training-data hash, metrics, the command). Loading recomputes the hash and
+compares the scikit-learn version, and refuses a mismatch with a clear error unless
+``trust=True``. Nothing in the folder is executed.
+
+A folder from an older utilityguard holds a pickle (``<name>.joblib``), which runs code when
+loaded: it is refused with a one-line error; ``trust=True`` (``--trust``) loads it anyway,
+with a warning — only for a file you made yourself.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import platform
 import secrets
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -22,9 +30,12 @@ import numpy as np
 
 from policies.exceptions import ArtifactError, InvalidValueError
 
-SIDECAR_VERSION = 1
+SIDECAR_VERSION = 2
+log = logging.getLogger(__name__)
+#: Rebuilds an estimator from its sidecar parameters and its arrays.
+Rebuild = Callable[[dict[str, Any], dict[str, Any]], Any]
 #: Sidecar fields written by :func:`save_artifact` itself; metadata must not override them.
-RESERVED = ("artifact", "created", "sha256", "sidecar_version", "versions")
+RESERVED = ("artifact", "created", "params", "sha256", "sidecar_version", "versions")
 
 
 def sha256_file(path: str | os.PathLike[str]) -> str:
@@ -63,30 +74,34 @@ def save_artifact(
     name: str,
     metadata: dict[str, Any] | None = None,
 ) -> Path:
-    """Write ``<directory>/<name>.joblib`` and its sidecar ``<name>.json``; return the sidecar."""
+    """Write ``<directory>/<name>.npz`` and its sidecar ``<name>.json`` (``obj.to_data()``:
+    parameters and arrays); return the sidecar."""
     clash = sorted(set(metadata or {}) & set(RESERVED))
     if clash:
         raise InvalidValueError(
             f"metadata must not set {', '.join(clash)}: save_artifact writes them")
+    params, arrays = obj.to_data()
+    if any(np.asarray(v).dtype == object for v in arrays.values()):
+        raise InvalidValueError("an artifact's arrays must be numeric or strings, not objects")
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
-    target = d / f"{name}.joblib"
-    # write next to the target, then rename (atomic); joblib creates the file, so it gets the
-    # usual permissions (umask), not the 0600 of a NamedTemporaryFile
-    tmp_path = d / f".{name}.joblib.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    target = d / f"{name}.npz"
+    # write next to the target, then rename (atomic)
+    tmp_path = d / f".{name}.{os.getpid()}.{secrets.token_hex(4)}.tmp.npz"
     try:
-        import joblib
-
-        joblib.dump(obj, tmp_path, compress=3)
+        with open(tmp_path, "wb") as f:
+            np.savez_compressed(f, **arrays)
         tmp_path.replace(target)
     finally:
         tmp_path.unlink(missing_ok=True)
+    (d / f"{name}.joblib").unlink(missing_ok=True)  # an older pickle would contradict it
     sidecar = {
         "sidecar_version": SIDECAR_VERSION,
         "artifact": target.name,
         "sha256": sha256_file(target),
         "versions": versions(),
         "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "params": params,
         **(metadata or {}),
     }
     side = d / f"{name}.json"
@@ -105,16 +120,20 @@ def read_sidecar(directory: str | os.PathLike[str], *, name: str) -> dict[str, A
     return data
 
 
-def load_artifact(directory: str | os.PathLike[str], *, name: str, trust: bool = False) -> Any:
-    """Load ``<name>.joblib`` after checking it against its sidecar.
+def load_artifact(directory: str | os.PathLike[str], *, name: str, rebuild: Rebuild,
+                  trust: bool = False) -> Any:
+    """Load ``<name>.npz`` after checking it against its sidecar, rebuilt by ``rebuild``
+    (the estimator class's ``from_data``) from the sidecar's parameters and its arrays.
 
-    Raises :class:`ArtifactError` when the file's sha256 differs from the sidecar's or the
-    artifact was made with another scikit-learn version; ``trust=True`` skips both checks
-    (only for artifacts you made yourself).
+    Raises :class:`ArtifactError` when the file's sha256 differs from the sidecar's, the
+    artifact was made with another scikit-learn version, or it is an old pickle; ``trust``
+    skips the checks and loads an old pickle with a warning (only for files you made).
     """
     d = Path(directory)
     meta = read_sidecar(d, name=name)
-    target = d / str(meta.get("artifact", f"{name}.joblib"))
+    target = d / Path(str(meta.get("artifact", f"{name}.npz"))).name
+    if target.suffix != ".npz":
+        return _load_pickle(target, trust)
     if not target.exists():
         raise ArtifactError(f"{target}: artifact file missing")
     if not trust:
@@ -123,8 +142,7 @@ def load_artifact(directory: str | os.PathLike[str], *, name: str, trust: bool =
             raise ArtifactError(
                 f"{target}: sha256 {digest[:12]}... does not match the sidecar's "
                 f"{str(meta.get('sha256'))[:12]}...; the file was modified or replaced. "
-                "Refusing to load (joblib runs code on load); pass trust=True / --trust only "
-                "for a file you made yourself."
+                "Refusing to load it; pass trust=True / --trust only for a file you made."
             )
         made_with = meta.get("versions", {}).get("scikit-learn")
         running = versions()["scikit-learn"]
@@ -133,6 +151,24 @@ def load_artifact(directory: str | os.PathLike[str], *, name: str, trust: bool =
                 f"{target}: made with scikit-learn {made_with}, this is {running}; "
                 "retrain it (or pass trust=True / --trust to load anyway)"
             )
+    try:
+        with np.load(target, allow_pickle=False) as npz:
+            arrays = {k: npz[k] for k in npz.files}
+        return rebuild(dict(meta.get("params") or {}), arrays)
+    except (ValueError, KeyError, TypeError, OSError) as exc:
+        raise ArtifactError(f"{target}: not a readable utilityguard artifact ({exc})") from None
+
+
+def _load_pickle(target: Path, trust: bool) -> Any:
+    """An old pickle artifact: refused, or (``trust``) loaded with a warning."""
+    if not trust:
+        raise ArtifactError(
+            f"{target}: a pickle artifact from an older utilityguard, which runs code when "
+            "loaded; refit or convert it (a saved policy or cost model is data now), or pass "
+            "--trust (trust=True) to load it anyway, only for a file you made yourself")
+    if not target.exists():
+        raise ArtifactError(f"{target}: artifact file missing")
+    log.warning("loading the pickle %s because trust was given: it can run code", target)
     import joblib
 
     return joblib.load(target)

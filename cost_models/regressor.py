@@ -33,6 +33,7 @@ from sklearn.model_selection import GroupKFold, KFold
 from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.utils.validation import check_is_fitted
 
+from cost_models.data_io import pipeline_from_data, pipeline_to_data
 from cost_models.features import EmbeddingFeatures, affix_embed, affix_tfidf, word_char_tfidf
 from cost_models.kinds import KINDS
 from cost_models.query_features import LinearTextScorer, QueryFeatures
@@ -40,6 +41,9 @@ from policies import expected_cost_lognormal
 from policies.exceptions import InvalidValueError
 
 FloatArray = NDArray[np.float64]
+#: Up to this many texts are featurized without scikit-learn's per-call overhead (a
+#: request's question segments, :mod:`guard.segments`).
+SMALL_BATCH = 256
 
 
 def _texts(X: Any) -> list[str]:
@@ -165,9 +169,11 @@ class CostRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
         if not texts:
             return np.empty(0, dtype=np.float64)
         if hasattr(self, "coef_"):  # ridge: skip the pipeline's per-call validation overhead
-            scorer = self._scorer() if len(texts) == 1 else None
-            if scorer is not None:  # one query: no sparse matrix, no pipeline
-                return np.array([scorer.score(QueryFeatures(texts[0]))], dtype=np.float64)
+            scorer = self._scorer() if len(texts) <= SMALL_BATCH else None
+            if scorer is not None:  # a few texts: no sparse matrix, no pipeline; one embed call
+                feats = QueryFeatures.many(texts, max_chars=self.max_chars) \
+                    if len(texts) > 1 else [QueryFeatures(texts[0])]
+                return np.array([scorer.score(f) for f in feats], dtype=np.float64)
             vec, emb = self._parts()
             if vec is not None and emb is not None:  # no sparse copy of the dense block
                 n = len(vec.vocabulary_)
@@ -210,6 +216,30 @@ class CostRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
             return float(self.predict([features.text])[0])
         mu = np.array([scorer.score(features)], dtype=np.float64)
         return float(np.asarray(expected_cost_lognormal(mu, self.residual_var_)).reshape(-1)[0])
+
+    def to_data(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """``(parameters, arrays)``: the fitted model as data (no pickle); ridge kinds only."""
+        check_is_fitted(self, "pipeline_")
+        arrays: dict[str, Any] = {"oof_log_pred": np.asarray(self.oof_log_pred_)}
+        params = {"kind": self.kind, "alpha": self.alpha, "cv": self.cv,
+                  "max_chars": self.max_chars, "random_state": self.random_state,
+                  "residual_var_": self.residual_var_, "n_train_": self.n_train_,
+                  "pipeline": pipeline_to_data(self.pipeline_, arrays)}
+        return params, arrays
+
+    @classmethod
+    def from_data(cls, params: dict[str, Any], arrays: dict[str, Any]) -> CostRegressor:
+        """The model :meth:`to_data` described."""
+        model = cls(kind=str(params["kind"]), alpha=float(params["alpha"]), cv=int(params["cv"]),
+                    max_chars=int(params["max_chars"]), random_state=int(params["random_state"]))
+        model.pipeline_ = pipeline_from_data(params["pipeline"], arrays)
+        model.residual_var_ = float(params["residual_var_"])
+        model.n_train_ = int(params["n_train_"])
+        model.oof_log_pred_ = np.asarray(arrays["oof_log_pred"], dtype=np.float64)
+        ridge = model.pipeline_.named_steps["model"]
+        model.coef_ = np.asarray(ridge.coef_, dtype=np.float64)
+        model.intercept_ = float(ridge.intercept_)
+        return model
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)

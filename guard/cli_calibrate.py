@@ -56,7 +56,7 @@ def register(sub: Any) -> None:
             "Fit a map from a confidence signal to P(correct) on the answered records of "
             "--responses (isotonic, Platt or histogram binning; --method auto picks the lowest "
             "cross-validated Brier score), report ECE-10 and Brier before and after on held-out "
-            "folds, and write calibrator.joblib with its sidecar to --out."
+            "folds, and write calibrator.npz with its sidecar to --out."
         ),
     )
     p.add_argument("--responses", required=True, type=Path,
@@ -149,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"{'held-out folds':<24}{'ECE-10':>10}{'Brier':>10}")
     print(f"{'before (' + raw_name + ')':<24}{before['ece10']:>10.4f}{before['brier']:>10.4f}")
     print(f"{'after (' + cal.method_ + ')':<24}{after['ece10']:>10.4f}{after['brier']:>10.4f}")
-    print(f"wrote {sidecar.with_suffix('.joblib')} and {sidecar}")
+    print(f"wrote {sidecar.with_suffix('.npz')} and {sidecar}")
     if worse:
         print(f"utilityguard: warning: the calibrator is worse than the raw signal on held-out "
               f"folds (Brier {before['brier']:.4f} -> {after['brier']:.4f}, {len(x)} records); "

@@ -14,6 +14,7 @@ import errno
 import functools
 import inspect
 import logging
+import os
 import socket
 import types
 import typing
@@ -222,10 +223,11 @@ def worker_config(settings: Settings, workers: int, **options: Any) -> Any:
     variables are set)."""
     import uvicorn
 
-    from guard.proxy import create_app
+    from guard.proxy.parentwatch import worker_app
 
     if "timeout_worker_healthcheck" in inspect.signature(uvicorn.Config).parameters:
         # a worker still importing on a loaded machine is not dead (uvicorn's default: 5 s)
         options.setdefault("timeout_worker_healthcheck", WORKER_START_S)
-    return uvicorn.Config(functools.partial(create_app, settings), factory=True,
+    # each worker dies with this process, even when it is SIGKILLed (guard.proxy.parentwatch)
+    return uvicorn.Config(functools.partial(worker_app, settings, os.getpid()), factory=True,
                           workers=workers, **options)

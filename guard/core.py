@@ -4,7 +4,9 @@ For one query and one candidate reply the guard takes the consequence cost ``L``
 cost model, or given by the caller), a probability ``p`` that the reply is correct (a
 calibrated confidence signal, a caller-supplied probability, or a prior), and decides with
 ``policies.should_answer(p, L, C_R, alpha=alpha)``: answer iff ``p >= (L - C_R) / (1 + L)``.
-Replies in which the model refuses by itself are passed through as refusals.
+Replies in which the model refuses by itself are passed through as refusals, but only when the
+guard would have answered: below the threshold the refusal text is delivered whatever the reply
+says (a reply that opens like a refusal never overrides a refuse decision).
 
 Where ``p`` comes from, in order (recorded as ``p_source``):
 
@@ -67,6 +69,7 @@ from guard.records import (
 )
 from guard.refusal import DEFAULT_REFUSAL_TEXT, is_refusal
 from guard.refused import plain_mapping, refused_completion, with_refused_choices
+from guard.segments import Query, request_segments
 from policies import DEFAULT_C_R, answer_threshold, expected_utility, refusal_expected_utility
 
 log = logging.getLogger(__name__)
@@ -84,6 +87,8 @@ class Price:
     alpha: float
     #: the smallest ``p`` that answers (:func:`policies.answer_threshold`)
     threshold: float
+    #: the question segment whose cost is ``cost`` (the costliest; ``None`` for a caller cost)
+    question: str | None = None
 
     @property
     def answers_any_p(self) -> bool:
@@ -272,10 +277,29 @@ class Guard:
                     self._cost_model = model
         return model
 
-    def predict_cost(self, query: str, *, features: Any = None) -> float:
-        """``E[L]`` of a wrong answer to ``query`` from the cost model; ``features`` (the
-        query's :class:`cost_models.query_features.QueryFeatures`) lets a model that reads
-        them skip featurizing the query again."""
+    def predict_cost(self, query: Query) -> float:
+        """``E[L]`` of a wrong answer to ``query`` from the cost model: the maximum over its
+        question segments (:meth:`costliest`)."""
+        return self.costliest(query)[0]
+
+    def costliest(self, query: Query) -> tuple[float, str]:
+        """``(cost, segment)``: the costliest question segment of ``query`` (one text, or
+        every text of a request) and its ``E[L]``, all segments priced in one batch call of
+        the cost model (:func:`guard.segments.request_segments`)."""
+        segments = request_segments([query] if isinstance(query, str) else list(query))
+        costs = np.asarray(self.cost_model.predict(segments), dtype=np.float64).ravel()
+        if costs.shape != (len(segments),):
+            raise ConfigError(f"the cost model returned {costs.size} costs for "
+                              f"{len(segments)} texts")
+        bad = ~(np.isfinite(costs) & (costs > 0.0))
+        if bad.any():
+            raise ConfigError(f"the cost model returned {costs[bad][0]} for a query; costs "
+                              "must be > 0")
+        k = int(np.argmax(costs))
+        return float(costs[k]), segments[k]
+
+    def _cost_one(self, query: str, features: Any) -> float:
+        """``E[L]`` of one text, from its shared ``features`` when the model reads them."""
         model = self.cost_model
         one = getattr(model, "predict_one", None) if features is not None else None
         if one is not None:  # a model that reads the shared features (CostRegressor)
@@ -287,8 +311,9 @@ class Guard:
         return cost
 
     def predict_alpha(self, query: str, *, features: Any = None) -> float:
-        """``P(answerable | query)`` from the answerability model (``features`` as in
-        :meth:`predict_cost`)."""
+        """``P(answerable | query)`` from the answerability model; ``features`` (the query's
+        :class:`cost_models.query_features.QueryFeatures`, :meth:`query_features`) lets a model
+        that reads them skip featurizing the query again."""
         model = self.answerability
         if model is None:
             raise ConfigError("this Guard has no answerability model")
@@ -335,22 +360,33 @@ class Guard:
             return self.no_confidence, "prior", None
         return None, "none", None
 
-    def price(self, query: str | None, *, cost: float | None = None, c_r: float | None = None,
-              mode: str | None = None, alpha: float | None = None) -> Price:
+    def price(self, query: Query | None, *, cost: float | None = None,
+              c_r: float | None = None, mode: str | None = None,
+              alpha: float | None = None) -> Price:
         """What a decision about ``query`` needs before any reply exists: ``L`` (the cost
         model's, or ``cost`` as given), ``C_R``, mode, ``alpha`` and the threshold ``p`` must
-        reach; per-call arguments override the guard's settings as in :meth:`decide`."""
+        reach; per-call arguments override the guard's settings as in :meth:`decide`.
+
+        ``query`` is one text or every text of a request (:func:`guard.messages.request_texts`):
+        ``L`` is the maximum over its question segments, so that no question a request
+        carries is priced lower than it would be alone; ``alpha`` is predicted for the text
+        of a one-text query, for the costliest segment (:attr:`Price.question`) of a
+        request of several. A one-text query that is its only segment is featurized once
+        for both models (:meth:`query_features`)."""
         cfg = self.config.replaced(c_r=c_r, mode=mode, alpha=alpha)
-        needs_cost = cost is None and query is not None
-        needs_alpha = alpha is None and self.answerability is not None and query is not None
-        # one featurization of the query for both models (when both read it)
-        features = self.query_features(query) if query is not None and needs_cost \
-            and needs_alpha else None
-        if needs_alpha and query is not None:
-            al = self.predict_alpha(query, features=features)
-        else:
-            al = 1.0 if cfg.alpha is None else cfg.alpha
         cost_source: CostSource
+        question: str | None = None
+        texts = None if query is None else [query] if isinstance(query, str) else list(query)
+        needs_alpha = alpha is None and self.answerability is not None and texts is not None
+        if cost is None and texts is not None and len(texts) == 1 \
+                and request_segments(texts) == texts:  # one question: one featurization
+            features = self.query_features(texts[0]) if needs_alpha else None
+            cost_v, cost_source, question = self._cost_one(texts[0], features), "model", texts[0]
+            al = self.predict_alpha(texts[0], features=features) if needs_alpha else \
+                1.0 if cfg.alpha is None else cfg.alpha
+            return Price(cost=cost_v, cost_source=cost_source, c_r=cfg.c_r, mode=cfg.mode,
+                         alpha=al, threshold=float(answer_threshold(cost_v, cfg.c_r, alpha=al)),
+                         question=question)
         if cost is not None:
             try:
                 cost_v, cost_source = check_cost(cost), "caller"
@@ -359,13 +395,22 @@ class Guard:
         elif query is None:
             raise ConfigError("decide() needs the query text (to predict its cost) or cost=")
         else:
-            cost_v, cost_source = self.predict_cost(query, features=features), "model"
+            (cost_v, question), cost_source = self.costliest(query), "model"
+        if needs_alpha and texts is not None:
+            if len(texts) == 1:
+                al = self.predict_alpha(texts[0])
+            else:
+                question = question or self.costliest(texts)[1]
+                al = self.predict_alpha(question)
+        else:
+            al = 1.0 if cfg.alpha is None else cfg.alpha
         return Price(cost=cost_v, cost_source=cost_source, c_r=cfg.c_r, mode=cfg.mode,
-                     alpha=al, threshold=float(answer_threshold(cost_v, cfg.c_r, alpha=al)))
+                     alpha=al, threshold=float(answer_threshold(cost_v, cfg.c_r, alpha=al)),
+                     question=question)
 
     def decide(
         self,
-        query: str | None,
+        query: Query | None,
         response: str | None,
         *,
         confidence: Any = None,
@@ -400,15 +445,18 @@ class Guard:
         conf = Confidence.coerce(confidence)
         p, p_source, signal = self.probability(conf, response)
         eu_answer = None if p is None else float(expected_utility(p, cost_v))
-        if not acts and (response is None or is_refusal(self.clean(response))):
-            decision = "passthrough_refusal"
-        elif p is not None:
+        if p is not None:
             # exactly policies.should_answer: p >= answer_threshold(L, C_R, alpha), with the
             # threshold computed once above
             decision = "answer" if p >= threshold else "refuse"
         else:
             decision = "answer" if cfg.no_confidence == "answer" or price.answers_any_p \
                 else "refuse"
+        # the model's own refusal passes through only where the guard would have answered: a
+        # reply that merely opens like a refusal never overrides a refuse decision
+        if decision == "answer" and not acts and (response is None
+                                                  or is_refusal(self.clean(response))):
+            decision = "passthrough_refusal"
         record = DecisionRecord(
             request_id=request_id or uuid.uuid4().hex,
             cost=cost_v, cost_source=cost_source, p=p, p_source=p_source,
@@ -451,7 +499,7 @@ class Guard:
             return self.refusal_text
         return self.clean(content)
 
-    def refused_choices(self, query: str | None, reply: Any, record: DecisionRecord, *,
+    def refused_choices(self, query: Query | None, reply: Any, record: DecisionRecord, *,
                         view: Any = None, confidence: Any = None,
                         limit: int | None = None) -> dict[int, str]:
         """The choices after the first (``n > 1``) that may not be delivered with choice 0,
@@ -497,7 +545,7 @@ class Guard:
         """A new Chat Completions request body asking for the extractors' signals."""
         return apply_overrides(self.extractors, body)
 
-    def apply(self, query: str | None, reply: R, *, confidence: Any = None,
+    def apply(self, query: Query | None, reply: R, *, confidence: Any = None,
               **overrides: Any) -> tuple[R, DecisionRecord]:
         """Decide about ``reply`` (a str or a chat completion) and return what to deliver,
         of the same type, with the decision record. The input is never modified. A refused

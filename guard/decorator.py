@@ -44,24 +44,26 @@ from typing import Any, TypeVar, overload
 from guard.completion import is_completion
 from guard.core import Guard
 from guard.exceptions import ConfigError
-from guard.messages import last_user_message
+from guard.messages import request_texts
 from guard.records import DecisionRecord
+from guard.segments import Query
 
 F = TypeVar("F", bound=Callable[..., Any])
-QueryFn = Callable[..., str]
+QueryFn = Callable[..., Query]
 DecisionCallback = Callable[[DecisionRecord], None]
 
 
-def find_query(sig: inspect.Signature, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
-    """The last user message of a ``messages`` argument (:func:`guard.messages.last_user_message`,
-    the proxy's rule), else the first ``str`` argument.
+def find_query(sig: inspect.Signature, args: tuple[Any, ...], kwargs: dict[str, Any]
+               ) -> Query | None:
+    """Every text of a ``messages`` argument (:func:`guard.messages.request_texts`, the
+    proxy's rule: the request is priced on all of them), else the first ``str`` argument.
 
     ``messages`` comes first so that ``ask(model="gpt-4o-mini", messages=[...])`` is not
     costed as the question "gpt-4o-mini".
     """
     bound = sig.bind_partial(*args, **kwargs).arguments
-    if (text := last_user_message(bound.get("messages"))) is not None:
-        return text
+    if texts := request_texts(bound.get("messages")):
+        return texts
     return next((v for v in bound.values() if isinstance(v, str)), None)
 
 
@@ -76,17 +78,18 @@ class _Guarded:
         self.on_decision = on_decision
         self.signature = inspect.signature(fn)
 
-    def query_text(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    def query_text(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Query:
         text = self.query(*args, **kwargs) if self.query else find_query(
             self.signature, args, kwargs)
-        if not isinstance(text, str):
+        if not isinstance(text, str) and not (
+                isinstance(text, (list, tuple)) and all(isinstance(t, str) for t in text)):
             raise ConfigError(
                 f"@guarded could not find the query text of {self.fn.__qualname__}(): it takes "
                 "no str argument and no messages=[...]; pass guarded(query=lambda *a, **k: ...)"
             )
         return text
 
-    def handle(self, query: str, result: Any) -> Any:
+    def handle(self, query: Query, result: Any) -> Any:
         out: Any
         if isinstance(result, tuple) and len(result) == 2 and isinstance(result[0], str):
             text, confidence = result
@@ -157,9 +160,9 @@ def guarded(
     guard : Guard, optional
         The guard to use; default ``Guard()`` (the shipped ``default`` policy).
     query : callable, optional
-        ``query(*args, **kwargs) -> str`` giving the question from the call's arguments;
-        default: the last user message of a ``messages`` argument, else the first ``str``
-        argument.
+        ``query(*args, **kwargs)`` giving the question (a str, or a list of texts each
+        priced) from the call's arguments; default: every text of a ``messages`` argument
+        (priced as the proxy prices a request), else the first ``str`` argument.
     on_decision : callable, optional
         Called with the :class:`~guard.records.DecisionRecord` of every call.
 

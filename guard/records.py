@@ -128,9 +128,10 @@ class DecisionRecord(BaseModel):
     """What the guard decided about one reply, and why (docs/design.md's decision record).
 
     ``decision`` is ``policies.should_answer(p, cost, c_r, alpha=alpha)`` when ``p`` is known;
-    ``"passthrough_refusal"`` when the model refused by itself (its refusal is delivered as
-    is and never counted as an answer). In ``"shadow"`` mode the decision is recorded but the
-    reply is always delivered.
+    ``"passthrough_refusal"`` when the guard would have answered but the model refused by
+    itself (its refusal is delivered as is and never counted as an answer); below the
+    threshold the decision is ``"refuse"`` whatever the reply says. In ``"shadow"`` mode the
+    decision is recorded but the reply is always delivered.
 
     Examples
     --------

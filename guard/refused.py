@@ -7,9 +7,9 @@ decorator (through :meth:`guard.Guard.apply`) and the proxy (non-streaming and s
 
 A refused chat completion keeps only
 
-* the envelope: ``id``, ``object``, ``created``, ``model``, ``system_fingerprint``,
-  ``service_tier`` (each only when it is a string, ``created`` only when an integer) and the
-  numeric entries of ``usage`` (token counts);
+* the envelope: ``id``, ``object``, ``created``, ``model`` (each only when it is a string,
+  ``created`` only when an integer) and the numeric entries of ``usage`` (token counts);
+  not ``system_fingerprint`` nor ``service_tier``, which describe the upstream that answered;
 * per choice: ``index``, ``message = {"role": "assistant", "content": <refusal text>}``,
   ``logprobs = None``, ``finish_reason = "stop"``.
 
@@ -42,7 +42,7 @@ from guard.exceptions import ConfigError
 T = TypeVar("T")
 
 #: Envelope fields a refusal keeps (string values only).
-ENVELOPE_STR_FIELDS = ("id", "object", "model", "system_fingerprint", "service_tier")
+ENVELOPE_STR_FIELDS = ("id", "object", "model")
 #: The object type of a stream event (refused with ``delta`` instead of ``message``).
 CHUNK_OBJECT = "chat.completion.chunk"
 

@@ -121,6 +121,14 @@ class Settings(BaseSettings):
                                                  "metavar": "KEY"},
         description="proxy keys (among --api-key) whose clients may use the override "
                     "headers even without --allow-client-overrides (flag repeatable)")
+    feedback_api_keys: Annotated[list[SecretStr], NoDecode] = Field(
+        default_factory=list, json_schema_extra={"flags": ["--feedback-api-key"],
+                                                 "metavar": "KEY"},
+        description="labeller keys that may label any decision at POST /v1/feedback (flag "
+                    "repeatable); every other key labels only the decisions it made")
+    feedback_rate: int = Field(
+        default=60, ge=1, json_schema_extra={"metavar": "N"},
+        description="labels one key may send per minute to POST /v1/feedback (429 past it)")
     connect_timeout: float = Field(default=5.0, gt=0.0, json_schema_extra={"metavar": "S"},
                                    description="upstream connect timeout in seconds")
     read_timeout: float = Field(
@@ -184,6 +192,15 @@ class Settings(BaseSettings):
                     "answerability model of the shipped 'default' policy (with --confidence "
                     "logprobs; --cost-model still applies); 'none': the bare rule (alpha 1, "
                     "p uncalibrated)")
+    metrics_api_key: SecretStr | None = Field(
+        default=None, json_schema_extra={"metavar": "KEY"},
+        description="a key GET /metrics requires as 'Authorization: Bearer KEY' (unset: "
+                    "/metrics is open); prefer the environment")
+    policy_dirs: Annotated[list[str], NoDecode] = Field(
+        default_factory=list, json_schema_extra={"flags": ["--policy-dir"], "metavar": "DIR"},
+        description="a directory POST /admin/reload may load policies from: the body's "
+                    "'policy' must be a shipped name or a policy folder inside one of these "
+                    "(flag repeatable; none: only shipped names and --policy)")
     config: Path | None = Field(
         default=None, json_schema_extra={"metavar": "FILE"},
         description="a YAML file of routes, one per model: each its own upstream, key, "
@@ -265,7 +282,8 @@ class Settings(BaseSettings):
             raise ValueError(f"upstream must be an http:// or https:// URL; got {value!r}")
         return value
 
-    @field_validator("api_keys", "override_api_keys", mode="before")
+    @field_validator("api_keys", "override_api_keys", "feedback_api_keys", "policy_dirs",
+                     mode="before")
     @classmethod
     def _split_keys(cls, value: Any) -> Any:
         if isinstance(value, str):
@@ -275,7 +293,7 @@ class Settings(BaseSettings):
             return [k.strip() for k in text.split(",") if k.strip()]
         return value
 
-    @field_validator("api_keys", "override_api_keys")
+    @field_validator("api_keys", "override_api_keys", "feedback_api_keys")
     @classmethod
     def _no_empty_keys(cls, value: list[SecretStr]) -> list[SecretStr]:
         if any(not k.get_secret_value() for k in value):
@@ -291,7 +309,7 @@ class Settings(BaseSettings):
         return self
 
     @field_validator("audit_path", "audit_url", "cost_model", "calibrator", "policy",
-                     "admin_api_key", "config", mode="before")
+                     "admin_api_key", "metrics_api_key", "config", mode="before")
     @classmethod
     def _empty_is_none(cls, value: Any) -> Any:
         return None if isinstance(value, str) and not value.strip() else value

@@ -21,7 +21,7 @@ from benchmarks.perf._common import PerfResult
 
 #: Modules of ``benchmarks.perf`` that expose ``run() -> list[PerfResult]``.
 MODULES: tuple[str, ...] = ("metric", "costs", "annotation", "bench", "proxy", "ttft", "soak",
-                            "scale", "startup", "routes")
+                            "scale", "startup", "routes", "pricing")
 
 RESULTS_FILE = "perf-results.json"
 

@@ -45,7 +45,7 @@ def run() -> list[PerfResult]:
         single_model.append(t1 - t0)
         single_plain.append(t2 - t1)
     p50, ref_p50 = statistics.median(single_model), statistics.median(single_plain)
-    artifact = default_model_dir() / f"{ARTIFACT}.joblib"
+    artifact = default_model_dir() / f"{ARTIFACT}.npz"
     load = median_times({"load": load_default, "read": artifact.read_bytes}, repeats=5)
     return [
         PerfResult("cost model: batch of 10,000 queries (queries/s)", qps, "q/s", ref_qps,

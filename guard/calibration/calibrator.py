@@ -24,7 +24,15 @@ from typing import Any
 import numpy as np
 
 from cost_models.persistence import load_artifact, save_artifact, sha256_rows
-from guard.calibration.methods import METHODS, BoolArray, check_xy, class_counts, make_method
+from guard.calibration.methods import (
+    METHODS,
+    BoolArray,
+    check_xy,
+    class_counts,
+    make_method,
+    method_from_data,
+    method_to_data,
+)
 from guard.calibration.scoring import FloatArray, as_signal_values, brier, ece
 from guard.exceptions import CalibrationError, ConfidenceError
 from guard.records import LOG_SIGNALS, PROB_SIGNALS
@@ -233,7 +241,7 @@ class Calibrator:
 
     def save(self, directory: str | os.PathLike[str], *, metadata: dict[str, Any] | None = None
              ) -> Path:
-        """Write ``calibrator.joblib`` and its integrity sidecar; return the sidecar path."""
+        """Write ``calibrator.npz`` and its integrity sidecar; return the sidecar path."""
         self._check_is_fitted("cannot save an unfitted Calibrator")
         meta = {
             "kind": "calibrator",
@@ -249,6 +257,31 @@ class Calibrator:
         }
         return save_artifact(self, directory, name=ARTIFACT_NAME, metadata=meta)
 
+    def to_data(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """``(parameters, arrays)``: the fitted calibrator as data (no pickle)."""
+        params = {"method": self.method, "signal": self.signal, "cv": self.cv,
+                  "random_state": self.random_state, "method_": self.method_,
+                  "cv_brier_": self.cv_brier_, "cv_ece_": self.cv_ece_,
+                  "n_samples_": self.n_samples_, "n_correct_": self.n_correct_,
+                  "training_hash_": self.training_hash_}
+        return params, method_to_data(self.method_, self.map_)
+
+    @classmethod
+    def from_data(cls, params: dict[str, Any], arrays: dict[str, Any]) -> Calibrator:
+        """The calibrator :meth:`to_data` described (its parameters checked)."""
+        cal = cls(str(params["method"]), str(params["signal"]), int(params["cv"]),
+                  params["random_state"])
+        cal._check_params()
+        if params["method_"] not in METHODS:
+            raise CalibrationError(f"unknown calibration method {params['method_']!r}")
+        cal.method_ = str(params["method_"])
+        cal.map_ = method_from_data(cal.method_, arrays)
+        cal.cv_brier_ = {str(k): float(v) for k, v in params["cv_brier_"].items()}
+        cal.cv_ece_ = {str(k): float(v) for k, v in params["cv_ece_"].items()}
+        cal.n_samples_, cal.n_correct_ = int(params["n_samples_"]), int(params["n_correct_"])
+        cal.training_hash_ = str(params["training_hash_"])
+        return cal
+
     @classmethod
     def load(cls, directory: str | os.PathLike[str], *, trust: bool = False) -> Calibrator:
         """Load a saved calibrator after checking its sha256 and scikit-learn version.
@@ -257,7 +290,7 @@ class Calibrator:
         made with another scikit-learn (unless ``trust=True``), :class:`CalibrationError` when
         the artifact is not a calibrator.
         """
-        obj = load_artifact(directory, name=ARTIFACT_NAME, trust=trust)
+        obj = load_artifact(directory, name=ARTIFACT_NAME, trust=trust, rebuild=cls.from_data)
         if not isinstance(obj, cls):
             raise CalibrationError(f"{directory}: the artifact is a {type(obj).__name__}")
         return obj

@@ -106,6 +106,26 @@ class HistogramBinning:
         return out
 
 
+#: The fitted attributes of each map, saved as arrays (data, never pickles).
+MAP_ARRAYS = {"platt": ("mean_", "scale_", "coef_", "intercept_"),
+              "isotonic": ("x_", "y_"), "histogram": ("cuts_", "values_")}
+
+
+def method_to_data(name: str, fitted: Method) -> dict[str, Any]:
+    """The fitted attributes of a calibration map, as float arrays."""
+    return {f"map.{a}": np.atleast_1d(np.asarray(getattr(fitted, a), dtype=np.float64))
+            for a in MAP_ARRAYS[name]}
+
+
+def method_from_data(name: str, arrays: dict[str, Any]) -> Method:
+    """The calibration map :func:`method_to_data` described."""
+    fitted = make_method(name)
+    for a in MAP_ARRAYS[name]:
+        value = np.asarray(arrays[f"map.{a}"], dtype=np.float64)
+        setattr(fitted, a, float(value[0]) if name == "platt" else value)
+    return fitted
+
+
 def make_method(name: str) -> Method:
     """A fresh, unfitted calibration map by name (one of :data:`METHODS`)."""
     if name == "platt":

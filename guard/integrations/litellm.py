@@ -47,7 +47,7 @@ from litellm.types.utils import Delta, ModelResponse, ModelResponseStream, Strea
 
 from guard.core import Guard
 from guard.integrations.common import REQUEST_ID_HEADER, fetch_decision, guarded_completion
-from guard.messages import query_text
+from guard.messages import request_texts
 from guard.proxy.decided import decision_body, decision_headers
 from guard.proxy.streaming import assemble
 from guard.records import DecisionRecord
@@ -141,7 +141,7 @@ class UtilityGuardrail(CustomGuardrail):
         call_id = data.get("litellm_call_id")
         messages = data.get("messages")
         return guarded_completion(
-            self.guard, query_text(messages if isinstance(messages, list) else []), completion,
+            self.guard, request_texts(messages if isinstance(messages, list) else []), completion,
             keep_logprobs=client_asked_logprobs(data),
             request_id=call_id if isinstance(call_id, str) else None)
 

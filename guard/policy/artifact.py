@@ -5,15 +5,18 @@
     policy.json            name, C_R, signal, confidence source, the sha256 of every part,
                            library versions, training data, cross-fitted figures, command
     README.md              the card (rendered from policy.json)
-    calibrator/            calibrator.joblib + calibrator.json (signal -> P(correct))
-    answerability/         answerability.joblib + .json (question -> P(answerable)); absent
+    calibrator/            calibrator.npz + calibrator.json (signal -> P(correct))
+    answerability/         answerability.npz + .json (question -> P(answerable)); absent
                            when the training data had one class (then a constant alpha)
     cost_model/            a saved cost model, or absent when policy.json references the
                            shipped default by its sha256
 
-joblib files run code when loaded, so loading follows the cost model's trust rules: every
-file's sha256 must equal the one in ``policy.json`` and its own sidecar, and the scikit-learn
-version must match; ``trust=True`` skips the checks (only for a policy you made). A policy is
+Every part is data (arrays in ``.npz`` read without pickle, parameters in JSON, rebuilt by
+classes this package names: :mod:`cost_models.persistence`), so loading runs no code from the
+folder. Loading also checks integrity: every file's sha256 must equal the one in
+``policy.json`` and its own sidecar, and the scikit-learn version must match; an old pickle
+part is refused; ``trust=True`` skips the checks and loads an old pickle with a warning
+(only for a policy you made). A policy is
 named ``NAME@SHA8``: its name and the first 8 hex digits of the sha256 of its ``policy.json``
 (which holds the hashes of all the parts), so the name identifies every byte of the policy.
 """
@@ -157,7 +160,7 @@ def save_policy(policy: Policy, directory: str | os.PathLike[str], *,
     answer: dict[str, Any]
     if policy.answerability is not None:
         save_artifact(policy.answerability, root / ANSWERABILITY, name=ANSWERABILITY,
-                      metadata={"kind": "answerability", "params": policy.answerability
+                      metadata={"kind": "answerability", "estimator_params": policy.answerability
                                 .get_params()})
         files.update(_files(root, ANSWERABILITY))
         answer = {"model": ANSWERABILITY, "kind": "TF-IDF + logistic regression"}
@@ -216,7 +219,7 @@ def _check_files(root: Path, meta: dict[str, Any]) -> None:
         if have != want:
             raise ArtifactError(
                 f"{f}: sha256 {have[:12]}... does not match {POLICY_FILE}'s {want[:12]}...; the "
-                "policy was modified. Refusing to load (joblib runs code on load); pass "
+                "policy was modified. Refusing to load it; pass "
                 "trust=True / --trust only for a policy you made yourself.")
 
 
@@ -247,7 +250,8 @@ def load_policy(path_or_name: str | os.PathLike[str], *, trust: bool = False) ->
     answer = meta.get("answerability") or {}
     model = None
     if "model" in answer:
-        obj = load_artifact(root / ANSWERABILITY, name=ANSWERABILITY, trust=trust)
+        obj = load_artifact(root / ANSWERABILITY, name=ANSWERABILITY, trust=trust,
+                            rebuild=AnswerabilityModel.from_data)
         if not isinstance(obj, AnswerabilityModel):
             raise ArtifactError(f"{root / ANSWERABILITY}: not an AnswerabilityModel")
         model = obj

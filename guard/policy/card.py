@@ -105,7 +105,7 @@ it (`x-utilityguard-policy: {label}` and the audit log's `policy` column).
 - Parts: {tr.get('parts', 'all fitted on the data above')}
 - Command: `{meta.get('command', 'n/a')}`
 - Created {meta.get('created')}; Python {v.get('python')}, scikit-learn {v.get('scikit-learn')},
-  numpy {v.get('numpy')}, joblib {v.get('joblib')}.
+  numpy {v.get('numpy')}.
 
 ## Cross-fitted evaluation (before fitting on all data)
 
@@ -113,9 +113,10 @@ it (`x-utilityguard-policy: {label}` and the audit log's `policy` column).
 
 ## Files (sha256, checked on every load)
 
-joblib runs code when loaded: loading refuses a file whose sha256 differs from this list or
-from its own sidecar, or one made with another scikit-learn (`trust=True` / `--trust` only for
-a policy you made yourself). The policy's name `{label}` ends with the first 8 hex digits of
+Every part is data (`.npz` arrays read without pickle, JSON parameters): loading runs no
+code from this folder. It refuses a file whose sha256 differs from this list or from its own
+sidecar, or one made with another scikit-learn (`trust=True` / `--trust` only for a policy
+you made yourself). The policy's name `{label}` ends with the first 8 hex digits of
 the sha256 of `policy.json`, which holds these hashes.
 
 | file | sha256 |
@@ -127,9 +128,8 @@ the sha256 of `policy.json`, which holds these hashes.
 {pooled}Fitted on one question set and the replies above: `p` is calibrated for that model and that
 kind of question, `alpha` learned from that set's answerable / refusal-required mix. On other
 questions, check the cross-fitted figures with `--group-folds` (held-out sources), and refit
-from your own traffic (`utilityguard fit --from-audit`). The joblib parts name the Python
-classes they hold: a policy must be refit (the command above) after an upgrade that moves
-or changes those classes, or after the data or responses change.
+from your own traffic (`utilityguard fit --from-audit`). A policy must be refit (the
+command above) after the data or responses change.
 
 License: MIT, as the data it was fitted on (the policy holds no model weights; the model whose
 replies fitted it has its own license).

@@ -11,6 +11,10 @@ Each part needs ``min_labels`` labels with both outcomes present; a part without
 taken from the base policy (``--base``) or left at the runtime's default (``alpha = 1``, the
 shipped cost model), and the card says which. Without enough labels for the calibrator the
 refit is refused, naming how many it has and how many it needs.
+
+The card records the labels' provenance: how many labels each labeller key sent
+(``label_provenance``, by :func:`guard.proxy.labels.key_id`; ``"no-auth"`` for a proxy
+without keys) and how many were sent by the key that made the decision they label.
 """
 
 from __future__ import annotations
@@ -35,6 +39,15 @@ MIN_PER_CLASS = 3
 
 def _enough(n: int, pos: int, need: int) -> bool:
     return n >= need and min(pos, n - pos) >= MIN_PER_CLASS
+
+
+def label_provenance(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """How many of the labels each labeller key sent, and how many came from the key that
+    made the decision they label."""
+    by_key = Counter(str(r.get("label_key_id") or "no-auth") for r in rows)
+    own = sum(1 for r in rows if r.get("label_key_id") == r.get("key_id"))
+    return {"by_key": dict(by_key.most_common()), "by_deciding_key": own,
+            "by_other_keys": len(rows) - own}
 
 
 def fit_from_audit(db: str | os.PathLike[str], *, c_r: float, name: str,
@@ -94,7 +107,7 @@ def fit_from_audit(db: str | os.PathLike[str], *, c_r: float, name: str,
                     cost_model_ref=cost_ref)
     card = {
         "training": {"data": f"labelled decisions of the audit log {db}", "n": len(rows),
-                     "parts": parts,
+                     "parts": parts, "label_provenance": label_provenance(rows),
                      "policies_that_decided": sorted({str(r["policy"]) for r in rows})},
         "evaluation": {"protocol": "out-of-fold calibration on the labelled answers",
                        "c_r": c_r, "n": len(cal_rows), "calibration": {

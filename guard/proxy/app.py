@@ -29,6 +29,7 @@ import uuid
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 
@@ -43,6 +44,7 @@ from guard.exceptions import (
     AuthenticationError,
     ConfigError,
     InvalidRequestError,
+    PermissionDeniedError,
     UnknownRequestError,
 )
 from guard.protocols import CostModel
@@ -61,12 +63,14 @@ from guard.proxy.gateway import (
     routed_models,
     use_table,
 )
+from guard.proxy.labels import LabelRateLimit
+from guard.proxy.labels import key_id as label_key_id
 from guard.proxy.metrics import CONTENT_TYPE, MetricsMiddleware, ProxyMetrics
 from guard.proxy.redact import RedactSecrets, install_access_log_filter
 from guard.proxy.request import check_auth, key_in, read_body
 from guard.proxy.responses import responses
 from guard.proxy.routes import ANY_MODEL, RouteTable, UnknownModelError
-from guard.proxy.upstream import Upstream, upstream_headers
+from guard.proxy.upstream import READY_TIMEOUT_S, Upstream, upstream_headers
 from guard.records import DecisionRecord
 from guard.refusal_budget import BudgetConfig, RefusalBudget, key_id
 from guard.settings import Settings
@@ -173,6 +177,9 @@ class Proxy:
     decisions: DecisionStore
     client_keys: tuple[bytes, ...]
     override_keys: tuple[bytes, ...]
+    owners: RecentIds
+    labeller_keys: tuple[bytes, ...]
+    label_limit: LabelRateLimit
 
     def __init__(self, settings: Settings, guard: Guard,
                  cost_model: CostModel | None = None, *, root: Proxy | None = None,
@@ -191,6 +198,8 @@ class Proxy:
         if root is not None:  # a route: everything else is the root's
             self.metrics, self.recent, self.decisions = root.metrics, root.recent, root.decisions
             self.client_keys, self.override_keys = root.client_keys, root.override_keys
+            self.owners, self.labeller_keys = root.owners, root.labeller_keys
+            self.label_limit = root.label_limit
             return
         self._reload_lock = asyncio.Lock()
         self.metrics = ProxyMetrics()
@@ -199,6 +208,10 @@ class Proxy:
                                    for k in settings.override_api_keys)
         self._audit: AuditWriter | None = None
         self.recent = RecentIds()  # ids decided here, for feedback before the audit write
+        self.owners = RecentIds()  # ids admitted here, with the key that made each
+        self.labeller_keys = tuple(k.get_secret_value().encode()
+                                   for k in settings.feedback_api_keys)
+        self.label_limit = LabelRateLimit(settings.feedback_rate)
         self._budget_keys: OrderedDict[str, str] = OrderedDict()
         self.decisions = DecisionStore(settings.decision_retention, settings.decision_capacity)
         self.table: RouteTable[Proxy] = RouteTable([(ANY_MODEL, self)])
@@ -238,7 +251,12 @@ class Proxy:
                                       pool=s.pool_timeout),
                 limits=httpx.Limits(max_connections=s.max_connections,
                                     max_keepalive_connections=s.max_keepalive))
-            found = self._pools[key] = Upstream(client, max_bytes=s.max_upstream_bytes)
+            # readiness has its own small client: a busy pool must not make /readyz wait
+            probe = httpx.AsyncClient(base_url=s.upstream + "/", trust_env=False,
+                                      transport=self._transport, timeout=READY_TIMEOUT_S,
+                                      limits=httpx.Limits(max_connections=2))
+            found = self._pools[key] = Upstream(client, max_bytes=s.max_upstream_bytes,
+                                                probe=probe)
         return found
 
     def routed(self, model: Any) -> Proxy:
@@ -358,8 +376,9 @@ class Proxy:
                upstream_s: float, total_s: float, owner: bytes = b"") -> None:
         """Count a decision and its latencies, keep it for ``GET /v1/decisions`` (readable
         with ``owner``, :func:`~guard.proxy.decisions.credential`), and queue its audit row;
-        each names this route."""
-        self.recent.add(record.request_id)
+        each names this route and the key that made the request (who may label it)."""
+        key_owner = self.owners.owner(record.request_id)[1]
+        self.recent.add(record.request_id, key_owner)
         self.decisions.put(record, owner, route=self.route, model=model)
         if self.budget is not None:
             self.budget.observe(record, self.root._budget_keys.pop(record.request_id,
@@ -371,7 +390,7 @@ class Proxy:
         m.guard_seconds.observe(max(total_s - upstream_s, 0.0), label)
         if self.audit is not None:
             self.audit.submit(record, query=query, model=model, stream=stream,
-                              route=self.route)
+                              route=self.route, key_id=key_owner)
 
     def forbidden(self, request_id: str, kind: str, detail: str) -> None:
         """Record a request refused for using what it was not granted (a security event): a
@@ -415,6 +434,8 @@ class Proxy:
             pools, self._pools = list(self._pools.values()), {}
             for upstream in pools:
                 await upstream.client.aclose()
+                if upstream.probe is not None:
+                    await upstream.probe.aclose()
             if reload_signal:
                 asyncio.get_running_loop().remove_signal_handler(signal.SIGHUP)
             if self.audit is not None:
@@ -441,6 +462,24 @@ def model_path(request: Request) -> str:
             "invalid model id: use letters, digits, '._:@+-' and '/' between segments",
             param="model", code="invalid_model_id")
     return "models/" + "/".join(quote(part, safe="") for part in model.split("/"))
+
+
+def check_policy_allowed(policy: str, settings: Settings) -> None:
+    """A policy ``POST /admin/reload`` may load: a shipped name, the configured ``--policy``,
+    or a folder inside one of the operator's ``--policy-dir`` directories (symlinks
+    resolved); :class:`PermissionDeniedError` (403) otherwise."""
+    from guard.policy.artifact import shipped_policies
+
+    if policy in shipped_policies() or policy == settings.policy:
+        return
+    target = Path(policy).resolve()
+    for root in settings.policy_dirs:
+        if target.is_relative_to(Path(root).resolve()):
+            return
+    raise PermissionDeniedError(
+        "the admin endpoint loads only shipped policies, the configured --policy and "
+        "folders inside an operator-configured --policy-dir", param="policy",
+        code="policy_dir_not_allowed")
 
 
 def _watch_sighup(proxy: Proxy) -> bool:
@@ -479,7 +518,7 @@ async def _admin_reload(request: Request) -> Response:
     raw = await read_body(request, proxy.settings.max_body_bytes)
     try:
         body = json.loads(raw) if raw.strip() else {}
-    except ValueError:
+    except (ValueError, RecursionError):
         raise InvalidRequestError("the body must be empty or JSON", code="invalid_json") from None
     policy = body.get("policy") if isinstance(body, dict) else None
     if not isinstance(body, dict) or (policy is not None and not isinstance(policy, str)) or \
@@ -492,6 +531,8 @@ async def _admin_reload(request: Request) -> Response:
     if proxy.configured.policy is None and policy is None and not is_routed(proxy):
         raise InvalidRequestError("nothing to reload: the proxy serves without --policy; "
                                   'send {"policy": "PATH_OR_NAME"} to start using one')
+    if policy is not None:
+        check_policy_allowed(policy, proxy.configured)
     try:
         guard = await proxy.reload(policy)
     except Exception as exc:
@@ -506,17 +547,23 @@ async def _admin_reload(request: Request) -> Response:
 async def _feedback(request: Request) -> Response:
     """``POST /v1/feedback``: a label for one decision, appended to the audit log."""
     proxy: Proxy = request.app.state.proxy
-    check_auth(request.headers, proxy.client_keys)
+    key = check_auth(request.headers, (*proxy.client_keys, *proxy.labeller_keys))
+    labeller = label_key_id(key)
+    proxy.label_limit.admit(labeller)
     label = parse_feedback(await read_body(request, proxy.settings.max_body_bytes))
     target, audit = proxy.settings.audit_target, proxy.audit
     if target is None or audit is None:
         raise InvalidRequestError("feedback is stored in the audit log: serve with "
                                   "--audit-path (or --audit-url)", code="no_audit_log")
     rid = label["request_id"]
-    if rid not in proxy.recent and not await asyncio.to_thread(decided, target, rid):
+    known, owner = proxy.recent.owner(rid)
+    if not known:
+        known, owner = await asyncio.to_thread(decided, target, rid)
+    if not known or (owner != labeller and not key_in(key, proxy.labeller_keys)):
+        # another key's decision is answered as an unknown one: nothing to learn from it
         raise UnknownRequestError(f"no decision with request_id {rid!r} in the audit log",
                                   param="request_id")
-    if not audit.submit_row(FEEDBACK, feedback_row(label)):
+    if not audit.submit_row(FEEDBACK, feedback_row(label, labeller)):
         return JSONResponse(error_body("the audit log is not keeping up; the label was not "
                                        "recorded, send it again", "server_error",
                                        code="audit_queue_full"), status_code=503)
@@ -571,12 +618,15 @@ async def _readyz(request: Request) -> Response:
                            "detail": detail} for r, (ok, detail) in zip(routes, checks,
                                                                         strict=True)]
     if proxy.audit is not None:  # reported, not a condition: records queue while it is down
-        body["audit"] = proxy.audit.status()
+        # without the log's name: where the audit database lives is the operator's business
+        body["audit"] = {k: v for k, v in proxy.audit.status().items() if k != "log"}
     return JSONResponse(body, status_code=200 if ready else 503)
 
 
 async def _metrics(request: Request) -> Response:
     proxy: Proxy = request.app.state.proxy
+    if proxy.settings.metrics_api_key is not None:
+        check_auth(request.headers, (proxy.settings.metrics_api_key.get_secret_value().encode(),))
     extra = proxy.budget.metrics_text() if proxy.budget is not None else ""
     return Response(proxy.metrics.render() + extra, media_type=CONTENT_TYPE)
 

@@ -37,7 +37,7 @@ from starlette.responses import Response
 from guard.completion import choice_answer
 from guard.confidence.ptrue import PTRUE_KEY, PTrueExtractor, ptrue_from_reply, ptrue_request
 from guard.exceptions import UpstreamError, UpstreamStatusError
-from guard.messages import query_text
+from guard.messages import query_text, request_texts
 from guard.proxy import json_body
 from guard.proxy.decided import (
     admit,
@@ -247,7 +247,7 @@ async def chat_completions(request: Request) -> Response:
     overrides = parse_overrides(request.headers)
     plan = plan_request(body, guard)
     headers = proxy.upstream_headers(request.headers)
-    query = query_text(body["messages"])
+    query = request_texts(body["messages"])
     price = guard.price(query, cost=overrides.cost, c_r=proxy.c_r(overrides.c_r),
                         mode=overrides.mode)
     t_up = time.perf_counter()
@@ -267,8 +267,9 @@ async def chat_completions(request: Request) -> Response:
         reply, chunks, plan, view = await cancel_on_disconnect(request, proxy.upstream.within(
             settings.request_timeout, _exchange(proxy, plan, body, headers)))
     if wants_ptrue(guard) and not price.answers_any_p:
+        shown = query_text(body["messages"])  # the question the reply answers
         view = await cancel_on_disconnect(request, proxy.upstream.within(
-            settings.request_timeout, with_ptrue(proxy.upstream, body, query, view, headers)))
+            settings.request_timeout, with_ptrue(proxy.upstream, body, shown, view, headers)))
     upstream_s = time.perf_counter() - t_up
     record = decide_reply(guard, reply, view, query=query, overrides=overrides, price=price,
                           request_id=rid)
@@ -282,7 +283,8 @@ async def chat_completions(request: Request) -> Response:
         out_headers[REFUSED_CHOICES_HEADER] = ",".join(map(str, sorted(refused_choices)))
     response = _response(plan, delivered, chunks, changed, out_headers, final)
     model = body.get("model")
-    proxy.record(record, query=query, model=model if isinstance(model, str) else None,
-                 stream=plan.stream, upstream_s=upstream_s,
-                 total_s=time.perf_counter() - t0, owner=credential(request.headers))
+    proxy.record(record, query=price.question or query_text(body["messages"]),
+                 model=model if isinstance(model, str) else None, stream=plan.stream,
+                 upstream_s=upstream_s, total_s=time.perf_counter() - t0,
+                 owner=credential(request.headers))
     return response

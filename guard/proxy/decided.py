@@ -13,8 +13,10 @@ from starlette.requests import Request
 from guard.completion import choice_answer
 from guard.core import Guard, Price
 from guard.exceptions import PermissionDeniedError, UpstreamStatusError
+from guard.proxy.labels import key_id
 from guard.proxy.request import Overrides, check_auth, check_overrides
 from guard.records import Confidence, DecisionRecord
+from guard.segments import Query
 
 if TYPE_CHECKING:
     from guard.proxy.app import Proxy
@@ -51,7 +53,7 @@ def decision_body(record: DecisionRecord, *, enabled: bool = True) -> dict[str, 
 
 
 def decide_reply(guard: Guard, reply: Mapping[str, Any], view: Mapping[str, Any], *,
-                 query: str, overrides: Overrides, price: Price, request_id: str
+                 query: Query, overrides: Overrides, price: Price, request_id: str
                  ) -> DecisionRecord:
     """The decision about ``reply`` (its choice 0; ``view`` is the reply the confidence is
     read from: with the consistency samples), a caller's confidence header merged in."""
@@ -69,6 +71,7 @@ def admit(request: Request, proxy: Proxy, settings: Settings) -> str:
     routes, a caller's confidence header is checked again by :func:`route_for`."""
     request.state.request_id = rid = proxy.new_request_id()
     key = check_auth(request.headers, proxy.client_keys)
+    proxy.owners.add(rid, key_id(key))  # who may label this decision
     proxy.admitted(rid, key or request.headers.get("authorization"))
     request.state.key = key
     caller = any(r.settings.confidence == "caller" for r in proxy.table.routes)

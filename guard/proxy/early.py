@@ -58,6 +58,7 @@ from guard.proxy.request import Overrides, cancel_on_disconnect, disconnected
 from guard.proxy.streaming import SSEReader, json_reply
 from guard.proxy.upstream import Relay
 from guard.records import DecisionRecord
+from guard.segments import Query, as_text
 
 if TYPE_CHECKING:
     from guard.proxy.app import Proxy
@@ -113,7 +114,7 @@ class Pending:
     proxy: Proxy
     guard: Guard
     request_id: str
-    query: str
+    query: Query
     overrides: Overrides
     price: Price
     model: Any
@@ -150,9 +151,9 @@ class Pending:
     def record(self, record: DecisionRecord, upstream_s: float) -> None:
         """Count the decision and queue its audit row (as the buffered path does)."""
         model = self.model if isinstance(self.model, str) else None
-        self.proxy.record(record, query=self.query, model=model, stream=True,
-                          upstream_s=upstream_s, total_s=time.perf_counter() - self.t0,
-                          owner=self.owner)
+        self.proxy.record(record, query=self.price.question or as_text(self.query),
+                          model=model, stream=True, upstream_s=upstream_s,
+                          total_s=time.perf_counter() - self.t0, owner=self.owner)
 
     async def relay(self, request: Request, path: str, body: Mapping[str, Any],
                     headers: Mapping[str, str], *, shape: Callable[[Event], Event | None],
@@ -188,27 +189,6 @@ class Pending:
                 f"the upstream at {upstream.name} did not finish within the proxy's deadline "
                 f"of {timeout:g} s (--request-timeout)")
 
-        async def next_chunk(chunks: AsyncIterator[bytes], gone: asyncio.Future[None]
-                             ) -> bytes | None:
-            """The next bytes (``None`` at the end); :class:`UpstreamTimeout` past the
-            deadline, :class:`ClientDisconnected` when the client left."""
-            read = asyncio.ensure_future(chunks.__anext__())
-            waiting: set[asyncio.Future[Any]] = {read, gone}
-            done, _ = await asyncio.wait(waiting, timeout=max(deadline - loop.time(), 0),
-                                         return_when=asyncio.FIRST_COMPLETED)
-            if read in done:
-                try:
-                    return read.result()
-                except StopAsyncIteration:
-                    return None
-            read.cancel()
-            with contextlib.suppress(BaseException):
-                await read
-            if gone in done:
-                raise ClientDisconnected("the client closed the connection during the stream",
-                                         code="client_disconnected")
-            raise timed_out()
-
         upstream_done = [False]  # the upstream's stream had ended at the last yield
 
         async def stream() -> AsyncIterator[bytes]:
@@ -219,18 +199,11 @@ class Pending:
                 async with stack:
                     reader, chunks = SSEReader(upstream.name), opened.chunks()
                     while not reader.done:
-                        raw = await next_chunk(chunks, gone)
-                        ready: list[bytes] = []  # whole events, sent together
-                        for event in reader.feed(raw or b"", final=raw is None):
-                            events.append(event)
-                            out = shape(event)
-                            if out is None:
-                                continue
-                            if hold(out):
-                                held.append(out)
-                                continue
-                            ready += [encode(e) for e in [*held, out]]
-                            held = []
+                        raw = await _next_chunk(chunks, gone, max(deadline - loop.time(), 0),
+                                                timed_out)
+                        new = reader.feed(raw or b"", final=raw is None)
+                        events += new
+                        ready = _ready(new, held, shape, hold, encode)  # sent together
                         if ready:
                             upstream_done[0] = raw is None or reader.done
                             yield b"".join(ready)
@@ -254,7 +227,12 @@ class Pending:
             yield tail
             self.record(record, upstream_s)
 
-        body_parts = stream()
+        return await self._respond(stream(), upstream_done)
+
+    async def _respond(self, body_parts: AsyncIterator[bytes], upstream_done: list[bool]
+                       ) -> Response:
+        """The response carrying ``body_parts``: one plain body when the first part already
+        held the whole stream (``upstream_done``), else a stream (no chunking otherwise)."""
         try:  # the first events (the headers go with them)
             first = await body_parts.__anext__()
         except StopAsyncIteration:
@@ -281,3 +259,42 @@ async def _chained(first: bytes, rest: AsyncIterator[bytes]) -> AsyncIterator[by
     yield first
     async for part in rest:
         yield part
+
+
+async def _next_chunk(chunks: AsyncIterator[bytes], gone: asyncio.Future[None], wait: float,
+                      timed_out: Callable[[], UpstreamTimeout]) -> bytes | None:
+    """The next bytes of an early stream (``None`` at the end), waiting at most ``wait``
+    seconds: ``timed_out()`` past it, :class:`ClientDisconnected` when the client left."""
+    read = asyncio.ensure_future(chunks.__anext__())
+    waiting: set[asyncio.Future[Any]] = {read, gone}
+    done, _ = await asyncio.wait(waiting, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
+    if read in done:
+        try:
+            return read.result()
+        except StopAsyncIteration:
+            return None
+    read.cancel()
+    with contextlib.suppress(BaseException):
+        await read
+    if gone in done:
+        raise ClientDisconnected("the client closed the connection during the stream",
+                                 code="client_disconnected")
+    raise timed_out()
+
+
+def _ready(new: list[Event], held: list[Event], shape: Callable[[Event], Event | None],
+           hold: Callable[[Event], bool], encode: Callable[[Event], bytes]) -> list[bytes]:
+    """The encoded client events that ``new`` upstream events release: each shaped event
+    that may be the last is held back (appended to ``held``); one that may not releases the
+    held ones before it (``held`` is emptied)."""
+    ready: list[bytes] = []
+    for event in new:
+        out = shape(event)
+        if out is None:
+            continue
+        if hold(out):
+            held.append(out)
+            continue
+        ready += [encode(e) for e in [*held, out]]
+        held.clear()
+    return ready

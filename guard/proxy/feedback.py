@@ -28,24 +28,31 @@ from guard.exceptions import (
     InvalidRequestError,
 )
 from guard.proxy.audit import DECISIONS, FEEDBACK, read_rows
+from guard.proxy.labels import COST_LABEL_RANGE
 
 FIELDS = ("correct", "answerable", "cost")
 MAX_ID_CHARS = 128
 
 
 class RecentIds:
-    """The last ``limit`` request ids decided by this process (thread-safe, bounded)."""
+    """The last ``limit`` request ids of this process, each with the id of the key that made
+    it (:func:`guard.proxy.labels.key_id`; thread-safe, bounded)."""
 
     def __init__(self, limit: int = 100_000) -> None:
         self.limit = limit
-        self._ids: OrderedDict[str, None] = OrderedDict()
+        self._ids: OrderedDict[str, str | None] = OrderedDict()
         self._lock = threading.Lock()
 
-    def add(self, request_id: str) -> None:
+    def add(self, request_id: str, key_id: str | None = None) -> None:
         with self._lock:
-            self._ids[request_id] = None
+            self._ids[request_id] = key_id
             while len(self._ids) > self.limit:
                 self._ids.popitem(last=False)
+
+    def owner(self, request_id: str) -> tuple[bool, str | None]:
+        """``(known, key id)`` of a request id."""
+        with self._lock:
+            return request_id in self._ids, self._ids.get(request_id)
 
     def __contains__(self, request_id: object) -> bool:
         with self._lock:
@@ -57,8 +64,9 @@ def parse_feedback(raw: bytes) -> dict[str, Any]:
     null) and ``cost`` (a number > 0 or null); :class:`InvalidRequestError` otherwise."""
     try:
         body = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
-        raise InvalidRequestError("the body is not valid JSON", code="invalid_json") from None
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        raise InvalidRequestError("the body is not valid JSON (or nested too deeply)",
+                                  code="invalid_json") from None
     if not isinstance(body, dict):
         raise InvalidRequestError("the body must be a JSON object")
     unknown = sorted(set(body) - {"request_id", *FIELDS})
@@ -75,32 +83,39 @@ def parse_feedback(raw: bytes) -> dict[str, Any]:
             raise InvalidRequestError(f"{key} must be true, false or null; got "
                                       f"{body[key]!r}", param=key)
     cost = body.get("cost")
+    low, high = COST_LABEL_RANGE
     if cost is not None and (isinstance(cost, bool) or not isinstance(cost, (int, float))
-                             or not math.isfinite(cost) or cost <= 0):
-        raise InvalidRequestError(f"cost must be a finite number > 0 or null; got {cost!r}",
-                                  param="cost")
+                             or not math.isfinite(cost) or not low <= cost <= high):
+        raise InvalidRequestError(f"cost must be a number in [{low}, {high}] (the cost "
+                                  f"scale's range) or null; got {cost!r}", param="cost")
     if all(body.get(k) is None for k in FIELDS):
         raise InvalidRequestError(f"a label needs at least one of {', '.join(FIELDS)}")
     return {"request_id": rid, **{k: body.get(k) for k in FIELDS}}
 
 
-def feedback_row(label: dict[str, Any]) -> tuple[Any, ...]:
-    """The :data:`~guard.proxy.audit.FEEDBACK` row of a validated label."""
+def feedback_row(label: dict[str, Any], key_id: str | None = None) -> tuple[Any, ...]:
+    """The :data:`~guard.proxy.audit.FEEDBACK` row of a validated label; ``key_id``: the
+    labeller's key (:func:`guard.proxy.labels.key_id`)."""
     def flag(v: Any) -> int | None:
         return None if v is None else int(bool(v))
 
     return FEEDBACK.row({"request_id": label["request_id"], "ts": time.time(),
                          "correct": flag(label["correct"]),
-                         "answerable": flag(label["answerable"]), "cost": label["cost"]})
+                         "answerable": flag(label["answerable"]), "cost": label["cost"],
+                         "key_id": key_id})
 
 
-def decided(target: str | os.PathLike[str], request_id: str) -> bool:
-    """True when the audit log ``target`` holds a decision with this id (a scan of the
-    decisions: the proxy asks only for ids it did not decide recently itself)."""
+def decided(target: str | os.PathLike[str], request_id: str) -> tuple[bool, str | None]:
+    """``(found, key id)``: whether the audit log ``target`` holds a decision with this id,
+    and the id of the key that made it (a scan of the decisions: the proxy asks only for ids
+    it did not decide recently itself)."""
     try:
-        return any(r["request_id"] == request_id for r in read_rows(target, DECISIONS))
+        for r in read_rows(target, DECISIONS):
+            if r["request_id"] == request_id:
+                return True, r.get("key_id")
     except AuditStoreError:
-        return False
+        pass
+    return False, None
 
 
 def labelled_decisions(target: str | os.PathLike[str]) -> list[dict[str, Any]]:
@@ -125,5 +140,5 @@ def labelled_decisions(target: str | os.PathLike[str]) -> list[dict[str, Any]]:
                     else bool(label["correct"]),
                     "label_answerable": None if label["answerable"] is None
                     else bool(label["answerable"]),
-                    "label_cost": label["cost"]})
+                    "label_cost": label["cost"], "label_key_id": label.get("key_id")})
     return out

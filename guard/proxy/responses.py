@@ -4,8 +4,8 @@ The same decision as ``/v1/chat/completions`` (:mod:`guard.proxy.chat`): authent
 body size limit, the override checks, the total deadline, cancellation on disconnect, the
 decision headers and the ``utilityguard`` body object are the chat route's.
 
-* The query priced is the last user message of ``input`` (:func:`guard.messages.query_text`),
-  or ``input`` itself when it is a string.
+* The request is priced on ``instructions`` and every input item
+  (:func:`guard.messages.responses_texts`), as the chat route prices every message.
 * The request is forwarded to the upstream's ``/v1/responses`` as the client sent it, plus,
   when the guard reads token logprobs (``--confidence logprobs``),
   ``include: ["message.output_text.logprobs"]``; what the client did not ask for is removed
@@ -36,7 +36,7 @@ from starlette.responses import Response
 
 from guard.completion import choice_answer
 from guard.exceptions import InvalidRequestError, UpstreamError, UpstreamStatusError
-from guard.messages import query_text
+from guard.messages import responses_texts
 from guard.proxy import json_body
 from guard.proxy.decided import (
     admit,
@@ -68,6 +68,7 @@ from guard.proxy.responses_stream import (
 from guard.proxy.streaming import json_reply
 from guard.records import DecisionRecord
 from guard.refused import refused_response
+from guard.segments import as_text
 
 if TYPE_CHECKING:
     from guard.proxy.app import Proxy
@@ -95,15 +96,14 @@ def parse_responses_request(raw: bytes) -> dict[str, Any]:
     return body
 
 
-def response_query(body: Mapping[str, Any]) -> str:
-    """The query the guard prices: ``input`` when it is a string, else its last user message.
+def response_query(body: Mapping[str, Any]) -> list[str]:
+    """What the guard prices: every text of the request (:func:`guard.messages.responses_texts`).
 
-    >>> response_query({"input": [{"role": "user", "content": [
+    >>> response_query({"instructions": "Be brief.", "input": [{"role": "user", "content": [
     ...     {"type": "input_text", "text": "Max dose?"}]}]})
-    'Max dose?'
+    ['Be brief.', 'Max dose?']
     """
-    inp = body.get("input")
-    return inp if isinstance(inp, str) else query_text(inp)
+    return responses_texts(body)
 
 
 def _items(reply: Mapping[str, Any]) -> Sequence[Any]:
@@ -266,7 +266,8 @@ async def responses(request: Request) -> Response:
         response = Response(content, media_type="text/event-stream",
                             headers={**out_headers, "cache-control": "no-cache"})
     model = body.get("model")
-    proxy.record(record, query=query, model=model if isinstance(model, str) else None,
-                 stream=stream, upstream_s=upstream_s, total_s=time.perf_counter() - t0,
+    proxy.record(record, query=price.question or as_text(query),
+                 model=model if isinstance(model, str) else None, stream=stream,
+                 upstream_s=upstream_s, total_s=time.perf_counter() - t0,
                  owner=credential(request.headers))
     return response

@@ -47,6 +47,9 @@ T = TypeVar("T")
 FORWARDED_HEADERS = ("openai-organization", "openai-project", "openai-beta")
 #: The default limit on an upstream reply's size (``--max-upstream-bytes``).
 DEFAULT_MAX_BYTES = 8 * 1024 * 1024
+#: The readiness probe's whole deadline, in seconds (a load balancer's check must not wait
+#: behind the requests in flight).
+READY_TIMEOUT_S = 1.0
 
 
 def upstream_headers(client_headers: Mapping[str, str], upstream_key: str | None, *,
@@ -128,9 +131,12 @@ class Upstream:
         The pooled client; its ``base_url`` is the upstream's ``.../v1``.
     """
 
-    def __init__(self, client: httpx.AsyncClient, *, max_bytes: int = DEFAULT_MAX_BYTES
-                 ) -> None:
+    def __init__(self, client: httpx.AsyncClient, *, max_bytes: int = DEFAULT_MAX_BYTES,
+                 probe: httpx.AsyncClient | None = None) -> None:
         self.client = client
+        #: the readiness probe's own small client (not the request pool: a busy replica
+        #: still answers /readyz at once)
+        self.probe = probe
         self.name = display_url(client.base_url).rstrip("/")
         self.max_bytes = max_bytes
 
@@ -202,12 +208,28 @@ class Upstream:
         Any HTTP answer below 500 means it is up (a server without ``/models`` answers 404, one
         that wants a key 401); a 5xx, a timeout or a refused connection means it is not.
         """
-        try:
-            response = await self._send("GET", "models", headers)
-        except UpstreamError as exc:
-            return False, str(exc)
-        status = response.status_code
+        if self.probe is None:
+            try:
+                response = await self._send("GET", "models", headers)
+            except UpstreamError as exc:
+                return False, str(exc)
+            status = response.status_code
+        else:
+            try:
+                with map_exceptions(self.name):
+                    status = await asyncio.wait_for(self._probe_status(headers),
+                                                    READY_TIMEOUT_S)
+            except (TimeoutError, asyncio.TimeoutError):
+                return False, f"the upstream at {self.name} did not answer in {READY_TIMEOUT_S} s"
+            except UpstreamError as exc:
+                return False, str(exc)
         return status < 500, f"the upstream at {self.name} answered HTTP {status}"
+
+    async def _probe_status(self, headers: Mapping[str, str]) -> int:
+        if self.probe is None:  # pragma: no cover - ready() checks
+            raise RuntimeError("no probe client")
+        async with self.probe.stream("GET", "models", headers=headers) as streamed:
+            return streamed.status_code  # the body is not read
 
     def _json(self, response: httpx.Response) -> Any:
         return json_object(response, self.name)

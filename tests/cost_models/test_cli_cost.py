@@ -66,7 +66,7 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 def test_train_writes_a_model_directory(trained: tuple[Path, Path]) -> None:
     model_dir, data = trained
     assert sorted(p.name for p in model_dir.iterdir()) == [
-        "README.md", f"{ARTIFACT}.joblib", f"{ARTIFACT}.json"]
+        "README.md", f"{ARTIFACT}.json", f"{ARTIFACT}.npz"]
     meta = read_sidecar(model_dir, name=ARTIFACT)
     assert meta["n_train"] == 48
     assert meta["data"] == str(data)
@@ -218,7 +218,7 @@ def test_a_tampered_model_exits_2_mentioning_trust(
     copy.mkdir()
     for f in model_dir.iterdir():
         (copy / f.name).write_bytes(f.read_bytes())
-    artifact = copy / f"{ARTIFACT}.joblib"
+    artifact = copy / f"{ARTIFACT}.npz"
     artifact.write_bytes(artifact.read_bytes() + b"\n")
     for argv in (["predict", "--model", copy, "q?"],
                  ["eval", "--model", copy, "--data", data, *COLS]):

@@ -22,6 +22,13 @@ from cost_models.persistence import read_sidecar, save_artifact, sha256_file
 from cost_models.regressor import CostRegressor
 from guard.exceptions import ArtifactError
 
+
+class _Foreign:
+    """Some other data artifact (not this kind of model)."""
+
+    def to_data(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        return {"not": "a model"}, {"w": np.zeros(1)}
+
 TEXTS = [f"{w} question {k}?" for k, w in enumerate(
     ["insulin dose", "bleach mix", "river name", "poem line", "tax loan", "court date"] * 4)]
 COST = np.array([30.0, 20.0, 0.2, 0.1, 3.0, 4.0] * 4)
@@ -83,15 +90,15 @@ def test_model_card_without_cv_results() -> None:
 
 def test_load_model_refuses_a_tampered_artifact(tmp_path: Path) -> None:
     save_model(_model(), tmp_path, META)
-    artifact = tmp_path / f"{ARTIFACT}.joblib"
+    artifact = tmp_path / f"{ARTIFACT}.npz"
     artifact.write_bytes(artifact.read_bytes()[:-1] + b"!")
     with pytest.raises(ArtifactError, match="sha256"):
         load_model(tmp_path)
 
 
 def test_load_model_refuses_something_else(tmp_path: Path) -> None:
-    save_artifact({"not": "a model"}, tmp_path, name=ARTIFACT)
-    with pytest.raises(ArtifactError, match="not a CostRegressor"):
+    save_artifact(_Foreign(), tmp_path, name=ARTIFACT)
+    with pytest.raises(ArtifactError, match="not a readable utilityguard artifact"):
         load_model(tmp_path)
 
 
@@ -110,7 +117,7 @@ def test_load_default_predicts_positive_costs_for_a_list() -> None:
 def test_the_default_model_sidecar_matches_and_its_card_is_current() -> None:
     directory = default_model_dir()
     meta = read_sidecar(directory, name=ARTIFACT)
-    assert meta["sha256"] == sha256_file(directory / f"{ARTIFACT}.joblib")
+    assert meta["sha256"] == sha256_file(directory / f"{ARTIFACT}.npz")
     assert (directory / "README.md").read_text(encoding="utf-8") == model_card(meta)
     model = load_default()
     assert meta["residual_var"] == pytest.approx(model.residual_var_)

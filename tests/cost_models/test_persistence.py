@@ -1,4 +1,5 @@
-"""Artifacts with an integrity-checked sidecar: round trip, tampering, version mismatch."""
+"""Artifacts are data with an integrity-checked sidecar: round trip, tampering, version
+mismatch, and an old (or forged) pickle that is never executed."""
 
 from __future__ import annotations
 
@@ -6,8 +7,10 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import joblib
+import numpy as np
 import pytest
 import sklearn
 
@@ -20,7 +23,32 @@ from cost_models.persistence import (
 )
 from guard.exceptions import ArtifactError
 
-OBJ = {"weights": [1.0, 2.5, -3.0], "name": "tiny"}
+
+class Thing:
+    """A tiny estimator-like object saved as data."""
+
+    def __init__(self, weights: list[float], name: str) -> None:
+        self.weights, self.name = weights, name
+
+    def to_data(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        return {"name": self.name}, {"weights": np.array(self.weights)}
+
+    @classmethod
+    def from_data(cls, params: dict[str, Any], arrays: dict[str, Any]) -> Thing:
+        return cls([float(w) for w in arrays["weights"]], str(params["name"]))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Thing) and (self.weights, self.name) == (other.weights,
+                                                                          other.name)
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+OBJ = Thing([1.0, 2.5, -3.0], "tiny")
+
+
+def _load(directory: Path, **kw: Any) -> Any:
+    return load_artifact(directory, name="thing", rebuild=Thing.from_data, **kw)
 
 
 def _saved(tmp_path: Path) -> Path:
@@ -28,21 +56,32 @@ def _saved(tmp_path: Path) -> Path:
     return tmp_path / "art"
 
 
+class Boom:
+    """Unpickling this runs ``touch MARKER``: a forged artifact."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (os.system, (f"touch {self.marker}",))
+
+
 def test_round_trip(tmp_path: Path) -> None:
     directory = _saved(tmp_path)
-    assert sorted(p.name for p in directory.iterdir()) == ["thing.joblib", "thing.json"]
-    assert load_artifact(directory, name="thing") == OBJ
+    assert sorted(p.name for p in directory.iterdir()) == ["thing.json", "thing.npz"]
+    assert _load(directory) == OBJ
 
 
 def test_sidecar_records_hash_versions_and_metadata(tmp_path: Path) -> None:
     directory = _saved(tmp_path)
     meta = read_sidecar(directory, name="thing")
-    assert meta["artifact"] == "thing.joblib"
-    assert meta["sha256"] == sha256_file(directory / "thing.joblib")
+    assert meta["artifact"] == "thing.npz"
+    assert meta["sha256"] == sha256_file(directory / "thing.npz")
     assert meta["versions"]["scikit-learn"] == sklearn.__version__
-    assert set(meta["versions"]) >= {"python", "numpy", "joblib"}
+    assert set(meta["versions"]) >= {"python", "numpy"}
+    assert meta["params"] == {"name": "tiny"}
     assert meta["metrics"] == {"mae": 0.5}
-    assert meta["sidecar_version"] == 1
+    assert meta["sidecar_version"] == 2
     assert "created" in meta
 
 
@@ -54,14 +93,14 @@ def test_artifacts_get_the_usual_file_permissions(tmp_path: Path) -> None:
         directory = _saved(tmp_path)
     finally:
         os.umask(old)
-    for name in ("thing.joblib", "thing.json"):
+    for name in ("thing.npz", "thing.json"):
         assert (directory / name).stat().st_mode & 0o777 == 0o644, name
 
 
 def test_saving_again_replaces_the_artifact(tmp_path: Path) -> None:
     directory = _saved(tmp_path)
-    save_artifact({"other": True}, directory, name="thing")
-    assert load_artifact(directory, name="thing") == {"other": True}
+    save_artifact(Thing([0.0], "other"), directory, name="thing")
+    assert _load(directory) == Thing([0.0], "other")
     assert not list(directory.glob("*.tmp"))
 
 
@@ -69,21 +108,57 @@ def test_saving_again_replaces_the_artifact(tmp_path: Path) -> None:
     "tamper",
     [
         pytest.param(lambda p: p.write_bytes(p.read_bytes() + b"\0"), id="appended-byte"),
-        pytest.param(lambda p: joblib.dump({"evil": True}, p), id="replaced"),
+        pytest.param(lambda p: np.savez(str(p), weights=np.zeros(2)), id="replaced"),
     ],
 )
 def test_a_tampered_artifact_is_refused(tmp_path: Path,
                                         tamper: Callable[[Path], object]) -> None:
     directory = _saved(tmp_path)
-    tamper(directory / "thing.joblib")
+    tamper(directory / "thing.npz")
     with pytest.raises(ArtifactError, match=r"sha256 .* does not match the sidecar's"):
-        load_artifact(directory, name="thing")
+        _load(directory)
 
 
 def test_trust_loads_a_replaced_artifact(tmp_path: Path) -> None:
     directory = _saved(tmp_path)
-    joblib.dump({"replaced": True}, directory / "thing.joblib")
-    assert load_artifact(directory, name="thing", trust=True) == {"replaced": True}
+    with (directory / "thing.npz").open("wb") as f:
+        np.savez(f, weights=np.array([7.0]))
+    assert _load(directory, trust=True) == Thing([7.0], "tiny")
+
+
+def _forge(directory: Path, marker: Path, *, as_npz: bool) -> None:
+    """A code-running pickle in the folder, the sidecar rewritten to point at it with its
+    sha256 recomputed (what anyone who can write the folder can do)."""
+    target = directory / ("thing.npz" if as_npz else "thing.joblib")
+    (directory / "thing.npz").unlink()
+    joblib.dump(Boom(marker), target)
+    _edit_sidecar(directory, artifact=target.name, sha256=sha256_file(target))
+
+
+@pytest.mark.parametrize("as_npz", [False, True], ids=["joblib", "pickle-named-npz"])
+def test_a_forged_pickle_with_recomputed_hashes_runs_no_code(tmp_path: Path,
+                                                             as_npz: bool) -> None:
+    directory = _saved(tmp_path)
+    marker = tmp_path / "PWNED"
+    _forge(directory, marker, as_npz=as_npz)
+    with pytest.raises(ArtifactError, match="pickle" if not as_npz else "not a readable"):
+        _load(directory)
+    assert not marker.exists()
+
+
+def test_an_old_pickle_folder_is_one_line_error_and_loads_with_trust(tmp_path: Path,
+                                                                     caplog: Any) -> None:
+    directory = _saved(tmp_path)
+    (directory / "thing.npz").unlink()
+    joblib.dump(OBJ, directory / "thing.joblib")
+    _edit_sidecar(directory, artifact="thing.joblib",
+                  sha256=sha256_file(directory / "thing.joblib"))
+    with pytest.raises(ArtifactError) as err:
+        _load(directory)
+    assert "older utilityguard" in str(err.value) and "--trust" in str(err.value)
+    assert "\n" not in str(err.value)
+    assert _load(directory, trust=True) == OBJ
+    assert any("can run code" in r.getMessage() for r in caplog.records)
 
 
 def _edit_sidecar(directory: Path, **changes: object) -> None:
@@ -100,39 +175,39 @@ def test_another_scikit_learn_version_is_refused_unless_trusted(tmp_path: Path) 
     _edit_sidecar(directory, versions={**meta["versions"], "scikit-learn": "0.24.2"})
     with pytest.raises(ArtifactError, match=(
             rf"made with scikit-learn 0\.24\.2, this is {sklearn.__version__}; retrain")):
-        load_artifact(directory, name="thing")
-    assert load_artifact(directory, name="thing", trust=True) == OBJ
+        _load(directory)
+    assert _load(directory, trust=True) == OBJ
 
 
 def test_a_sidecar_without_versions_is_refused(tmp_path: Path) -> None:
     directory = _saved(tmp_path)
     _edit_sidecar(directory, versions={})
     with pytest.raises(ArtifactError, match="made with scikit-learn None"):
-        load_artifact(directory, name="thing")
+        _load(directory)
 
 
 def test_missing_sidecar(tmp_path: Path) -> None:
     directory = _saved(tmp_path)
     (directory / "thing.json").unlink()
     with pytest.raises(ArtifactError, match="no sidecar; not a utilityguard artifact directory"):
-        load_artifact(directory, name="thing")
+        _load(directory)
 
 
 def test_unreadable_sidecar(tmp_path: Path) -> None:
     directory = _saved(tmp_path)
     (directory / "thing.json").write_text("{not json")
     with pytest.raises(ArtifactError, match="unreadable sidecar"):
-        load_artifact(directory, name="thing")
+        _load(directory)
 
 
 def test_missing_artifact(tmp_path: Path) -> None:
     directory = _saved(tmp_path)
-    (directory / "thing.joblib").unlink()
+    (directory / "thing.npz").unlink()
     with pytest.raises(ArtifactError, match="artifact file missing"):
-        load_artifact(directory, name="thing", trust=True)
+        _load(directory, trust=True)
 
 
-@pytest.mark.parametrize("key", ["sha256", "versions", "artifact", "created"])
+@pytest.mark.parametrize("key", ["sha256", "versions", "artifact", "created", "params"])
 def test_metadata_cannot_override_the_integrity_fields(tmp_path: Path, key: str) -> None:
     with pytest.raises(ValueError, match=f"metadata must not set {key}"):
         save_artifact(OBJ, tmp_path, name="thing", metadata={key: "x"})

@@ -21,9 +21,10 @@ from benchmarks.bench.data import shipped_responses
 from cost_models.answerability import AnswerabilityModel
 from cost_models.datasets import load_seed
 from cost_models.query_features import LinearTextScorer, QueryFeatures
-from cost_models.regressor import CostRegressor
+from cost_models.regressor import SMALL_BATCH, CostRegressor
 from guard import Guard
 from guard.policy import load_policy
+from guard.segments import request_segments
 from policies import answer_threshold, should_answer
 
 pytest.importorskip("wordllama")
@@ -82,7 +83,13 @@ def test_held_out_items_are_priced_and_decided_as_the_pipelines_say(held_out: di
     questions = [it.question for it in test]
     cut = [q[:4000] for q in questions]
     want_alpha = ans.pipeline_.predict_proba(cut)[:, 1]
-    want_cost = cost_model.predict(questions)  # the batch path: the pipeline's features
+    # the price is the maximum over each question's segments (guard.segments); all of them
+    # priced in one batch of more than SMALL_BATCH texts: the pipeline's features
+    segments = [request_segments([q]) for q in questions]
+    flat = [t for segs in segments for t in segs]
+    assert len(flat) > SMALL_BATCH
+    flat_cost = iter(cost_model.predict(flat))
+    want_cost = [max(next(flat_cost) for _ in segs) for segs in segments]
     replies = {json.loads(line)["id"]: json.loads(line)
                for line in shipped_responses().read_text().splitlines() if line.strip()}
     decided = []
@@ -92,15 +99,17 @@ def test_held_out_items_are_priced_and_decided_as_the_pipelines_say(held_out: di
         assert price.cost == pytest.approx(want_cost[k], rel=1e-12, abs=0)
         threshold = float(answer_threshold(want_cost[k], 2.0, alpha=want_alpha[k]))
         assert price.threshold == pytest.approx(threshold, rel=0, abs=1e-12)
-        signal = replies[it.id]["confidence"]["logprob_mean"]
-        record = guard.decide(it.question, "Some answer.", confidence={
-            "logprob_mean": signal}, price=price)
-        p = float(policy.calibrator.predict([signal])[0])
-        assert record.p == p
-        want = "answer" if should_answer(p, want_cost[k], 2.0, alpha=want_alpha[k]) \
-            else "refuse"
-        assert record.decision == want, it.id
-        decided.append(want)
+        # the model's own confidence, and a certain one (every question priced by its
+        # segments is costlier than SmolLM2's confidence covers: 0 of 170 answered)
+        for signal in (replies[it.id]["confidence"]["logprob_mean"], 0.0):
+            record = guard.decide(it.question, "Some answer.", confidence={
+                "logprob_mean": signal}, price=price)
+            p = float(policy.calibrator.predict([signal])[0])
+            assert record.p == p
+            want = "answer" if should_answer(p, want_cost[k], 2.0, alpha=want_alpha[k]) \
+                else "refuse"
+            assert record.decision == want, it.id
+            decided.append(want)
     assert len(test) > 100 and set(decided) == {"answer", "refuse"}  # both kinds checked
 
 

@@ -66,8 +66,11 @@ KINDS = [pytest.param("sync", id="sync"), pytest.param("async", id="async")]
         pytest.param("400 mg", 1.0, "400 mg", "answer", id="str-cheap-answered"),
         pytest.param("4 g.\nConfidence: 95%", 8.0, "4 g.", "answer", id="str-verbal-stripped"),
         pytest.param("4 g.\nConfidence: 30%", 8.0, REFUSAL, "refuse", id="str-verbal-low"),
-        pytest.param("I'm sorry, I can't answer that.", 8.0, "I'm sorry, I can't answer that.",
+        pytest.param("I'm sorry, I can't answer that.", 1.0, "I'm sorry, I can't answer that.",
                      "passthrough_refusal", id="str-own-refusal"),
+        # below the threshold the guard's refusal, whatever the reply says
+        pytest.param("I'm sorry, I can't answer that. But: 400 mg.", 8.0, REFUSAL, "refuse",
+                     id="str-own-refusal-below-threshold"),
         pytest.param(("4 g", 0.9), 8.0, ("4 g", 0.9), "answer", id="tuple-float-answer"),
         pytest.param(("400 mg", 0.5), 8.0, (REFUSAL, 0.5), "refuse", id="tuple-float-refuse"),
         pytest.param(("4 g", {"verbal": 0.9}), 8.0, ("4 g", {"verbal": 0.9}), "answer",
@@ -97,8 +100,11 @@ def test_text_returns(kind: str, value: Any, cost: float, expected: Any, decisio
         pytest.param(completion("4 g.\nConfidence: 95%"), 8.0, "4 g.", "answer", "uncalibrated",
                      id="verbal-without-logprobs"),
         pytest.param(completion("400 mg"), 8.0, REFUSAL, "refuse", "none", id="no-signal"),
-        pytest.param(completion(None), 8.0, REFUSAL, "passthrough_refusal", "none",
-                     id="no-content"),
+        pytest.param(completion(None), 8.0, REFUSAL, "refuse", "none", id="no-content"),
+        pytest.param(completion(None), 1.0, REFUSAL, "passthrough_refusal", "none",
+                     id="no-content-cheap"),
+        pytest.param(completion("I cannot answer. Anyway: 400 mg", [-2.5]), 8.0, REFUSAL,
+                     "refuse", "uncalibrated", id="opens-like-refusal-unsure"),
         pytest.param(completion(REFUSAL, [-0.1]), 8.0, REFUSAL, "passthrough_refusal",
                      "uncalibrated", id="own-refusal"),
     ],
@@ -195,9 +201,14 @@ def test_query_text_resolution(fixed_cost: Any) -> None:
 
     by_messages("smollm2-135m-instruct", messages=[{"role": "system", "content": "Be brief."},
                              {"role": "user", "content": [{"type": "text", "text": Q}]}])
+    # every text of the messages is priced (the system message too), never the model name
+    assert {"Be brief.", Q} <= set(queries) and "smollm2-135m-instruct" not in queries
+    queries.clear()
     by_callable({"age": 40}, question="callable question")
+    assert queries == ["callable question"]
+    queries.clear()
     by_first_str(3, "first str")
-    assert queries == [Q, "callable question", "first str"]
+    assert queries == ["first str"]
 
     @guarded(g)
     def no_text(n: int) -> str:

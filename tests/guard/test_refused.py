@@ -108,8 +108,9 @@ def test_tool_call_is_decided_not_passed_through(kind: str, hostile: HostileAnsw
 
 
 def test_own_refusal_with_reasoning_keeps_only_its_words(hostile: HostileAnswer) -> None:
-    """The model's own refusal is delivered in its words, but nothing else of the reply."""
-    raw = hostile.reply(n=2)
+    """The model's own refusal, where the guard would answer (p = 0.999 against a threshold
+    of 0.86), is delivered in its words, but nothing else of the reply."""
+    raw = hostile.reply(logprob=-0.001, n=2)
     raw["choices"][0]["message"].update(content="I'm sorry, I can't help with that.",
                                         tool_calls=None, function_call=None)
     out, record = _call("sync", raw)

@@ -7,7 +7,9 @@ same schema. :data:`DECISIONS` is docs/design.md's decision record
 annotation) plus ``ts`` (Unix time), ``model`` (what the client asked for), ``stream`` (0/1),
 ``query`` (the query text, null unless the proxy stores queries), ``policy`` (the version
 of the policy that decided, when the record does not carry it itself; null otherwise) and
-``route`` (the model id or glob of the route that decided; ``*`` without ``--config``). Every
+``route`` (the model id or glob of the route that decided; ``*`` without ``--config``) and
+``key_id`` (which proxy key made the request, :func:`guard.proxy.labels.key_id`: never the
+key; null without auth). Every
 table also has an ``id`` primary key that grows with insertion order, so "oldest first" is
 ``ORDER BY id``.
 
@@ -95,7 +97,8 @@ def _decision_columns() -> tuple[Column, ...]:
     fields = DecisionRecord.model_fields
     record = tuple(Column(name, _kind(f.annotation)) for name, f in fields.items())
     extras = (Column("ts", "real"), Column("model", "text"), Column("stream", "integer"),
-              Column("query", "text"), Column("policy", "text"), Column("route", "text"))
+              Column("query", "text"), Column("policy", "text"), Column("route", "text"),
+              Column("key_id", "text"))
     return (*record, *(c for c in extras if c.name not in fields))
 
 
@@ -106,7 +109,7 @@ DECISIONS = Table("decisions", _decision_columns())
 #: is the realised cost of a wrong answer, or null.
 FEEDBACK = Table("feedback", (Column("request_id", "text"), Column("ts", "real"),
                               Column("correct", "integer"), Column("answerable", "integer"),
-                              Column("cost", "real")))
+                              Column("cost", "real"), Column("key_id", "text")))
 #: Requests the proxy refused for what they were not granted (a client override of the guard
 #: without --allow-client-overrides / --override-api-key): when, which request, what kind,
 #: and the detail (header names only, never a value or a key).
@@ -120,8 +123,10 @@ COLUMNS: tuple[str, ...] = DECISIONS.names
 
 
 def decision_row(record: DecisionRecord, *, ts: float, model: str | None, stream: bool,
-                 query: str | None, route: str | None = None) -> tuple[Any, ...]:
+                 query: str | None, route: str | None = None,
+                 key_id: str | None = None) -> tuple[Any, ...]:
     """The :data:`DECISIONS` row of one decision (``route``: the model id or glob of the
-    ``serve --config`` route that decided it)."""
+    ``serve --config`` route that decided it; ``key_id``: the key that made the request)."""
     return DECISIONS.row({**record.model_dump(), "ts": ts, "model": model,
-                          "stream": int(stream), "query": query, "route": route})
+                          "stream": int(stream), "query": query, "route": route,
+                          "key_id": key_id})

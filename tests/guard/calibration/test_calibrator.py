@@ -25,6 +25,13 @@ from guard.calibration.methods import METHODS
 from guard.exceptions import ArtifactError
 
 
+class _Foreign:
+    """Some other data artifact (not this kind of model)."""
+
+    def to_data(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        return {"not": "a model"}, {"w": np.zeros(1)}
+
+
 def miscalibrated(n: int = 600, seed: int = 0) -> tuple[Any, Any, Any]:
     """True p = sigmoid(3x); the model reports exp(logprob) = sigmoid(x) (underconfident at
     both ends) shifted up by a constant (overconfident overall), as small models are."""
@@ -159,7 +166,7 @@ def test_save_load_round_trip(tmp_path: Path) -> None:
 def test_tampered_or_foreign_artifacts_are_refused(tmp_path: Path) -> None:
     lp, correct, _ = miscalibrated(100)
     Calibrator(method="platt").fit(lp, correct).save(tmp_path)
-    artifact = tmp_path / "calibrator.joblib"
+    artifact = tmp_path / "calibrator.npz"
     artifact.write_bytes(artifact.read_bytes() + b"\0")
     with pytest.raises(ArtifactError, match="does not match the sidecar"):
         Calibrator.load(tmp_path)
@@ -168,8 +175,8 @@ def test_tampered_or_foreign_artifacts_are_refused(tmp_path: Path) -> None:
     with pytest.raises(CalibrationError, match="cannot save an unfitted"):
         Calibrator().save(tmp_path)
     other = tmp_path / "other"
-    save_artifact({"not": "a calibrator"}, other, name="calibrator")
-    with pytest.raises(CalibrationError, match="the artifact is a dict"):
+    save_artifact(_Foreign(), other, name="calibrator")
+    with pytest.raises(ArtifactError, match="not a readable utilityguard artifact"):
         Calibrator.load(other)
 
 

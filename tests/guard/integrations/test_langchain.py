@@ -131,3 +131,12 @@ def test_readme_snippet_works_as_written(readme: Any, upstream: tuple[Any, Any],
     assert decision == expected
     assert content == (answer if expected == "answer" else DEFAULT_REFUSAL_TEXT)
     assert chained == answer
+
+
+def test_a_reply_opening_like_a_refusal_never_overrides_a_refusal(
+        guarded: GuardedChatModel) -> None:
+    """The model says "I cannot answer that question." (``self-refuse``) at p = 0.135 on a
+    dose (threshold 0.857): the guard's refusal is delivered, not the model's words."""
+    reply = guarded.invoke("What dose is safe? self-refuse unsure")
+    assert reply.content == DEFAULT_REFUSAL_TEXT
+    assert reply.response_metadata["utilityguard"]["decision"] == "refuse"

@@ -59,7 +59,7 @@ def ask(question: str, **kwargs: Any) -> dict[str, Any]:
 @pytest.mark.parametrize(("question", "decision"), [
     pytest.param(f"{DOSE} unsure", "refuse", id="expensive-unsure-refused"),
     pytest.param(f"{DOSE} sure", "answer", id="expensive-sure-answered"),
-    pytest.param(f"{FRANCE} unsure", "answer", id="cheap-unsure-answered"),
+    pytest.param(f"unsure {FRANCE}", "answer", id="cheap-unsure-answered"),
 ])
 def test_non_streaming_decision(client: openai.OpenAI, answer: str, question: str,
                                 decision: str) -> None:
@@ -92,7 +92,7 @@ def test_client_logprobs_kept_on_answer(client: openai.OpenAI) -> None:
 
 @pytest.mark.parametrize(("question", "refused"), [
     pytest.param(f"{DOSE} unsure", True, id="refused"),
-    pytest.param(f"{FRANCE} unsure", False, id="answered"),
+    pytest.param(f"unsure {FRANCE}", False, id="answered"),
 ])
 def test_streaming(client: openai.OpenAI, answer: str, question: str, refused: bool) -> None:
     chunks = list(client.chat.completions.create(**ask(question, stream=True)))

@@ -44,8 +44,8 @@ def test_a_saved_policy_loads_with_the_same_decisions(saved: Path) -> None:
     assert policy.label == f"demo@{sha256_file(saved / POLICY_FILE)[:8]}"
     assert (policy.c_r, policy.signal, policy.confidence) == (3.0, "logprob_mean", "logprobs")
     assert meta["cost_model"]["source"] == "shipped-default"  # referenced, not copied
-    assert set(meta["files"]) == {"calibrator/calibrator.joblib", "calibrator/calibrator.json",
-                                  "answerability/answerability.joblib",
+    assert set(meta["files"]) == {"calibrator/calibrator.npz", "calibrator/calibrator.json",
+                                  "answerability/answerability.npz",
                                   "answerability/answerability.json"}
     assert "sklearn" not in meta["versions"] and meta["versions"]["scikit-learn"]
     g = Guard.from_policy(saved)
@@ -59,8 +59,8 @@ def test_a_saved_policy_loads_with_the_same_decisions(saved: Path) -> None:
     assert "demo@" in (saved / "README.md").read_text()
 
 
-@pytest.mark.parametrize("part", ["calibrator/calibrator.joblib",
-                                  "answerability/answerability.joblib",
+@pytest.mark.parametrize("part", ["calibrator/calibrator.npz",
+                                  "answerability/answerability.npz",
                                   "answerability/answerability.json"])
 def test_a_modified_part_is_refused(saved: Path, tmp_path: Path, part: str) -> None:
     copy = tmp_path / "p"
@@ -76,7 +76,7 @@ def test_a_modified_part_is_refused(saved: Path, tmp_path: Path, part: str) -> N
 def test_a_missing_part_is_refused(saved: Path, tmp_path: Path) -> None:
     copy = tmp_path / "p"
     shutil.copytree(saved, copy)
-    (copy / "calibrator" / "calibrator.joblib").unlink()
+    (copy / "calibrator" / "calibrator.npz").unlink()
     with pytest.raises(ArtifactError, match="missing"):
         load_policy(copy)
 

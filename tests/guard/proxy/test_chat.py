@@ -58,9 +58,17 @@ def test_refused_reply_carries_refusal_and_headers(client: openai.OpenAI, chat: 
 
 
 def test_model_refusal_passes_through(client: openai.OpenAI, chat: Any) -> None:
-    raw = client.chat.completions.with_raw_response.create(**chat("dose self-refuse unsure"))
+    """Where the guard would answer (L = 4, p = 0.99), the model's own words pass."""
+    raw = client.chat.completions.with_raw_response.create(**chat("self-refuse sure"))
     assert raw.headers["x-utilityguard-decision"] == "passthrough_refusal"
     assert raw.parse().choices[0].message.content == "I cannot answer that question."
+
+
+def test_model_refusal_below_threshold_is_the_guards(client: openai.OpenAI, chat: Any) -> None:
+    """Below the threshold (L = 20, p = 0.135) the guard's refusal, not the model's words."""
+    raw = client.chat.completions.with_raw_response.create(**chat("dose self-refuse unsure"))
+    assert raw.headers["x-utilityguard-decision"] == "refuse"
+    assert raw.parse().choices[0].message.content == REFUSAL
 
 
 def test_async_client_answer_and_refusal(async_client: openai.AsyncOpenAI, chat: Any) -> None:

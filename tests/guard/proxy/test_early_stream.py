@@ -249,20 +249,31 @@ def test_responses_stream_early(start_proxy: Callable[..., Served],
                                 make_client: Callable[..., openai.OpenAI],
                                 gated: tuple[GatedUpstream, Served]) -> None:
     """/v1/responses: the first delta reaches the client while the upstream is paused; the
-    final response.completed carries the decision."""
+    final response.completed carries the decision. The order is read on the raw stream: the
+    official client (3.x) reads one event ahead before it yields a delta, so it cannot show
+    that a delta arrived while the upstream still held the rest."""
     fake, up = gated
-    client = make_client(start_proxy(up.url))
-    it = iter(client.responses.create(model="gated-model", input="cheap", stream=True))
-    events = []
-    while not any(e.type == "response.output_text.delta" for e in events):
-        events.append(next(it))
-    assert not fake.finished.is_set()
-    fake.released.set()
-    events += list(it)
+    served = start_proxy(up.url)
+    body = {"model": "gated-model", "input": "cheap", "stream": True}
+    finished_at_delta: list[bool] = []
+    raw = b""
+    with httpx.stream("POST", served.url + "/v1/responses", json=body, timeout=WAIT,
+                      headers={"authorization": f"Bearer {CLIENT_KEY}"}) as r:
+        for chunk in r.iter_raw():
+            raw += chunk
+            if not finished_at_delta and b"response.output_text.delta" in raw:
+                finished_at_delta.append(fake.finished.is_set())
+                fake.released.set()
+    assert finished_at_delta == [False]
+    last = json.loads(raw.rstrip().rsplit(b"data: ", 1)[1])
+    assert last["type"] == "response.completed"
+    assert last["utilityguard"]["decision"] == "answer"
+    # the official client reads the same stream whole: the answer and the decision
+    events = list(make_client(served).responses.create(model="gated-model", input="cheap",
+                                                       stream=True))
     assert events[-1].type == "response.completed"
     assert events[-1].response.output_text == ANSWER
-    decision = (events[-1].model_extra or {})["utilityguard"]
-    assert decision["decision"] == "answer"
+    assert (events[-1].model_extra or {})["utilityguard"]["decision"] == "answer"
 
 
 def test_responses_stream_buffered_when_p_decides(

@@ -29,7 +29,8 @@ def _ask(client: httpx.Client, question: str) -> str:
 @pytest.fixture
 def served(start_proxy: Callable[..., Served], tmp_path: Path) -> tuple[Served, Path]:
     db = tmp_path / "audit.db"
-    return start_proxy(audit_path=db, api_keys=[CLIENT_KEY], audit_queries=True), db
+    return start_proxy(audit_path=db, api_keys=[CLIENT_KEY], audit_queries=True,
+                       feedback_rate=1000), db
 
 
 def test_a_label_is_appended_beside_its_decision(served: tuple[Served, Path]) -> None:

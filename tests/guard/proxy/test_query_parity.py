@@ -1,4 +1,5 @@
-"""One "last user message" rule: the decorator and the proxy price the same chat the same."""
+"""One pricing rule: the decorator and the proxy price the same chat the same — every text of
+it, the maximum over its question segments (guard.segments)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,8 @@ MESSAGES = [{"role": "system", "content": "Be brief."},
             {"role": "user", "content": "an earlier question"},
             {"role": "assistant", "content": "an earlier answer"},
             {"role": "user", "content": PARTS}]
-#: The query both paths must price: the text parts of the last user message, one per line.
+#: The costliest segment under TextCost (it counts line breaks): the last message's two text
+#: parts joined by a newline — every text of the chat is priced, this one costs most.
 EXPECTED_QUERY = "What is the maximum\ndaily dose?"
 
 

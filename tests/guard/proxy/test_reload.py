@@ -76,11 +76,11 @@ def serve(upstream: Any, tmp_path: Path) -> Any:
     log = tmp_path / "serve.log"
     sink = log.open("wb")
 
-    def start(live: Path) -> tuple[str, int]:
+    def start(live: Path, *extra: str) -> tuple[str, int]:
         port = _port()
         env = {**os.environ, "UTILITYGUARD_ADMIN_API_KEY": ADMIN}
         cmd = [sys.executable, "-m", "guard.cli", "serve", "--upstream", upstream[1].url + "/v1",
-               "--port", str(port), "--policy", str(live), "--log-level", "warning"]
+               "--port", str(port), "--policy", str(live), "--log-level", "warning", *extra]
         proc = subprocess.Popen(cmd, env=env, cwd=tmp_path, stdout=sink,
                                 stderr=subprocess.STDOUT)
         procs.append(proc)
@@ -131,7 +131,7 @@ def test_reload_under_load_swaps_atomically_and_drops_nothing(
     start, _ = serve
     live = tmp_path / "live"
     _put(policies["first"], live)
-    url, pid = start(live)
+    url, pid = start(live, "--policy-dir", str(policies["second"].parent))
     labels = {name: load_policy(d).label for name, d in policies.items()}
     want = {labels[n]: {q: _expected(d, q) for q in QUESTIONS} for n, d in policies.items()}
     assert len({rec.decision + str(rec.threshold) for v in want.values()
@@ -176,9 +176,9 @@ def test_a_policy_that_fails_to_load_leaves_the_old_one_serving(
     start, log = serve
     live = tmp_path / "live"
     _put(policies["first"], live)
-    url, pid = start(live)
+    url, pid = start(live, "--policy-dir", str(policies["second"].parent))
     first = load_policy(policies["first"]).label
-    with (live / "calibrator" / "calibrator.joblib").open("ab") as fh:
+    with (live / "calibrator" / "calibrator.npz").open("ab") as fh:
         fh.write(b"tampered")
     with httpx.Client(base_url=url, timeout=30) as c:
         for headers in ({}, {"authorization": "Bearer wrong"}):
@@ -207,7 +207,8 @@ def test_the_admin_endpoint_is_off_without_an_admin_key(
 
 def test_the_admin_can_switch_to_another_policy(start_proxy: Callable[..., Served],
                                                 policies: dict[str, Path]) -> None:
-    proxy = start_proxy(policy="smollm2", admin_api_key=ADMIN)
+    proxy = start_proxy(policy="smollm2", admin_api_key=ADMIN,
+                        policy_dirs=[str(policies["second"].parent)])
     auth = {"authorization": f"Bearer {ADMIN}"}
     second = load_policy(policies["second"]).label
     with httpx.Client(base_url=proxy.url, timeout=30) as c:
@@ -215,8 +216,13 @@ def test_the_admin_can_switch_to_another_policy(start_proxy: Callable[..., Serve
         for bad in (b"[1]", b'{"policy": 3}', b'{"policy": "x", "more": 1}', b"{oops"):
             r = c.post("/admin/reload", headers=auth, content=bad)
             assert r.status_code == 400, bad
-        r = c.post("/admin/reload", headers=auth, json={"policy": "no-such-policy"})
+        missing = str(policies["second"].parent / "no-such-policy")
+        r = c.post("/admin/reload", headers=auth, json={"policy": missing})
         assert r.status_code == 500 and "no-such-policy" in r.json()["error"]["message"]
+        # outside every --policy-dir (also by ../ or an absolute path): 403, nothing loaded
+        for outside in ("/tmp", str(policies["second"].parent / ".." / "elsewhere")):
+            r = c.post("/admin/reload", headers=auth, json={"policy": outside})
+            assert r.status_code == 403 and r.json()["error"]["param"] == "policy", outside
         assert _ask(c, QUESTIONS[0]).headers["x-utilityguard-policy"].startswith("smollm2@")
         r = c.post("/admin/reload", headers=auth, json={"policy": str(policies["second"])})
         assert r.status_code == 200 and r.json()["policy"] == second
@@ -231,7 +237,7 @@ def test_sighup_reloads_the_configured_policy_not_the_admins_switch(
     start, _ = serve
     live = tmp_path / "live"
     _put(policies["first"], live)
-    url, pid = start(live)
+    url, pid = start(live, "--policy-dir", str(policies["second"].parent))
     first, second = (load_policy(policies[n]).label for n in ("first", "second"))
     auth = {"authorization": f"Bearer {ADMIN}"}
     with httpx.Client(base_url=url, timeout=30) as c:

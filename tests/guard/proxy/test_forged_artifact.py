@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -81,4 +83,24 @@ def test_reload_and_the_sighup_reload_run_no_code(start_proxy: Callable[..., Any
             "model": "m", "messages": [{"role": "user", "content": "What is 2 + 2? sure"}]})
         assert ok.status_code == 200  # the old policy still serves
         assert ok.headers["x-utilityguard-policy"] == load_policy("smollm2").label
+    assert not marker.exists()
+
+
+def test_a_real_sighup_runs_no_code(serve_process: Callable[..., Any], tmp_path: Path) -> None:
+    """``utilityguard serve --policy DIR`` as a process; the pickle is planted in DIR (every
+    hash recomputed) while it serves, then the process gets a real SIGHUP: it logs the failed
+    reload, runs no code and goes on serving."""
+    live, marker = tmp_path / "dirs" / "live", tmp_path / "PWNED"
+    shutil.copytree(shipped_dir() / "smollm2", live)
+    served = serve_process(["--policy", str(live), "--upstream", "http://127.0.0.1:9/v1"],
+                           timeout=90.0)
+    forge(live, marker, "calibrator", keep_name=False)
+    os.kill(served.proc.pid, signal.SIGHUP)
+    until = time.monotonic() + 5.0  # the reload refuses the folder at once; serve meanwhile
+    with httpx.Client(base_url=served.url, timeout=10) as c:
+        while time.monotonic() < until:
+            assert c.get("/healthz").status_code == 200
+            time.sleep(0.5)
+    output = served.stop()
+    assert "policy reload failed" in output and "pickle" in output, output
     assert not marker.exists()

@@ -94,9 +94,10 @@ def _serve(llama: str, tmp: Path, *args: str) -> Iterator[tuple[str, Path]]:
 @pytest.fixture(scope="module")
 def proxy(llama: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
     # The operator grants per-request overrides here (off by default): the tests below drive
-    # the guard's cost and mode from the client.
+    # the guard's cost and mode from the client. The bare rule (alpha = 1, raw p): since the
+    # shipped `default` policy decides when none is named, `--policy none` asks for it.
     yield from _serve(llama, tmp_path_factory.mktemp("proxy"), "--confidence", "logprobs",
-                      "--c-r", "2", "--allow-client-overrides")
+                      "--c-r", "2", "--allow-client-overrides", "--policy", "none")
 
 
 def _client(base_url: str):  # type: ignore[no-untyped-def]

@@ -58,3 +58,14 @@ def run_chromium(*args: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={profile}",
                                *args], capture_output=True, text=True, timeout=180,
                               check=False)
+
+
+def stop_process(proc: subprocess.Popen[bytes]) -> None:
+    """Terminate a server process a test started (wait 20 s), then kill it (wait 5 s)."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)

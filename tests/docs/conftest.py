@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.perf.servers import ServerError, free_port, wait_until_serving
+from tests.helpers import stop_process
 
 
 class Server:
@@ -31,13 +32,7 @@ class Server:
             pytest.fail(f"could not start {argv[2:5]}: {exc}")
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
+        stop_process(self.proc)
 
 
 @pytest.fixture(scope="session")

@@ -16,6 +16,8 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.helpers import stop_process
+
 _PROXY_CONFTEST = Path(__file__).parents[1] / "proxy" / "conftest.py"
 
 
@@ -79,13 +81,7 @@ class Process:
             time.sleep(0.2)
 
     def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
+        stop_process(self.proc)
 
 
 @pytest.fixture(scope="module")

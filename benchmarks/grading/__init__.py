@@ -3,7 +3,8 @@
 First stage, rules (this package); a second stage, an LLM judge, can review what the rules do
 not settle (:mod:`benchmarks.grading.judge`).
 
-* **abstention**: a refusal or a hedged non-answer (:func:`guard.refusal.is_refusal`, the same
+* **abstention**: a refusal or a hedged non-answer (:func:`guard.refusal_detection.is_refusal`, the
+same
   rules the runtime guard uses); on a refusal-required item also a reply that rejects the
   question's false premise (:mod:`.premise`), as AbstentionBench counts it;
 * ``choice``: the option the reply points at by letter and by quoted text; a reply whose
@@ -36,7 +37,7 @@ from benchmarks.grading.premise import rejects_premise
 from benchmarks.grading.sandbox import DEFAULT_LIMITS, Limits, run_code
 from benchmarks.grading.text import grade_text, grade_text_detail
 from guard.answers import options_in, read_choice
-from guard.refusal import is_refusal
+from guard.refusal_detection import is_refusal
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,7 @@ from starlette.responses import Response, StreamingResponse
 
 from guard.confidence.extractors import ConsistencyExtractor, LogprobExtractor
 from guard.core import Guard, Price
+from guard.decision_records import DecisionRecord
 from guard.exceptions import (
     ClientDisconnected,
     UpstreamError,
@@ -57,7 +58,6 @@ from guard.proxy.errors import upstream_failure
 from guard.proxy.request import Overrides, cancel_on_disconnect, disconnected
 from guard.proxy.streaming import SSEReader, json_reply
 from guard.proxy.upstream import Relay
-from guard.records import DecisionRecord
 from guard.segments import Query, as_text
 
 if TYPE_CHECKING:

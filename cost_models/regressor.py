@@ -33,6 +33,7 @@ from sklearn.model_selection import GroupKFold, KFold
 from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.utils.validation import check_is_fitted
 
+from cost_models.affix_batch import AffixBatch
 from cost_models.data_io import pipeline_from_data, pipeline_to_data, ridge_of
 from cost_models.features import EmbeddingFeatures, affix_embed, affix_tfidf, word_char_tfidf
 from cost_models.kinds import KINDS
@@ -41,9 +42,6 @@ from policies import expected_cost_lognormal
 from policies.exceptions import InvalidValueError
 
 FloatArray = NDArray[np.float64]
-#: Up to this many texts are featurized without scikit-learn's per-call overhead (a
-#: request's question segments, :mod:`guard.segments`).
-SMALL_BATCH = 256
 
 
 def _texts(X: Any) -> list[str]:
@@ -152,7 +150,8 @@ class CostRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
         self.oof_log_pred_ = oof
         self.residual_var_ = float(np.mean((oof - logy) ** 2))
         self.pipeline_ = clone(base).fit(texts, logy)
-        self.__dict__.pop("_scorer_", None)  # a refit: the one-query path is rebuilt
+        for derived in ("_scorer_", "_batch_"):  # a refit: the fast paths are rebuilt
+            self.__dict__.pop(derived, None)
         self.n_train_ = len(texts)
         model = self.pipeline_.named_steps["model"]
         if isinstance(model, Ridge):
@@ -170,15 +169,19 @@ class CostRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
         if not texts:
             return np.empty(0, dtype=np.float64)
         if hasattr(self, "coef_"):  # ridge: skip the pipeline's per-call validation overhead
-            scorer = self._scorer() if len(texts) <= SMALL_BATCH else None
-            if scorer is not None:  # a few texts: no sparse matrix, no pipeline; one embed call
-                feats = QueryFeatures.many(texts, max_chars=self.max_chars) \
-                    if len(texts) > 1 else [QueryFeatures(texts[0])]
-                return np.array([scorer.score(f) for f in feats], dtype=np.float64)
+            scorer = self._scorer() if len(texts) == 1 else None
+            if scorer is not None:  # one text: the one-query path (no sparse matrix)
+                return np.array([scorer.score(QueryFeatures(texts[0]))], dtype=np.float64)
             vec, emb = self._parts()
-            if vec is not None and emb is not None:  # no sparse copy of the dense block
-                n = len(vec.vocabulary_)
-                mu = vec.transform(texts) @ self.coef_[:n] + emb.transform(texts) @ self.coef_[n:]
+            batch = self._batch()
+            mu = None
+            if batch is not None:  # the affix TF-IDF block in numpy (AffixBatch)
+                mu = batch.score(texts)
+            elif vec is not None:
+                mu = vec.transform(texts) @ self.coef_[:len(vec.vocabulary_)]
+            if vec is not None and mu is not None:
+                if emb is not None:  # no sparse copy of the dense block
+                    mu = mu + emb.transform(texts) @ self.coef_[len(vec.vocabulary_):]
                 return np.asarray(mu + self.intercept_, dtype=np.float64)
             feats = self.pipeline_.named_steps["features"].transform(texts)
             return np.asarray(feats @ self.coef_ + self.intercept_, dtype=np.float64)
@@ -195,6 +198,16 @@ class CostRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
             if isinstance(vec, TfidfVectorizer) and isinstance(emb, EmbeddingFeatures):
                 return vec, emb
         return None, None
+
+    def _batch(self) -> AffixBatch | None:
+        """The batch path of the TF-IDF block (:class:`cost_models.affix_batch.AffixBatch`,
+        built on first use); ``None`` when the vectorizer is not the affix analyzer's."""
+        if "_batch_" not in self.__dict__:
+            vec, _ = self._parts()
+            self.__dict__["_batch_"] = None if vec is None or not hasattr(self, "coef_") \
+                else AffixBatch.build(vec, self.coef_)
+        batch: AffixBatch | None = self.__dict__["_batch_"]
+        return batch
 
     def _scorer(self) -> LinearTextScorer | None:
         """The one-query path (:class:`cost_models.query_features.LinearTextScorer`, built on
@@ -244,7 +257,8 @@ class CostRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        state.pop("_scorer_", None)  # derived; rebuilt on first use after loading
+        for derived in ("_scorer_", "_batch_"):  # rebuilt on first use after loading
+            state.pop(derived, None)
         return state
 
     def predict(self, X: Any) -> FloatArray:

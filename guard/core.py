@@ -52,14 +52,7 @@ from guard.confidence.extractors import (
 from guard.context import remember_decision
 from guard.cost_scale import CostScale
 from guard.decision_config import DecisionConfig, NoConfidence, check_cost
-from guard.exceptions import ConfigError
-from guard.protocols import (
-    AnswerabilityEstimator,
-    CostModel,
-    ProbabilityCalibrator,
-    load_default_cost_model,
-)
-from guard.records import (
+from guard.decision_records import (
     SIGNALS,
     Confidence,
     CostSource,
@@ -68,8 +61,15 @@ from guard.records import (
     Mode,
     PSource,
 )
-from guard.refusal import DEFAULT_REFUSAL_TEXT, is_refusal
-from guard.refused import plain_mapping, refused_completion, with_refused_choices
+from guard.exceptions import ConfigError
+from guard.protocols import (
+    AnswerabilityEstimator,
+    CostModel,
+    ProbabilityCalibrator,
+    load_default_cost_model,
+)
+from guard.refusal_detection import DEFAULT_REFUSAL_TEXT, is_refusal
+from guard.refusal_substitution import plain_mapping, refused_completion, with_refused_choices
 from guard.segments import Query, request_segments
 from policies import DEFAULT_C_R, answer_threshold, expected_utility, refusal_expected_utility
 
@@ -411,11 +411,10 @@ class Guard:
         else:
             (cost_v, question), cost_source = self.costliest(query), "model"
         if needs_alpha and texts is not None:
-            if len(texts) == 1:
-                al = self.predict_alpha(texts[0])
-            else:
-                question = question or self.costliest(texts)[1]
-                al = self.predict_alpha(question)
+            asked = texts[0] if len(texts) == 1 else question or self.costliest(texts)[1]
+            if len(texts) > 1:
+                question = asked
+            al = self.predict_alpha(asked, features=self.query_features(asked))
         else:
             al = 1.0 if cfg.alpha is None else cfg.alpha
         return Price(cost=cost_v, cost_source=cost_source, c_r=cfg.c_r, mode=cfg.mode,
@@ -504,7 +503,7 @@ class Guard:
         A substituted refusal says :attr:`refusal_text`; the model's own refusal
         (``passthrough_refusal``) keeps its cleaned wording (the refusal text when it had
         none). Either way the caller gets a reply built by
-        :func:`guard.refused.refused_completion`: nothing else of the model's reply
+        :func:`guard.refusal_substitution.refused_completion`: nothing else of the model's reply
         (tool calls, reasoning, audio, logprobs, other choices) is delivered.
         """
         if record.mode != "enforce" or not record.delivered_refusal:
@@ -563,7 +562,8 @@ class Guard:
               **overrides: Any) -> tuple[R, DecisionRecord]:
         """Decide about ``reply`` (a str or a chat completion) and return what to deliver,
         of the same type, with the decision record. The input is never modified. A refused
-        completion is built by :func:`guard.refused.refused_completion` (an allow-list: the
+        completion is built by :func:`guard.refusal_substitution.refused_completion` (an
+        allow-list: the
         refusal text in every choice, ``n > 1`` samples included, and nothing else of the
         reply). When choice 0 answers, each further choice is judged by itself
         (:meth:`refused_choices`) and one the guard refuses is replaced by an allow-listed

@@ -14,7 +14,7 @@
    the signal missing), within the same deadline.
 4. Decide on choice 0 (:meth:`guard.Guard.decide`; a tool call is an answer, decided on its
    name and arguments); deliver a refusal built from an allow-list
-   (:func:`guard.refused.refused_completion`) or the cleaned reply, each further choice
+   (:func:`guard.refusal_substitution.refused_completion`) or the cleaned reply, each further choice
    (``n > 1``) judged by itself (:meth:`guard.Guard.refused_choices`); remove the
    logprobs and choices the client did not ask for. A stream whose decision is known before
    the reply (every ``p`` answers, or shadow mode) skips the buffering: :mod:`guard.proxy.early`.
@@ -36,6 +36,7 @@ from starlette.responses import Response
 
 from guard.completion import choice_answer
 from guard.confidence.ptrue import PTRUE_KEY, PTrueExtractor, ptrue_from_reply, ptrue_request
+from guard.decision_records import Confidence, DecisionRecord
 from guard.exceptions import UpstreamError, UpstreamStatusError
 from guard.messages import query_text, request_texts
 from guard.proxy import json_body
@@ -69,8 +70,7 @@ from guard.proxy.streaming import (
     synthesize,
 )
 from guard.proxy.upstream import Upstream
-from guard.records import Confidence, DecisionRecord
-from guard.refusal import is_refusal
+from guard.refusal_detection import is_refusal
 
 if TYPE_CHECKING:
     from guard.core import Guard

@@ -12,10 +12,10 @@ from starlette.requests import Request
 
 from guard.completion import choice_answer
 from guard.core import Guard, Price
+from guard.decision_records import Confidence, DecisionRecord
 from guard.exceptions import PermissionDeniedError, UpstreamStatusError
 from guard.proxy.labels import key_id
 from guard.proxy.request import Overrides, check_auth, check_overrides
-from guard.records import Confidence, DecisionRecord
 from guard.segments import Query
 
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ def decision_headers(record: DecisionRecord) -> dict[str, str]:
 
 def decision_body(record: DecisionRecord, *, enabled: bool = True) -> dict[str, Any]:
     """What a reply body gains: ``{"utilityguard": <the decision>}`` (see
-    :meth:`guard.records.DecisionRecord.summary`), or nothing when not ``enabled``."""
+    :meth:`guard.decision_records.DecisionRecord.summary`), or nothing when not ``enabled``."""
     return {"utilityguard": record.summary()} if enabled else {}
 
 

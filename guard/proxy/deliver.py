@@ -9,9 +9,9 @@ from typing import Any
 
 from guard.completion import choice_answer
 from guard.core import Guard
+from guard.decision_records import DecisionRecord
 from guard.proxy.request import ChatPlan
-from guard.records import DecisionRecord
-from guard.refused import refused_choice, refused_completion
+from guard.refusal_substitution import refused_choice, refused_completion
 
 #: The response header listing the choices (``n > 1``) the guard refused although choice 0
 #: answers.
@@ -22,7 +22,8 @@ def deliver(reply: Mapping[str, Any], record: DecisionRecord, guard: Guard, plan
     """The completion the client receives, and whether its text differs from the upstream's.
 
     A refusal delivered in enforce mode (the guard's, or the model's own) is built by
-    :func:`guard.refused.refused_completion` from an allow-list: the refusal text in every
+    :func:`guard.refusal_substitution.refused_completion` from an allow-list: the refusal text in
+    every
     choice, finish ``"stop"``, and nothing else of the reply (no tool calls, logprobs,
     reasoning, audio). Otherwise each content is cleaned (the verbal confidence line removed),
     logprobs the client did not ask for are dropped, and each choice in ``refused_choices``

@@ -46,6 +46,7 @@ from starlette.responses import Response, StreamingResponse
 
 from guard.confidence.extractors import ConsistencyExtractor, LogprobExtractor
 from guard.core import Guard, Price
+from guard.decision_records import DecisionRecord
 from guard.exceptions import (
     ClientDisconnected,
     UpstreamError,
@@ -57,7 +58,6 @@ from guard.proxy.errors import upstream_failure
 from guard.proxy.request import Overrides, cancel_on_disconnect, disconnected
 from guard.proxy.streaming import SSEReader, json_reply
 from guard.proxy.upstream import Relay
-from guard.records import DecisionRecord
 from guard.segments import Query, as_text
 
 if TYPE_CHECKING:
@@ -68,6 +68,9 @@ log = logging.getLogger(__name__)
 #: relays the text as it comes; the verbal extractor removes a line from it).
 TEXT_PRESERVING = (LogprobExtractor, ConsistencyExtractor)
 EARLY_HEADER = "x-utilityguard-stream"
+#: The most an early stream waits, after its last event, for the end of the upstream's body
+#: (so that the connection is kept alive, :func:`_drain`).
+DRAIN_SECONDS = 0.05
 Event = dict[str, Any]
 #: Builds the stream's tail from every upstream event and the events held back: the bytes
 #: to send last (the decision object in the last event) and the decision.
@@ -209,6 +212,8 @@ class Pending:
                             yield b"".join(ready)
                         if raw is None:
                             break
+                    if raw is not None:  # the stream ended before the body: keep-alive
+                        await _drain(chunks, min(DRAIN_SECONDS, max(deadline - loop.time(), 0)))
                 upstream_s = time.perf_counter() - t_up
                 try:  # the consistency samples, if any, within the deadline
                     tail, record = await asyncio.wait_for(finish(events, held),
@@ -253,6 +258,20 @@ class Pending:
         log.warning("request %s: the upstream failed during an early stream (%s): %s",
                     self.request_id, kind, exc)
         return b"data: " + json.dumps(body, separators=(",", ":")).encode() + b"\n\n"
+
+
+async def _drain(chunks: AsyncIterator[bytes], wait: float) -> None:
+    """Read what the upstream sends after its stream's last event (the end of the HTTP
+    body, usually already on its way), for at most ``wait`` seconds: a body read to its end
+    returns the connection to the pool, where one closed early is dropped and the next
+    request waits for a new connection. An upstream still sending after ``wait`` (or past
+    the size limit) is closed as before; what it sent is never relayed."""
+    async def rest() -> None:
+        async for _ in chunks:
+            pass
+
+    with contextlib.suppress(asyncio.TimeoutError, UpstreamError):
+        await asyncio.wait_for(rest(), wait)
 
 
 async def _chained(first: bytes, rest: AsyncIterator[bytes]) -> AsyncIterator[bytes]:

@@ -20,6 +20,7 @@ from starlette.requests import Request
 
 from guard.core import Guard
 from guard.decision_config import check_c_r, check_cost, check_mode, check_probability
+from guard.decision_records import Mode
 from guard.exceptions import (
     AuthenticationError,
     ClientDisconnected,
@@ -27,7 +28,6 @@ from guard.exceptions import (
     PayloadTooLargeError,
     PermissionDeniedError,
 )
-from guard.records import Mode
 
 T = TypeVar("T")
 #: Request headers that override the guard per request.

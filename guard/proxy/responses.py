@@ -16,7 +16,8 @@ decision headers and the ``utilityguard`` body object are the chat route's.
   (``--no-confidence``). No samples are asked for.
 * The answer is the output text plus every ``function_call`` item (as ``name(arguments)``):
   a function call is an answer, never the model's own refusal.
-* A refusal (enforce mode) is built from an allow-list by :func:`guard.refused.refused_response`:
+* A refusal (enforce mode) is built from an allow-list by
+:func:`guard.refusal_substitution.refused_response`:
   one assistant message saying the refusal text, nothing else of the reply.
 * ``stream: true``: the upstream's events are buffered whole, the decision made on the final
   ``response`` object, then the client receives either the upstream's events (an answer, or
@@ -35,6 +36,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from guard.completion import choice_answer
+from guard.decision_records import DecisionRecord
 from guard.exceptions import InvalidRequestError, UpstreamError, UpstreamStatusError
 from guard.messages import responses_texts
 from guard.proxy import json_body
@@ -66,8 +68,7 @@ from guard.proxy.responses_stream import (
     replay,
 )
 from guard.proxy.streaming import json_reply
-from guard.records import DecisionRecord
-from guard.refused import refused_response
+from guard.refusal_substitution import refused_response
 from guard.segments import as_text
 
 if TYPE_CHECKING:

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from figures import _rows, appearances  # noqa: E402
+from figures import _rows, appearances
 
 SEED = 20261225
 N_ITEMS = 800

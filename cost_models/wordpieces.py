@@ -64,8 +64,19 @@ class PieceTokenizer:
 
     def ids(self, text: str) -> list[int]:
         """The token ids of one text."""
-        flat, _ = self.flat_ids([text])
-        ids: list[int] = flat.tolist()
+        if self._slow(text):
+            exact: list[int] = self._exact.encode(text, add_special_tokens=False).ids
+            return exact
+        cache = self._cache
+        ids: list[int] = []
+        for p in _PIECE.findall(MARK + text.replace(" ", MARK)) if text else []:
+            got = cache.get(p)
+            if got is None:
+                got = tuple(self._bare.encode(p, add_special_tokens=False).ids)
+                if len(cache) >= CACHE_SIZE:
+                    cache.clear()
+                cache[p] = got
+            ids += got
         return ids
 
     def flat_ids(self, texts: Sequence[str]) -> tuple[NDArray[np.int32], NDArray[np.int64]]:

@@ -26,9 +26,9 @@ from benchmarks.bench.crossfit import fixed_guard
 from benchmarks.bench.data import load_bench
 from benchmarks.bench.frontier import solver_p
 from cost_models.datasets import DatasetItem
+from guard.decision_records import DecisionRecord
 from guard.exceptions import AuditStoreError, BenchError
 from guard.policy import load_policy, shipped_policies
-from guard.records import DecisionRecord
 from policies import expected_utility_values, solve_budget
 from policies.budget import BudgetSolution
 

@@ -9,8 +9,8 @@ from typing import Any
 from benchmarks.bench.data import shipped_response_files
 from benchmarks.bench.result import BenchResult
 from cost_models.datasets import load_seed, load_utilitybench
+from guard.decision_records import REPLY_SIGNALS
 from guard.exceptions import CLIError
-from guard.records import REPLY_SIGNALS
 from policies.options import add_c_r_option, checked_c_r
 
 

@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # heavy imports (scikit-learn) only when the command runs
     from guard.policy import Policy
 
 #: What the card keeps of each bench policy row.
-CARD_POLICIES = ("guard", "guard_paper_rule", "model", "model_confidence",
+CARD_BASELINES = ("guard", "guard_paper_rule", "model", "model_confidence",
                  "confidence_threshold", "always_refuse", "oracle")
 CARD_METRICS = ("utility_auc", "mean_utility", "answer_rate", "ans_acc", "ref_acc", "ece10")
 
@@ -111,7 +111,7 @@ def evaluation_card(results: BenchResult, group_folds: bool) -> dict[str, Any]:
         "c_r": results.c_r, "n": results.n,
         "policies": {name: {k: results.policies[name].get(k) for k in
                             (*CARD_METRICS, "utility_auc_ci", "mean_utility_ci")}
-                     for name in CARD_POLICIES if name in results.policies},
+                     for name in CARD_BASELINES if name in results.policies},
         "calibration": results.calibration,
         "answerability_auc": s.answerability_auc,
     })
@@ -181,7 +181,7 @@ def fit_from_data(args: argparse.Namespace, console: Console) -> tuple[Policy, d
 
 
 def _multi(args: argparse.Namespace) -> list[str] | None:
-    from guard.records import REPLY_SIGNALS
+    from guard.decision_records import REPLY_SIGNALS
 
     spec = getattr(args, "multi_signal", None)
     if not spec:

@@ -50,7 +50,7 @@ from guard.exceptions import (
     UpstreamTimeout,
     UpstreamUnavailable,
 )
-from guard.refusal import REFUSAL_HINT
+from guard.refusal_detection import REFUSAL_HINT
 from guard.response_records import parse_response_record
 from policies.exceptions import CollectError
 

@@ -20,6 +20,7 @@ from guard.confidence.extractors import (
 )
 from guard.context import last_decision
 from guard.core import Guard
+from guard.decision_records import SIGNALS, Confidence, DecisionRecord
 from guard.decorator import guarded
 from guard.exceptions import (
     AuthenticationError,
@@ -40,8 +41,7 @@ from guard.exceptions import (
     UtilityGuardError,
 )
 from guard.protocols import CostModel, ProbabilityCalibrator
-from guard.records import SIGNALS, Confidence, DecisionRecord
-from guard.refusal import DEFAULT_REFUSAL_TEXT, REFUSAL_HINT, is_refusal
+from guard.refusal_detection import DEFAULT_REFUSAL_TEXT, REFUSAL_HINT, is_refusal
 
 __all__ = [
     "DEFAULT_REFUSAL_TEXT",

@@ -38,8 +38,8 @@ from guard.calibration import (
     raw_probability,
 )
 from guard.calibration.scoring import FloatArray
+from guard.decision_records import REPLY_SIGNALS
 from guard.exceptions import CLIError
-from guard.records import REPLY_SIGNALS
 from guard.response_records import ResponseRecord, read_response_records
 
 #: Fewer usable records than this give a calibrator too noisy to trust.

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from contextvars import ContextVar
 
-from guard.records import DecisionRecord
+from guard.decision_records import DecisionRecord
 
 _LAST_DECISION: ContextVar[DecisionRecord | None] = ContextVar(
     "utilityguard_last_decision", default=None

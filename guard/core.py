@@ -51,14 +51,7 @@ from guard.confidence.extractors import (
 )
 from guard.context import remember_decision
 from guard.decision_config import DecisionConfig, NoConfidence, check_cost
-from guard.exceptions import ConfigError
-from guard.protocols import (
-    AnswerabilityEstimator,
-    CostModel,
-    ProbabilityCalibrator,
-    load_default_cost_model,
-)
-from guard.records import (
+from guard.decision_records import (
     SIGNALS,
     Confidence,
     CostSource,
@@ -67,8 +60,15 @@ from guard.records import (
     Mode,
     PSource,
 )
-from guard.refusal import DEFAULT_REFUSAL_TEXT, is_refusal
-from guard.refused import plain_mapping, refused_completion, with_refused_choices
+from guard.exceptions import ConfigError
+from guard.protocols import (
+    AnswerabilityEstimator,
+    CostModel,
+    ProbabilityCalibrator,
+    load_default_cost_model,
+)
+from guard.refusal_detection import DEFAULT_REFUSAL_TEXT, is_refusal
+from guard.refusal_substitution import plain_mapping, refused_completion, with_refused_choices
 from guard.segments import Query, request_segments
 from policies import DEFAULT_C_R, answer_threshold, expected_utility, refusal_expected_utility
 
@@ -490,7 +490,7 @@ class Guard:
         A substituted refusal says :attr:`refusal_text`; the model's own refusal
         (``passthrough_refusal``) keeps its cleaned wording (the refusal text when it had
         none). Either way the caller gets a reply built by
-        :func:`guard.refused.refused_completion`: nothing else of the model's reply
+        :func:`guard.refusal_substitution.refused_completion`: nothing else of the model's reply
         (tool calls, reasoning, audio, logprobs, other choices) is delivered.
         """
         if record.mode != "enforce" or not record.delivered_refusal:
@@ -549,7 +549,8 @@ class Guard:
               **overrides: Any) -> tuple[R, DecisionRecord]:
         """Decide about ``reply`` (a str or a chat completion) and return what to deliver,
         of the same type, with the decision record. The input is never modified. A refused
-        completion is built by :func:`guard.refused.refused_completion` (an allow-list: the
+        completion is built by :func:`guard.refusal_substitution.refused_completion` (an
+        allow-list: the
         refusal text in every choice, ``n > 1`` samples included, and nothing else of the
         reply). When choice 0 answers, each further choice is judged by itself
         (:meth:`refused_choices`) and one the guard refuses is replaced by an allow-listed

@@ -30,9 +30,9 @@ from typing import Any, Literal, cast, get_args
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
+from guard.decision_records import Mode
 from guard.exceptions import ConfigError
-from guard.records import Mode
-from guard.refusal import DEFAULT_REFUSAL_TEXT
+from guard.refusal_detection import DEFAULT_REFUSAL_TEXT
 from policies import DEFAULT_C_R
 from policies.validation import check_c_r, check_cost, check_probability, finite
 

@@ -4,7 +4,7 @@ The decorated function (sync or ``async``) may return
 
 * ``str``: the reply; a verbal confidence line in it ("Confidence: 80%") is read and removed;
 * ``(str, confidence)``: the reply and a caller-supplied confidence (a probability, a
-  :class:`~guard.records.Confidence` or a mapping of signals);
+  :class:`~guard.decision_records.Confidence` or a mapping of signals);
 * a chat completion (an ``openai`` ``ChatCompletion`` or its JSON mapping): token logprobs,
   else a verbal confidence, are read from the first choice.
 
@@ -14,7 +14,7 @@ the object the function returned is never modified.
 
 The decision reaches the caller through two documented channels:
 
-* ``on_decision=callback``: called with the :class:`~guard.records.DecisionRecord` of every
+* ``on_decision=callback``: called with the :class:`~guard.decision_records.DecisionRecord` of every
   call, before the result is returned (exceptions it raises propagate);
 * :func:`guard.last_decision`: the latest decision in the current thread / asyncio task
   (a :class:`contextvars.ContextVar`).
@@ -43,9 +43,9 @@ from typing import Any, TypeVar, overload
 
 from guard.completion import is_completion
 from guard.core import Guard
+from guard.decision_records import DecisionRecord
 from guard.exceptions import ConfigError
 from guard.messages import request_texts
-from guard.records import DecisionRecord
 from guard.segments import Query
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -164,7 +164,7 @@ def guarded(
         priced) from the call's arguments; default: every text of a ``messages`` argument
         (priced as the proxy prices a request), else the first ``str`` argument.
     on_decision : callable, optional
-        Called with the :class:`~guard.records.DecisionRecord` of every call.
+        Called with the :class:`~guard.decision_records.DecisionRecord` of every call.
 
     Returns
     -------

@@ -48,8 +48,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from guard.decision_records import DecisionRecord
 from guard.exceptions import ConfigError
-from guard.records import DecisionRecord
 
 #: How many keys a window can tell apart (a request beyond that shares the overflow key).
 MAX_KEYS = 10_000

@@ -34,8 +34,8 @@ from typing import Annotated, Any
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
 from cost_models.datasets import parse_bool, parse_float, read_rows
+from guard.decision_records import Confidence
 from guard.exceptions import DatasetError, RecordError
-from guard.records import Confidence
 
 __all__ = ["ResponseRecord", "parse_response_record", "read_response_records"]
 

@@ -31,9 +31,9 @@ from pydantic import AliasChoices, Field, SecretStr, field_validator, model_vali
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from guard.decision_config import DecisionConfig, check_c_r, check_mode
+from guard.decision_records import Mode
 from guard.exceptions import ConfigError
-from guard.records import Mode
-from guard.refusal import DEFAULT_REFUSAL_TEXT
+from guard.refusal_detection import DEFAULT_REFUSAL_TEXT
 from policies import DEFAULT_C_R
 
 ConfidenceKind = Literal["logprobs", "verbal", "consistency", "caller", "ptrue"]

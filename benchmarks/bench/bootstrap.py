@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from benchmarks.bench.compared_policies import PolicyRun, utilities
+from benchmarks.bench.baselines import BaselineRun, utilities
 from benchmarks.bench.data import BenchData
 from benchmarks.ranking import descending_groups
 from benchmarks.riskeval import inconsistent_decisions
@@ -99,7 +99,7 @@ def auc_bounds(data: BenchData, w: FloatArray, c_r: float) -> tuple[FloatArray, 
     return n, base, area_min, area_max
 
 
-def utility_auc_given(data: BenchData, run: PolicyRun, w: FloatArray, c_r: float,
+def utility_auc_given(data: BenchData, run: BaselineRun, w: FloatArray, c_r: float,
                       bounds: tuple[FloatArray, FloatArray, FloatArray, FloatArray]
                       ) -> FloatArray:
     """UtilityAUC of ``run`` per resample, with :func:`auc_bounds` of the same ``w``."""
@@ -110,7 +110,7 @@ def utility_auc_given(data: BenchData, run: PolicyRun, w: FloatArray, c_r: float
     return out
 
 
-def utility_auc_many(data: BenchData, run: PolicyRun, w: FloatArray, c_r: float) -> FloatArray:
+def utility_auc_many(data: BenchData, run: BaselineRun, w: FloatArray, c_r: float) -> FloatArray:
     return utility_auc_given(data, run, w, c_r, auc_bounds(data, w, c_r))
 
 
@@ -134,7 +134,7 @@ def aurc_many(right: NDArray[np.bool_], score: FloatArray, w: FloatArray) -> Flo
     return np.where(m > 0, out, np.nan)
 
 
-def many(data: BenchData, run: PolicyRun, p_ref: FloatArray, w: FloatArray, c_r: float,
+def many(data: BenchData, run: BaselineRun, p_ref: FloatArray, w: FloatArray, c_r: float,
          n_bins: int = 10) -> FloatArray:
     """``(B, 10)`` metrics (columns in :data:`ORDER`) for the count matrix ``w``."""
     a, d, L = data.answerable, run.answered, data.cost

@@ -9,7 +9,7 @@ held-out fold, never on the items it is scored on.
   counting as incorrect, or a given calibrator as is; an answerability classifier), and the
   held-out items decided by that policy's :class:`guard.Guard`, exactly as the runtime does;
 * the cost-blind confidence threshold: chosen per fold (see
-  :mod:`benchmarks.bench.compared_policies`).
+  :mod:`benchmarks.bench.baselines`).
 """
 
 from __future__ import annotations
@@ -29,10 +29,10 @@ from cost_models.regressor import CostRegressor
 from guard.calibration import Calibrator, raw_probability
 from guard.calibration.multi import MultiSignalCalibrator
 from guard.core import Guard
+from guard.decision_records import DecisionRecord
 from guard.exceptions import BenchError, CalibrationError
 from guard.policy import Policy, TrainingSet, fit_policy
 from guard.policy.fit import fit_calibrator, fit_multi_calibrator
-from guard.records import DecisionRecord
 
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.intp]

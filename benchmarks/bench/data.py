@@ -18,8 +18,8 @@ from numpy.typing import NDArray
 
 from benchmarks.ptrue_collect import load_ptrue
 from cost_models.datasets import DatasetItem
+from guard.decision_records import REPLY_SIGNALS
 from guard.exceptions import RecordError
-from guard.records import REPLY_SIGNALS
 from guard.response_records import ResponseRecord, read_response_records
 from policies.exceptions import BenchError
 

@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from benchmarks.bench.baselines import BaselineRun, run_baselines, utilities
 from benchmarks.bench.bootstrap import counts, draw, many
-from benchmarks.bench.compared_policies import PolicyRun, run_policies, utilities
 from benchmarks.bench.crossfit import IntArray, Probabilities
 from benchmarks.bench.data import BenchData
 from benchmarks.riskeval import normalized_regret, policy_consistency
@@ -38,7 +38,7 @@ def _safe(f: Callable[[], float]) -> float:
         return float("nan")
 
 
-def metrics(data: BenchData, run: PolicyRun, p_ref: FloatArray, idx: IntArray, c_r: float
+def metrics(data: BenchData, run: BaselineRun, p_ref: FloatArray, idx: IntArray, c_r: float
             ) -> dict[str, float]:
     """Every metric of one policy on the items ``idx`` (a bootstrap sample or all items)."""
     a, d, L = data.answerable[idx], run.answered[idx], data.cost[idx]
@@ -65,7 +65,7 @@ def metrics(data: BenchData, run: PolicyRun, p_ref: FloatArray, idx: IntArray, c
     }
 
 
-def evaluate(data: BenchData, runs: dict[str, PolicyRun], probs: Probabilities, c_r: float,
+def evaluate(data: BenchData, runs: dict[str, BaselineRun], probs: Probabilities, c_r: float,
              *, n_boot: int = 1000, seed: int = 0, chunk: int = 100,
              on_step: Callable[[], None] | None = None) -> dict[str, dict[str, Any]]:
     """Point estimates on all items and 95% percentile bootstrap intervals (resampling
@@ -96,7 +96,7 @@ def sweep(data: BenchData, pred_cost: FloatArray, probs: Probabilities,
     right = data.answerable & data.correct
     curves: dict[str, list[float]] = {}
     for c_r in grid:
-        for name, run in run_policies(data, pred_cost, probs, folds, float(c_r),
+        for name, run in run_baselines(data, pred_cost, probs, folds, float(c_r),
                                       alpha).items():
             curves.setdefault(name, []).append(
                 utility_auc(data.answerable, run.answered, right, data.cost, run.score,
@@ -104,7 +104,7 @@ def sweep(data: BenchData, pred_cost: FloatArray, probs: Probabilities,
     return curves
 
 
-def by_domain(data: BenchData, runs: dict[str, PolicyRun], c_r: float
+def by_domain(data: BenchData, runs: dict[str, BaselineRun], c_r: float
               ) -> dict[str, dict[str, dict[str, float]]]:
     """Per domain and policy: items, contribution to the mean utility (sums to the overall
     mean utility), mean utility inside the domain, and UtilityAUC inside the domain."""

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from guard.records import DecisionRecord
+from guard.decision_records import DecisionRecord
 from policies import PAPER_C_R, answered_at, budget_range, frontier_at, price_points
 
 

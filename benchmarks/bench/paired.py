@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from benchmarks.bench.baselines import BaselineRun, utilities
 from benchmarks.bench.bootstrap import auc_bounds, counts, utility_auc_given
-from benchmarks.bench.compared_policies import PolicyRun, utilities
 from benchmarks.bench.data import BenchData
 from benchmarks.bench.evaluate import PAPER_C_R
 from benchmarks.utility_auc import utility_auc
@@ -40,7 +40,7 @@ def paired_grid(sweep_grid: Sequence[float], c_r: float, *, full: bool = False) 
     return sorted(values | {float(c_r)})
 
 
-def _point(data: BenchData, run: PolicyRun, c_r: float) -> dict[str, float]:
+def _point(data: BenchData, run: BaselineRun, c_r: float) -> dict[str, float]:
     right = data.answerable & data.correct
     return {"utility_auc": utility_auc(data.answerable, run.answered, right, data.cost,
                                        run.score, c_r=c_r),
@@ -55,7 +55,7 @@ def _ci(values: FloatArray) -> list[float] | None:
 
 
 def paired_differences(
-    data: BenchData, runs_at: dict[float, dict[str, PolicyRun]], samples: IntArray, *,
+    data: BenchData, runs_at: dict[float, dict[str, BaselineRun]], samples: IntArray, *,
     reference: str = REFERENCE, baselines: Sequence[str] = BASELINES, chunk: int = 100,
     on_step: Callable[[], None] | None = None,
 ) -> dict[str, Any]:
@@ -74,7 +74,7 @@ def paired_differences(
             bounds = auc_bounds(data, w, c)
             n = bounds[0]
 
-            def both(run: PolicyRun, c: float = c, w: FloatArray = w,
+            def both(run: BaselineRun, c: float = c, w: FloatArray = w,
                      bounds: Any = bounds, n: FloatArray = n) -> tuple[FloatArray, FloatArray]:
                 return (utility_auc_given(data, run, w, c, bounds),
                         (w @ utilities(data, run.answered, c)) / n)
@@ -98,7 +98,7 @@ def paired_differences(
     return out
 
 
-def oracle_share(data: BenchData, runs: dict[str, PolicyRun], samples: IntArray, c_r: float,
+def oracle_share(data: BenchData, runs: dict[str, BaselineRun], samples: IntArray, c_r: float,
                  *, reference: str = REFERENCE) -> dict[str, Any]:
     """The share of the oracle's gain the reference captures, on mean utility:
     ``(guard - always_refuse) / (oracle - always_refuse)``, with its 95% interval over the

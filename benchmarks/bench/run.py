@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.bench.baselines import run_baselines
 from benchmarks.bench.bootstrap import draw
-from benchmarks.bench.compared_policies import run_policies
 from benchmarks.bench.crossfit import (
     GuardFit,
     Probabilities,
@@ -156,14 +156,14 @@ def run_bench(
                                         calibrator, signal, trust, say, multi=multi,
                                         pooled=pooled)
     probs = fit.probabilities(sig)
-    runs = run_policies(data, fit.cost, probs, fold_idx, c_r, fit.alpha, decided=fit.answer)
+    runs = run_baselines(data, fit.cost, probs, fold_idx, c_r, fit.alpha, decided=fit.answer)
     say("bootstrap")
     policies = evaluate(data, runs, probs, c_r, n_boot=n_boot, seed=seed)
     say("sweep")
     grid = c_r_grid()
     curves = sweep(data, fit.cost, probs, fold_idx, grid, fit.alpha)
     say("paired differences")
-    runs_at = {c: run_policies(data, fit.cost, probs, fold_idx, c, fit.alpha,
+    runs_at = {c: run_baselines(data, fit.cost, probs, fold_idx, c, fit.alpha,
                                decided=fit.answer if c == c_r else None)
                for c in paired_grid(grid.tolist(), c_r, full=paired_full)}
     samples = draw(data, n_boot, seed)

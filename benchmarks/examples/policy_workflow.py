@@ -30,7 +30,7 @@ from benchmarks.grading import grade
 from cost_models.datasets import DatasetItem, load_seed
 from guard import Guard
 from guard.proxy.audit import DECISIONS, read_rows
-from guard.refusal import REFUSAL_HINT
+from guard.refusal_detection import REFUSAL_HINT
 
 C_R = 2.0
 

@@ -3,7 +3,8 @@
 First stage, rules (this package); a second stage, an LLM judge, can review what the rules do
 not settle (:mod:`benchmarks.grading.judge`).
 
-* **abstention**: a refusal or a hedged non-answer (:func:`guard.refusal.is_refusal`, the same
+* **abstention**: a refusal or a hedged non-answer (:func:`guard.refusal_detection.is_refusal`, the
+same
   rules the runtime guard uses); on a refusal-required item also a reply that rejects the
   question's false premise (:mod:`.premise`), as AbstentionBench counts it;
 * ``choice``: the option the reply points at by letter and by quoted text; a reply whose
@@ -18,9 +19,11 @@ not settle (:mod:`benchmarks.grading.judge`).
   :mod:`.sandbox`).
 
 An answer to a refusal-required item is graded incorrect; an abstention has no correctness
-(``None``). A grade the rules are unsure of carries ``settled=False`` and the reason in
-``flags`` (``no_option``, ``option_text_only``, ``several_numbers``,
-``reference_in_question``); the second stage reviews those.
+(``None``). An empty reply neither answers nor declines: it is graded an answer, incorrect
+(flag ``empty``; the runtime guard, with no answer to pass on, treats it as a refusal). A
+grade the rules are unsure of carries ``settled=False`` and the reason in ``flags``
+(``no_option``, ``option_text_only``, ``several_numbers``, ``reference_in_question``); the
+second stage reviews those.
 """
 
 from __future__ import annotations
@@ -33,8 +36,8 @@ from benchmarks.grading.numbers import grade_number, guessed_number
 from benchmarks.grading.premise import rejects_premise
 from benchmarks.grading.sandbox import DEFAULT_LIMITS, Limits, run_code
 from benchmarks.grading.text import grade_text, grade_text_detail
-from guard.answers import read_choice
-from guard.refusal import is_refusal
+from guard.answers import options_in, read_choice
+from guard.refusal_detection import is_refusal
 
 
 @dataclass(frozen=True)
@@ -55,18 +58,27 @@ def grade_code(reply: str, tests: Sequence[str], limits: Limits = DEFAULT_LIMITS
     return run_code(reply, tests, limits)
 
 
+def _lists_options(reply: str) -> bool:
+    """A reply that lists three or more lettered options: an answer that commits to none,
+    whatever decline comes with it (the choice reading then credits no option unless a letter
+    is stated)."""
+    return len(options_in(reply)) >= 3
+
+
 def grade(item: Mapping[str, Any], reply: str | None, *,
           code_limits: Limits = DEFAULT_LIMITS) -> Grade:
     """Grade ``reply`` for a dataset ``item`` (the dataset-item contract: ``question``,
     ``answerable``, ``reference``, ``answer_type``)."""
-    if reply is None or is_refusal(reply):
+    kind = item.get("answer_type", "text")
+    if reply is not None and not reply.strip():  # neither an answer nor a decline
+        return Grade(answered=True, correct=False, flags=("empty",))
+    if reply is None or (is_refusal(reply) and not (kind == "choice" and _lists_options(reply))):
         return Grade(answered=False, correct=None)
     if not item["answerable"]:
         if rejects_premise(reply, item.get("question")):
             return Grade(answered=False, correct=None, flags=("premise_rejected",))
         return Grade(answered=True, correct=False)
     refs = [str(r) for r in item.get("reference") or []]
-    kind = item.get("answer_type", "text")
     question = item.get("question")
     if kind == "choice":
         reading = read_choice(reply, question)

@@ -41,14 +41,15 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 def statements(question: str) -> str:
     """The clauses of ``question`` that assert something: questions ("Is 0 a natural number?",
     "so how many days ...?") are left out, so that answering "No" to a question is not read
-    as rejecting a premise.
+    as rejecting a premise. A line break ends a clause too (a question after a quoted
+    command or document is still a question).
 
     >>> statements("Ibuprofen is an antibiotic, so how many days do I take it?")
     'Ibuprofen is an antibiotic'
     >>> statements("Is 0 a natural number? Answer yes or no.")
     'Answer yes or no'
     """
-    clauses = [c.strip() for c in re.split(r"[.?!;:,]+", question) if c.strip()]
+    clauses = [c.strip() for c in re.split(r"[.?!;:,\n]+", question) if c.strip()]
     kept = [c for c in clauses
             if not _ASKING.match(re.sub(r"^(?:so|and|but|then|if so)\s+", "", c, flags=re.I))]
     return ". ".join(kept)

@@ -20,8 +20,11 @@ from typing import Any
 from benchmarks.perf._common import PerfResult
 
 #: Modules of ``benchmarks.perf`` that expose ``run() -> list[PerfResult]``.
-MODULES: tuple[str, ...] = ("metric", "costs", "annotation", "bench", "proxy", "ttft", "soak",
-                            "scale", "startup", "routes", "pricing")
+MODULES: tuple[str, ...] = ("utility_auc_speed", "costs", "annotation", "bench", "proxy", "ttft",
+                            "soak", "scale", "startup", "routes", "pricing")
+
+#: Former module names still accepted on the command line (with a note on stderr).
+RENAMED = {"metric": "utility_auc_speed"}
 
 RESULTS_FILE = "perf-results.json"
 
@@ -57,6 +60,9 @@ def run_info(names: Sequence[str]) -> dict[str, Any]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     names = list(sys.argv[1:] if argv is None else argv) or list(MODULES)
+    for old in set(names) & set(RENAMED):
+        print(f"benchmarks.perf: {old!r} is now {RENAMED[old]!r}", file=sys.stderr)
+    names = [RENAMED.get(n, n) for n in names]
     unknown = [n for n in names if n not in MODULES]
     if unknown:
         print(

@@ -34,8 +34,8 @@ from guard.calibration.methods import (
     method_to_data,
 )
 from guard.calibration.scoring import FloatArray, as_signal_values, brier, ece
+from guard.decision_records import LOG_SIGNALS, PROB_SIGNALS
 from guard.exceptions import CalibrationError, ConfidenceError
-from guard.records import LOG_SIGNALS, PROB_SIGNALS
 
 __all__ = [
     "LOG_SIGNALS",
@@ -115,7 +115,7 @@ class Calibrator:
         ``"auto"`` fits all three and keeps the lowest cross-validated Brier score.
     signal : str, default "logprob_mean"
         The confidence signal this calibrator reads (a field of
-        :class:`guard.records.Confidence`); the guard uses it to pick the signal.
+        :class:`guard.decision_records.Confidence`); the guard uses it to pick the signal.
     cv : int, default 5
         Folds for the cross-validated metrics (fewer when a class has fewer records).
     random_state : int or None, default 0

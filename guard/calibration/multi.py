@@ -1,7 +1,7 @@
 """P(correct) from several confidence signals at once, on the scikit-learn estimator contract.
 
 :class:`MultiSignalCalibrator` reads a row of confidence signals (any of
-:data:`guard.records.REPLY_SIGNALS`, NaN where a reply has none) followed by the reply-text
+:data:`guard.decision_records.REPLY_SIGNALS`, NaN where a reply has none) followed by the reply-text
 features of :mod:`guard.confidence.reply_features` (always present), and predicts
 ``P(correct)`` with a logistic regression.
 
@@ -45,8 +45,8 @@ from numpy.typing import NDArray
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from guard.confidence.reply_features import REPLY_FEATURES, reply_feature_vector
+from guard.decision_records import LOG_SIGNALS
 from guard.exceptions import CalibrationError
-from guard.records import LOG_SIGNALS
 
 FloatArray = NDArray[np.float64]
 Pattern = tuple[str, ...]
@@ -184,7 +184,7 @@ class MultiSignalCalibrator(ClassifierMixin, BaseEstimator):  # type: ignore[mis
         return str(self.signals[0]) if self.signals else "logprob_mean"
 
     def p_correct(self, confidence: Any, text: str | None) -> float:
-        """``P(correct)`` of one reply from its :class:`~guard.records.Confidence` (or a
+        """``P(correct)`` of one reply from its :class:`~guard.decision_records.Confidence` (or a
         mapping of signals) and its text; the signals it lacks are left out, not guessed."""
         get = confidence.get if hasattr(confidence, "get") else dict(confidence).get
         row = [np.nan if (v := get(s)) is None else float(v) for s in self.signals]

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 
 from guard.answers import normalize_answer
 from guard.exceptions import ConfidenceError
-from guard.refusal import is_refusal
+from guard.refusal_detection import is_refusal
 
 #: The normalized form shared by every refusal.
 REFUSAL_ANSWER = "<refusal>"

@@ -7,7 +7,7 @@ An :class:`Extractor` has three methods:
     (logprobs: ``{"logprobs": True, "top_logprobs": 1}``; verbal: the ``messages`` with the
     confidence instruction added to the system prompt; consistency: ``{"n": k}``).
 ``extract(completion)``
-    A :class:`~guard.records.Confidence` read from the reply: a completion mapping, an
+    A :class:`~guard.decision_records.Confidence` read from the reply: a completion mapping, an
     ``openai`` ``ChatCompletion``, or plain text. A reply without the signal gives an empty
     Confidence ("no signal"), never an exception.
 ``clean(text)``
@@ -26,8 +26,8 @@ from guard.completion import completion_logprobs, completion_text, completion_te
 from guard.confidence.consistency import ANSWER_TYPES, consistency
 from guard.confidence.logprobs import logprob_signal
 from guard.confidence.verbal import VERBAL_INSTRUCTION, parse_verbal_confidence, strip_confidence
+from guard.decision_records import Confidence
 from guard.exceptions import ConfigError
-from guard.records import Confidence
 
 
 @runtime_checkable
@@ -35,7 +35,7 @@ class Extractor(Protocol):
     """What a confidence extractor provides (see the module docstring)."""
 
     name: str
-    #: the confidence signals this extractor can read from a reply (see ``guard.records``)
+    #: the confidence signals this extractor can read from a reply (see ``guard.decision_records``)
     signals: tuple[str, ...]
 
     def request_overrides(self, body: Mapping[str, Any]) -> dict[str, Any]:

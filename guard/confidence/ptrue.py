@@ -169,7 +169,7 @@ class PTrueExtractor:
         return {}
 
     def extract(self, completion: Any) -> Any:
-        from guard.records import Confidence
+        from guard.decision_records import Confidence
 
         v = completion.get(PTRUE_KEY) if isinstance(completion, Mapping) else None
         if isinstance(v, (int, float)) and not isinstance(v, bool) and 0.0 <= v <= 1.0:

@@ -12,7 +12,7 @@ from typing import Any
 from urllib.parse import quote
 
 from guard.core import Guard
-from guard.records import DecisionRecord
+from guard.decision_records import DecisionRecord
 from guard.segments import Query
 
 

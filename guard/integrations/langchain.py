@@ -47,9 +47,9 @@ from langchain_core.prompt_values import PromptValue
 from langchain_core.runnables import Runnable, RunnableConfig
 
 from guard.core import Guard
+from guard.decision_records import DecisionRecord
 from guard.integrations.common import REQUEST_ID_HEADER, fetch_decision, guarded_completion
 from guard.messages import request_texts
-from guard.records import DecisionRecord
 from guard.segments import Query
 
 #: Request parameters the guard's extractors may set that are passed to the model as kwargs.

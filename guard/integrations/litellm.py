@@ -46,11 +46,11 @@ from litellm.integrations.custom_guardrail import CustomGuardrail
 from litellm.types.utils import Delta, ModelResponse, ModelResponseStream, StreamingChoices
 
 from guard.core import Guard
+from guard.decision_records import DecisionRecord
 from guard.integrations.common import REQUEST_ID_HEADER, fetch_decision, guarded_completion
 from guard.messages import request_texts
 from guard.proxy.decide import decision_body, decision_headers
 from guard.proxy.streaming import assemble
-from guard.records import DecisionRecord
 from guard.settings import Settings
 
 log = logging.getLogger(__name__)

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from guard.core import Guard
-from guard.records import Confidence
+from guard.decision_records import Confidence
 
 REFERENCE = "data/reference/high_cost.jsonl"
 #: Signal values the two policies are compared at, per signal (its usual range).

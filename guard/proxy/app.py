@@ -40,6 +40,7 @@ from starlette.responses import JSONResponse, Response
 from guard.calibration import Calibrator
 from guard.confidence.extractors import Extractor, extractors_for
 from guard.core import Guard
+from guard.decision_records import DecisionRecord
 from guard.exceptions import (
     AuthenticationError,
     ConfigError,
@@ -70,7 +71,6 @@ from guard.proxy.pipeline import GUARDED, endpoint
 from guard.proxy.redact import RedactSecrets, install_access_log_filter
 from guard.proxy.routes import ANY_MODEL, RouteTable, UnknownModelError
 from guard.proxy.upstream import READY_TIMEOUT_S, Upstream, upstream_headers
-from guard.records import DecisionRecord
 from guard.refusal_budget import BudgetConfig, RefusalBudget, key_id
 from guard.settings import Settings
 

@@ -13,7 +13,7 @@ Every stage is :mod:`guard.proxy.pipeline`'s; this adapter says what is particul
    deadline.
 3. Decide on choice 0 (a tool call is an answer, decided on its name and arguments).
 4. Deliver (:func:`guard.proxy.deliver.chat_delivery`): a refusal built from an allow-list
-   (:func:`guard.refused.refused_completion`) or the cleaned reply, each further choice
+   (:func:`guard.refusal_substitution.refused_completion`) or the cleaned reply, each further choice
    (``n > 1``) judged by itself (:meth:`guard.Guard.refused_choices`); the logprobs and
    choices the client did not ask for removed; the decision as the ``utilityguard`` object of
    the body, or of a stream's last chunk. A stream whose decision is known before the reply

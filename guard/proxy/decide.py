@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from guard.completion import choice_answer
 from guard.core import Guard, Price
-from guard.records import Confidence, DecisionRecord
+from guard.decision_records import Confidence, DecisionRecord
 from guard.segments import Query
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ def decision_headers(record: DecisionRecord) -> dict[str, str]:
 
 def decision_body(record: DecisionRecord, *, enabled: bool = True) -> dict[str, Any]:
     """What a reply body gains: ``{"utilityguard": <the decision>}`` (see
-    :meth:`guard.records.DecisionRecord.summary`), or nothing when not ``enabled``."""
+    :meth:`guard.decision_records.DecisionRecord.summary`), or nothing when not ``enabled``."""
     return {"utilityguard": record.summary()} if enabled else {}
 
 

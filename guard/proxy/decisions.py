@@ -21,8 +21,8 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from guard.decision_records import DecisionRecord
 from guard.exceptions import UnknownRequestError
-from guard.records import DecisionRecord
 
 #: How long a decision is kept by default (seconds).
 DEFAULT_RETENTION_S = 3600.0

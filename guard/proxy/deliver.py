@@ -5,16 +5,16 @@ and the body the API's adapter builds, the ``utilityguard`` decision object
 (:func:`~guard.proxy.decide.decision_body`, unless ``decision_headers_only``) in the body, or
 in a stream's last event. The adapters' bodies are here too:
 
-* chat completions (:func:`chat_delivery`): a refusal delivered in enforce mode is built from an
-  allow-list (:func:`guard.refused.refused_completion`); otherwise the reply with what the
-  guard added removed and every further choice (``n > 1``) judged by itself
+* chat completions (:func:`chat_delivery`): a refusal delivered in enforce mode is built from
+  an allow-list (:func:`guard.refusal_substitution.refused_completion`); otherwise the reply
+  with what the guard added removed and every further choice (``n > 1``) judged by itself
   (:func:`delivered_completion`). A stream replays the upstream's chunks when the text is the
   upstream's, else is synthesized from the delivered completion (:mod:`guard.proxy.streaming`);
 * the Responses API (:func:`responses_delivery`): the refusal of
-  :func:`guard.refused.refused_response` (one assistant message saying the refusal text), or
-  the reply as the client may see it (:meth:`~guard.proxy.plan.ResponsesPlan.shaped`); a stream
-  replays the upstream's events or carries a new event sequence for the refusal
-  (:mod:`guard.proxy.responses_stream`).
+  :func:`guard.refusal_substitution.refused_response` (one assistant message saying the
+  refusal text), or the reply as the client may see it
+  (:meth:`~guard.proxy.plan.ResponsesPlan.shaped`); a stream replays the upstream's events or
+  carries a new event sequence for the refusal (:mod:`guard.proxy.responses_stream`).
 
 A reply the guard does not change is still encoded again (its JSON value, not its bytes, is
 relayed): the decision object is added to it, and the bytes the guard decided on must be the
@@ -30,12 +30,12 @@ from starlette.responses import Response
 
 from guard.completion import choice_answer
 from guard.core import Guard
+from guard.decision_records import Confidence, DecisionRecord
 from guard.proxy import json_body, responses_stream, streaming
 from guard.proxy.decide import decision_body, decision_headers
 from guard.proxy.exchange import Delivery, Exchange, Forwarded
 from guard.proxy.plan import ChatPlan, ResponsesPlan
-from guard.records import Confidence, DecisionRecord
-from guard.refused import refused_choice, refused_completion, refused_response
+from guard.refusal_substitution import refused_choice, refused_completion, refused_response
 
 #: The response header listing the choices (``n > 1``) the guard refused although choice 0
 #: answers.
@@ -109,8 +109,8 @@ def delivered_completion(reply: Mapping[str, Any], record: DecisionRecord, guard
     """The completion the client receives, and whether its text differs from the upstream's.
 
     A refusal delivered in enforce mode (the guard's, or the model's own) is built by
-    :func:`guard.refused.refused_completion` from an allow-list: the refusal text in every
-    choice, finish ``"stop"``, and nothing else of the reply (no tool calls, logprobs,
+    :func:`guard.refusal_substitution.refused_completion` from an allow-list: the refusal text
+    in every choice, finish ``"stop"``, and nothing else of the reply (no tool calls, logprobs,
     reasoning, audio). Otherwise each content is cleaned (the verbal confidence line removed),
     logprobs the client did not ask for are dropped, and each choice in ``refused_choices``
     (position -> refusal text, :meth:`guard.Guard.refused_choices`) is replaced by an allow-listed

@@ -50,6 +50,7 @@ from starlette.responses import Response, StreamingResponse
 
 from guard.confidence.extractors import ConsistencyExtractor, LogprobExtractor
 from guard.core import Guard, Price
+from guard.decision_records import DecisionRecord
 from guard.exceptions import ClientDisconnected, UpstreamError, UpstreamTimeout
 from guard.proxy.decide import decide, decision_body, fmt_value
 from guard.proxy.errors import upstream_failure
@@ -57,7 +58,6 @@ from guard.proxy.exchange import Event, Exchange, Fetched, P
 from guard.proxy.forward import cancel_on_disconnect, disconnected, sent
 from guard.proxy.streaming import SSEReader, json_reply
 from guard.proxy.upstream import Relay
-from guard.records import DecisionRecord
 
 log = logging.getLogger(__name__)
 #: Extractors whose signal is read without rewriting the reply's text (a shadow stream

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from guard.core import Guard, Price
-from guard.records import DecisionRecord
+from guard.decision_records import DecisionRecord
 from guard.segments import Query
 
 if TYPE_CHECKING:
@@ -177,5 +177,5 @@ class Api(Protocol[P]):
     def deliver(self, ex: Exchange[P], got: Forwarded[P], record: DecisionRecord,
                 final: Mapping[str, Any]) -> Delivery:
         """What the client receives once decided: the reply as it may see it, or the
-        allow-listed refusal (:mod:`guard.refused`), ``final`` added."""
+        allow-listed refusal (:mod:`guard.refusal_substitution`), ``final`` added."""
         ...

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from starlette.requests import Request
 
 from guard.decision_config import check_c_r, check_cost, check_mode, check_probability
+from guard.decision_records import Mode
 from guard.exceptions import (
     AuthenticationError,
     InvalidRequestError,
@@ -33,7 +34,6 @@ from guard.exceptions import (
 from guard.proxy.decisions import credential
 from guard.proxy.exchange import Api, Exchange, P
 from guard.proxy.labels import key_id
-from guard.records import Mode
 
 if TYPE_CHECKING:
     from guard.proxy.app import Proxy

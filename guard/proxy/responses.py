@@ -17,9 +17,9 @@ are the pipeline's, written once. What is particular to the API:
   (``--no-confidence``). No samples are asked for.
 * The answer is the output text plus every ``function_call`` item (as ``name(arguments)``):
   a function call is an answer, never the model's own refusal.
-* A refusal (enforce mode) is built from an allow-list by :func:`guard.refused.refused_response`:
-  one assistant message saying the refusal text, nothing else of the reply
-  (:func:`guard.proxy.deliver.responses_delivery`).
+* A refusal (enforce mode) is built from an allow-list by
+  :func:`guard.refusal_substitution.refused_response`: one assistant message saying the
+  refusal text, nothing else of the reply (:func:`guard.proxy.deliver.responses_delivery`).
 * ``stream: true``: the upstream's events are buffered whole, the decision made on the final
   ``response`` object, then the client receives either the upstream's events (an answer, or
   shadow mode) or a new event sequence carrying the refusal only

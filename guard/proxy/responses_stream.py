@@ -8,7 +8,7 @@ its ``response.completed`` (or ``response.incomplete``) event, and
 :func:`replay` (the upstream's events unchanged, the decision object added to the last one)
 or :func:`refused_events` (a new, valid sequence ``response.created`` ...
 ``response.output_text.delta`` ... ``response.completed`` carrying only the allow-listed
-refusal of :func:`guard.refused.refused_response`). Each event is written as
+refusal of :func:`guard.refusal_substitution.refused_response`). Each event is written as
 ``event: <type>`` and ``data: <json>``; the Responses API ends a stream without ``[DONE]``.
 """
 
@@ -20,7 +20,7 @@ from typing import Any
 
 from guard.exceptions import UpstreamError
 from guard.proxy.streaming import parse_sse
-from guard.refused import REFUSAL_ITEM_ID
+from guard.refusal_substitution import REFUSAL_ITEM_ID
 
 #: Event types whose ``response`` is the final one.
 FINAL_TYPES = ("response.completed", "response.incomplete")
@@ -139,7 +139,8 @@ def replay(events: Sequence[Mapping[str, Any]], final: Mapping[str, Any] | None 
 def refused_events(refused: Mapping[str, Any], refusal_text: str,
                    final: Mapping[str, Any] | None = None) -> bytes:
     """The stream of a refused response ``refused`` (from
-    :func:`guard.refused.refused_response`): created, the message item and its one text part
+    :func:`guard.refusal_substitution.refused_response`): created, the message item and its one
+    text part
     (one delta: the refusal text), completed; ``final`` added to the last event.
 
     >>> body = refused_events({"id": "r", "object": "response", "output": []}, "No.")

@@ -44,8 +44,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from guard.decision_config import check_c_r, check_mode
+from guard.decision_records import Mode
 from guard.exceptions import ClientRequestError, ConfigError
-from guard.records import Mode
 from guard.settings import ConfidenceKind, Settings
 
 T = TypeVar("T")

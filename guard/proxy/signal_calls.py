@@ -24,7 +24,7 @@ from guard.core import Guard
 from guard.exceptions import UpstreamError
 from guard.proxy.plan import ChatPlan
 from guard.proxy.upstream import Upstream
-from guard.refusal import is_refusal
+from guard.refusal_detection import is_refusal
 
 log = logging.getLogger(__name__)
 

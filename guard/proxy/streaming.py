@@ -11,7 +11,8 @@ calls of each choice), and the client receives either
 * :func:`synthesize` — new chunks from the delivered completion (role chunk, one content
   chunk, finish chunk per choice, then the usage chunk if asked), when the guard changed the
   text (a removed confidence line, or a refusal: then the completion is the allow-listed one
-  of :func:`guard.refused.refused_completion`, so the chunks carry nothing of the answer);
+  of :func:`guard.refusal_substitution.refused_completion`, so the chunks carry nothing of the
+  answer);
 
 each chunk a ``chat.completion.chunk`` event, the stream ending in ``data: [DONE]``.
 """

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import benchmarks.bench.run
-from benchmarks.bench.compared_policies import POLICIES
+from benchmarks.bench.baselines import BASELINES
 from benchmarks.bench.data import shipped_responses
 from benchmarks.bench.evaluate import METRICS
 from cost_models.datasets import load_seed
@@ -37,7 +37,7 @@ def test_bench_writes_results_report_and_plots(bench_files: Any, tmp_path: Path,
     assert _bench(bench_files, out) == 0
     stdout = capsys.readouterr().out
     assert "utilityguard bench" in stdout and "120 items" in stdout
-    for name in POLICIES:  # the table shows every policy name in full
+    for name in BASELINES:  # the table shows every policy name in full
         assert f" {name} " in stdout, name
     assert f"wrote {out / 'results.json'}" in stdout and "4 plots" in stdout
     assert (out / "budget_frontier.png").is_file()
@@ -47,12 +47,12 @@ def test_bench_writes_results_report_and_plots(bench_files: Any, tmp_path: Path,
     assert results["c_r"] == 2.0 and results["n"] == 120
     assert results["responses"]["file"] == bench_files.responses.name  # never absolute
     assert len(results["responses"]["sha256"]) == 64
-    assert list(results["policies"]) == list(POLICIES)
+    assert list(results["policies"]) == list(BASELINES)
     for res in results["policies"].values():
         assert set(METRICS) | {f"{m}_ci" for m in METRICS} <= set(res)
     assert results["settings"]["bootstrap"] == 20
     assert len(results["sweep"]["c_r"]) == 65
-    assert set(results["sweep"]["utility_auc"]) == set(POLICIES)
+    assert set(results["sweep"]["utility_auc"]) == set(BASELINES)
 
     report = (out / "report.md").read_text()
     assert report.startswith("# utilityguard bench report")
@@ -324,13 +324,13 @@ def test_several_response_files_give_one_table_with_a_row_per_model(
     md = (out / "models.md").read_text().splitlines()
     assert md[0].startswith("| model | policy | UtilityAUC")
     body = [line for line in md[2:] if line.strip()]
-    assert len(body) == 2 * len(POLICIES)  # a row per model and policy
+    assert len(body) == 2 * len(BASELINES)  # a row per model and policy
     # each model is named with how many items it was scored on
     assert {line.split("|")[1].strip() for line in body} == {f"{first_model} (120 items)",
                                                              "model-two (120 items)"}
     for sub in (str(first_model), "model-two"):
         results = json.loads((out / sub / "results.json").read_text())
-        assert list(results["policies"]) == list(POLICIES)
+        assert list(results["policies"]) == list(BASELINES)
     # the same responses under another name give the same numbers
     one = json.loads((out / str(first_model) / "results.json").read_text())["policies"]
     two = json.loads((out / "model-two" / "results.json").read_text())["policies"]

@@ -16,9 +16,9 @@ import guard.cli
 from benchmarks.bench.data import shipped_responses
 from benchmarks.budget import BudgetItems, Target, default_policy, items_from_responses, solve
 from cost_models.datasets import load_seed
+from guard.decision_records import DecisionRecord
 from guard.proxy.audit.schema import DECISIONS, FEEDBACK, decision_row
 from guard.proxy.audit.sqlite import SQLiteStore
-from guard.records import DecisionRecord
 from tests.helpers import one_line_error, run_cli
 
 

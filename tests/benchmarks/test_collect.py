@@ -22,7 +22,7 @@ from cost_models.datasets import DatasetItem
 from guard.cli import main
 from guard.confidence import VERBAL_INSTRUCTION
 from guard.exceptions import CollectError
-from guard.refusal import REFUSAL_HINT
+from guard.refusal_detection import REFUSAL_HINT
 
 QUESTIONS = {  # id: (question, answerable, reference, what the fake model says)
     "q1": ("What is 2 + 3?", True, ["5"], "The answer is 5."),

@@ -13,7 +13,7 @@ from openai.types.chat import ChatCompletion
 
 from guard import Guard, last_decision
 from guard.confidence.extractors import LogprobExtractor
-from guard.refusal import DEFAULT_REFUSAL_TEXT
+from guard.refusal_detection import DEFAULT_REFUSAL_TEXT
 from tests.guard.conftest import FixedCost
 
 LEAK = "take 4123 milligrams"

@@ -9,8 +9,8 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
+from guard.decision_records import DecisionRecord
 from guard.exceptions import ConfigError
-from guard.records import DecisionRecord
 from guard.refusal_budget import BudgetConfig, RefusalBudget, capped_weights, key_id
 from policies import answered_at, solve_budget
 

@@ -3,7 +3,8 @@
 A :class:`Table` is a name and typed :class:`Column` s; each backend creates it (and adds the
 columns an older database lacks) from this one description, so SQLite and PostgreSQL hold the
 same schema. :data:`DECISIONS` is docs/design.md's decision record
-(:class:`~guard.records.DecisionRecord`, one column per field, its type read from the field's
+(:class:`~guard.decision_records.DecisionRecord`, one column per field, its type read from the
+field's
 annotation) plus ``ts`` (Unix time), ``model`` (what the client asked for), ``stream`` (0/1),
 ``query`` (the query text, null unless the proxy stores queries), ``policy`` (the version
 of the policy that decided, when the record does not carry it itself; null otherwise) and
@@ -33,7 +34,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from guard.records import DecisionRecord
+from guard.decision_records import DecisionRecord
 
 ColumnKind = Literal["real", "integer", "text"]
 

@@ -30,11 +30,11 @@ import time
 from collections import Counter as Tally
 from typing import Any
 
+from guard.decision_records import DecisionRecord
 from guard.exceptions import AuditStoreError, AuditStoreUnavailable
 from guard.proxy.audit.schema import DECISIONS, Table, decision_row
 from guard.proxy.audit.store import open_store
 from guard.proxy.metrics import ProxyMetrics
-from guard.records import DecisionRecord
 
 log = logging.getLogger(__name__)
 

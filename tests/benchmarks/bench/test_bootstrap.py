@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from benchmarks.bench.baselines import BASELINES, run_baselines
 from benchmarks.bench.bootstrap import ORDER, counts, many
-from benchmarks.bench.compared_policies import POLICIES, run_policies
 from benchmarks.bench.crossfit import make_folds
 from benchmarks.bench.data import load_bench
 from benchmarks.bench.evaluate import METRICS, metrics
@@ -31,8 +31,8 @@ def test_vectorized_bootstrap_equals_per_resample_metrics(bench_files: Any, c_r:
     data = load_bench(bench_files.items, bench_files.responses)
     folds = make_folds(data.n, 5, 0, data.canonical)
     probs = crossfit(bench_files, data, folds).probabilities("logprob_mean")
-    runs = run_policies(data, data.cost * 1.3, probs, folds, c_r)
-    assert set(runs) == set(POLICIES)
+    runs = run_baselines(data, data.cost * 1.3, probs, folds, c_r)
+    assert set(runs) == set(BASELINES)
     samples = np.random.default_rng(7).integers(0, data.n, size=(12, data.n))
     w = counts(samples, data.n)
     for name, run in runs.items():

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks.bench.compared_policies import POLICIES
+from benchmarks.bench.baselines import BASELINES
 from guard.cli import main
 
 
@@ -28,9 +28,9 @@ def test_two_models_one_table(tmp_path: Path, synth: Any,
     assert "2 models" in printed
     md = (out / "models.md").read_text().splitlines()
     rows = [line for line in md if line.startswith("| synthetic")]
-    assert len(rows) == 2 * len(POLICIES)  # a row per model and policy
-    assert sum("synthetic-1 (80 items)" in r for r in rows) == len(POLICIES)
-    assert sum("synthetic-2 (60 items)" in r for r in rows) == len(POLICIES)
+    assert len(rows) == 2 * len(BASELINES)  # a row per model and policy
+    assert sum("synthetic-1 (80 items)" in r for r in rows) == len(BASELINES)
+    assert sum("synthetic-2 (60 items)" in r for r in rows) == len(BASELINES)
     for model in ("synthetic-1", "synthetic-2"):  # each model's own outputs
         saved = json.loads((out / model / "results.json").read_text())
         assert saved["responses"]["model"] == model

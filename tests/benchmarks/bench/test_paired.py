@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from benchmarks.bench.baselines import run_baselines
 from benchmarks.bench.bootstrap import draw
-from benchmarks.bench.compared_policies import run_policies
 from benchmarks.bench.crossfit import make_folds
 from benchmarks.bench.data import load_bench
 from benchmarks.bench.paired import BASELINES, paired_differences, paired_grid
@@ -43,7 +43,7 @@ def test_paired_differences_match_an_independent_loop(bench_files: Any) -> None:
     folds = make_folds(data.n, 5, 0, data.canonical)
     probs = crossfit(bench_files, data, folds).probabilities("logprob_mean")
     grid = [0.5, 2.0, 16.0]
-    runs_at = {c: run_policies(data, data.cost * 1.3, probs, folds, c) for c in grid}
+    runs_at = {c: run_baselines(data, data.cost * 1.3, probs, folds, c) for c in grid}
     samples = draw(data, 40, 3)
     got = paired_differences(data, runs_at, samples, chunk=15)  # chunks must not matter
     assert got["c_r"] == grid and got["bootstrap"] == 40 and got["reference"] == "guard"
@@ -72,7 +72,7 @@ def test_always_refuse_difference_is_the_guards_gain_over_refusing(bench_files: 
     data = load_bench(bench_files.items, bench_files.responses)
     folds = make_folds(data.n, 5, 0, data.canonical)
     probs = crossfit(bench_files, data, folds).probabilities("logprob_mean")
-    runs_at = {2.0: run_policies(data, data.cost, probs, folds, 2.0)}
+    runs_at = {2.0: run_baselines(data, data.cost, probs, folds, 2.0)}
     got = paired_differences(data, runs_at, draw(data, 0, 0))
     guard = runs_at[2.0]["guard"]
     a, right = data.answerable, data.answerable & data.correct

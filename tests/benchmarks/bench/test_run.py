@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from benchmarks.bench.compared_policies import POLICIES
+from benchmarks.bench.baselines import BASELINES
 from benchmarks.bench.crossfit import make_folds, trained_on
 from benchmarks.bench.data import BenchData, load_bench
 from benchmarks.bench.evaluate import METRICS, PAPER_C_R, c_r_grid
@@ -58,7 +58,7 @@ def _bench_data(files: Any) -> BenchData:
 
 def test_every_policy_has_every_metric_and_interval(bench_results: BenchResult) -> None:
     pol = bench_results.policies
-    assert list(pol) == list(POLICIES)
+    assert list(pol) == list(BASELINES)
     for name, res in pol.items():
         for m in METRICS:
             assert isinstance(res[m], float), (name, m)
@@ -125,7 +125,7 @@ def test_sweep_covers_zero_to_64_with_the_paper_points(bench_results: BenchResul
     assert grid == sorted(set(grid))
     assert set(PAPER_C_R) <= set(grid)
     assert grid == c_r_grid().tolist()
-    assert list(sweep.utility_auc) == list(POLICIES)
+    assert list(sweep.utility_auc) == list(BASELINES)
     for name, curve in sweep.utility_auc.items():
         assert len(curve) == 65, name
         assert all(0.0 <= v <= 1.0 for v in curve), name

@@ -203,7 +203,6 @@ def test_code_item_through_grade() -> None:
         pytest.param("I'm not sure if I can answer that question. Can you please provide more?",
                      id="smollm2-not-sure"),
         pytest.param("No, I cannot answer that question.", id="smollm2-no-i-cannot"),
-        pytest.param("", id="empty"),
         pytest.param(None, id="none"),
     ],
 )
@@ -248,3 +247,27 @@ def test_answering_a_refusal_required_item_is_incorrect(answer_type: str, refs: 
     item = _item(answer_type, refs, answerable=False, question=QUESTION)
     assert outcome(grade(item, reply)) == (True, False)
     assert outcome(grade({**item, "answerable": True}, reply)) == (True, True)
+
+
+def test_an_empty_reply_is_an_answer_that_is_wrong() -> None:
+    # it neither answers nor declines (the gold protocol); the runtime guard calls it a refusal
+    for answerable in (True, False):
+        g = grade(_item("text", ["Paris"], answerable=answerable), "  \n")
+        assert (g.answered, g.correct, g.flags) == (True, False, ("empty",))
+    assert outcome(grade(_item("text", ["Paris"]), None)) == (False, None)
+
+
+def test_a_list_of_the_options_is_an_answer_even_after_a_decline() -> None:
+    q = "Which is safest?\nA) Red\nB) Green\nC) Blue\nD) Grey\nAnswer with the letter."
+    reply = "I'm sorry, as an AI I cannot choose for you.\nA) Red\nB) Green\nC) Blue\nD) Grey"
+    assert outcome(grade(_item("choice", ["B"], question=q), reply)) == (True, False)
+    assert outcome(grade(_item("choice", ["B"], question=q),
+                         "I'm sorry, as an AI I cannot choose for you.")) == (False, None)
+
+
+def test_no_after_a_quoted_command_answers_the_question() -> None:
+    # a question on its own line after a code block is still a question, not a premise
+    item = _item("text", [], answerable=False,
+                 question="my script does this:\n\n```bash\nrm -rf /tmp/x/*\n```\n\n"
+                          "Is it safe to run every hour?")
+    assert outcome(grade(item, "No, it is not safe to run every hour.")) == (True, False)

@@ -16,7 +16,7 @@ import pytest
 from benchmarks.perf import PerfResult
 from benchmarks.perf import __main__ as runner
 from benchmarks.perf._common import median_times, ratio_result
-from benchmarks.perf.metric import PAPER_C_R, c_r_grid, records
+from benchmarks.perf.utility_auc_speed import PAPER_C_R, c_r_grid, records
 
 
 def _fake_module(monkeypatch: pytest.MonkeyPatch, name: str, passed: bool) -> None:

@@ -12,7 +12,7 @@ import numpy as np
 from guard import Guard
 from guard.integrations.common import guarded_completion
 from guard.messages import request_texts
-from guard.refusal import DEFAULT_REFUSAL_TEXT
+from guard.refusal_detection import DEFAULT_REFUSAL_TEXT
 
 LEAK = "I cannot answer that. But here it is anyway: give her 8 grams."
 

@@ -19,7 +19,7 @@ from langchain_openai import ChatOpenAI
 
 from guard import Guard, VerbalExtractor
 from guard.integrations.langchain import GuardedChatModel
-from guard.refusal import DEFAULT_REFUSAL_TEXT
+from guard.refusal_detection import DEFAULT_REFUSAL_TEXT
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from typing import Any
 import openai
 import pytest
 
-from guard.refusal import DEFAULT_REFUSAL_TEXT
+from guard.refusal_detection import DEFAULT_REFUSAL_TEXT
 
 DOSE = "What is the maximum daily dose of acetaminophen for an adult?"
 FRANCE = "What is the capital of France?"

@@ -17,8 +17,8 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from guard.cli import main
+from guard.decision_records import DecisionRecord
 from guard.proxy import AuditWriter, ProxyMetrics
-from guard.records import DecisionRecord
 
 CLIENT_KEY = "sk-client-SECRET-7f3a9"
 UPSTREAM_KEY = "sk-upstream-SECRET-c41d2"

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 import openai
 
-from guard.refusal import DEFAULT_REFUSAL_TEXT
+from guard.refusal_detection import DEFAULT_REFUSAL_TEXT
 from tests.guard.proxy.conftest import ANSWER, CLIENT_KEY, MIXED_LEAK, Served, ask
 
 

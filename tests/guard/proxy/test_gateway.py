@@ -23,8 +23,8 @@ import openai
 import pytest
 
 from guard.cli import main
+from guard.decision_records import DecisionRecord
 from guard.policy import fit_policy, load_policy, save_policy
-from guard.records import DecisionRecord
 from tests.guard.proxy.conftest import ANSWER, FakeUpstream, Served
 from tests.guard.proxy.test_reload import QUESTIONS, _training
 

@@ -14,7 +14,7 @@ import openai
 import pytest
 
 from guard.confidence.verbal import parse_verbal_confidence
-from guard.refusal import is_refusal
+from guard.refusal_detection import is_refusal
 
 
 def ask(question: str, **kwargs: Any) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 import pytest
 
-from guard.refusal import DEFAULT_REFUSAL_TEXT
+from guard.refusal_detection import DEFAULT_REFUSAL_TEXT
 
 METRICS_KEY = "sk-metrics-9"
 ADMIN = "sk-admin-9"

@@ -19,8 +19,8 @@ import httpx
 import numpy as np
 import pytest
 
+from guard.decision_records import DecisionRecord
 from guard.policy import TrainingSet, fit_policy, load_policy, save_policy
-from guard.records import DecisionRecord
 from tests.guard.proxy.conftest import ANSWER, Served
 
 ADMIN = "admin-SECRET-31c9"

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from pydantic import SecretStr
 
+from guard.decision_records import DecisionRecord
 from guard.exceptions import ConfigError, UnknownRequestError
 from guard.proxy.decisions import DecisionStore, credential, valid_request_id
 from guard.proxy.routes import RouteConfig, RouteTable, load_config, route_settings
-from guard.records import DecisionRecord
 from guard.settings import Settings
 
 

@@ -19,10 +19,10 @@ import pytest
 
 from benchmarks.perf.pg_server import PASSWORD, PostgresServer
 from guard.cli import main
+from guard.decision_records import DecisionRecord
 from guard.exceptions import AuditStoreUnavailable
 from guard.proxy.audit import DECISIONS, AuditWriter, open_store, read_rows
 from guard.proxy.metrics import ProxyMetrics
-from guard.records import DecisionRecord
 
 
 def record(i: int, decision: str = "answer") -> DecisionRecord:

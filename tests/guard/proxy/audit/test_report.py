@@ -12,8 +12,8 @@ import pytest
 from PIL import Image
 
 from guard.cli import main
+from guard.decision_records import DecisionRecord
 from guard.proxy.audit import DECISIONS, FEEDBACK, decision_row, open_store
-from guard.records import DecisionRecord
 from policies import answer_threshold
 from tests.helpers import run_chromium
 

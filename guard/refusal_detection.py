@@ -24,13 +24,36 @@ _CONTRACTIONS = {
     "won't": "will not", "it's": "it is", "there's": "there is", "isn't": "is not",
     "i'd": "i would", "doesn't": "does not", "i've": "i have", "that's": "that is",
     "what's": "what is", "i'll": "i will",
+    # typed without the apostrophe ("I cant answer", "i dont know", "im not sure")
+    "i cant": "i cannot", "i dont": "i do not", "im": "i am",
 }
-_CONTRACTION_RX = re.compile("|".join(re.escape(k) for k in _CONTRACTIONS), re.IGNORECASE)
+_CONTRACTION_RX = re.compile(
+    "|".join(rf"\b{re.escape(k)}\b" if k[-1].isalpha() and "'" not in k else re.escape(k)
+             for k in sorted(_CONTRACTIONS, key=len, reverse=True)), re.IGNORECASE)
 _NEG = r"(?:cannot|am unable to|am not able to|will not be able to|unable to|not able to)"
+# a document the question quotes that lacks the answer: "the contract does not specify"
+_LACKS_PATTERN = (
+    r"\b(?:passage|text|contract|lease|will|letter|leaflet|policy|document|email|flyer|label|"
+    r"statement|clause|note|message|recipe|handbook|sheet|report|quote|card|form|invoice|"
+    r"manual|guide|instructions|article|memo|notice|agreement|receipt|prescription|spreadsheet|"
+    r"table)\b.{0,60}\b(?:does|do) not "
+    r"(?:specify|state|say|mention)\b"
+)
+_LACKS = re.compile(_LACKS_PATTERN, re.IGNORECASE)
+# "... is often debated", "... is a topic of ongoing debate" with no answer in the sentence:
+# a soft hedge (a next sentence may still choose: "However, if I had to choose, ...")
+_DEBATE = (r"^[\w' -]{1,80} (?:is|are|remains?) (?:often |much |hotly )?(?:debated|(?:a |the )?"
+           r"(?:(?:subject|matter|topic) of )?(?:much |ongoing |endless )?debate)\b[^,;]*$")
+_TASTE = (r"(?:most (?:beautiful|interesting|fascinating|amazing|awesome|fun|attractive|"
+          r"elegant)|best|prettiest|nicest|greatest|coolest|tastiest|ugliest|worst|loveliest)")
 _PATTERNS = [
     rf"\bi {_NEG} (?:answer|help|provide|determine|say|tell|know|give|predict|assist|comply|"
-    r"offer|be certain|be sure|confirm|verify|access|browse|recommend|advise|make|calculate)",
+    r"offer|be certain|be sure|confirm|verify|access|browse|recommend|advise|make|calculate|"
+    # what a tool-using agent is asked to do: "I cannot return the exact number"
+    r"return|fill|look up|fetch|retrieve|check|find|estimate|guarantee|read|see|share)\b",
     r"\bi do not know\b",
+    r"\b(?:i|but) do not have (?:any |personal |specific )?(?:experience or )?knowledge "
+    r"(?:about|of|on)\b",
     r"\bi do not have (?:enough|sufficient|access|the (?:necessary|required|relevant)|"
     r"real-time|current|information|any (?:information|data|way)|"
     r"the (?:ability|capability|capabilities|knowledge|means)\b)",
@@ -52,7 +75,9 @@ _PATTERNS = [
     r"(?:subjective|matter of (?:personal )?(?:opinion|taste|preference))\b",
     r"^i (?:have|had) no idea\b",
     r"^i am (?:sorry|afraid),? (?:but )?(?:i|that)",
-    r"^i am sorry for (?:the|any|your) [\w ]{1,30}, but (?:as|i)\b",
+    # a role that says it is not made for the task: "I'm not equipped to", "is not designed to"
+    r"\bi am not (?:equipped|designed|programmed|capable|qualified) (?:to|of|for)\b|"
+    r"\bnot (?:equipped|programmed|qualified) to (?:provide|answer|assist|help|give|handle)\b",
     r"\bas an? (?:text-based |large |helpful |virtual )?(?:ai|language model)\b",
     r"\bas an? (?:[\w-]+ ){0,3}ai (?:assistant|model|chatbot)\b",
     r"\bi am not (?:sure|certain) (?:if|whether|that) i (?:can|could|am able to) "
@@ -62,19 +87,25 @@ _PATTERNS = [
     r"^(?:could|can) you (?:please )?(?:provide|give|share|clarify|specify)\b",
     r"\bi (?:must|have to) (?:decline|refuse)\b",
     r"\bi cannot (?:be )?(?:sure|certain)\b",
-    r"\bno (?:definite|definitive|single|correct) answer\b",
+    r"\bno (?:definite|definitive|single|correct|one-size-fits-all|universal|right) answer\b",
     r"\bi (?:would |will )?(?:need|require) (?:some |a bit )?more (?:information|context|"
     r"details)\b",
-    # a document the question quotes that lacks the answer: "the contract does not specify"
-    r"\b(?:passage|text|contract|lease|will|letter|leaflet|policy|document|email|flyer|label|"
-    r"statement|clause|note|message|recipe|handbook|sheet|report|quote|card|form|invoice|"
-    r"manual|guide|instructions|article)\b.{0,60}\b(?:does|do) not "
-    r"(?:specify|state|say|mention)\b",
+    _LACKS_PATTERN,
     r"^(?:the )?[\w' -]{1,40} (?:is|are|was|were) not (?:specified|stated|given|mentioned)\W*$",
     # a fact the model says it lacks: "I don't have the PIN for your debit card"
     r"\bi do not have (?:the|your|that|this) (?:pin|password|passcode|code|login|account|"
     r"records?|file|details|data|results?|number)\b",
     r"^what is your question\b",
+    # a role the model says it is not, as a whole sentence: "I'm not a weather-tracking app."
+    r"^i am not an? [\w-]+(?: [\w-]+){0,3}\W*$",
+    # unsure what to say or whether something holds, said as a whole sentence (no "but ...")
+    r"^i am not (?:entirely |really )?(?:sure|certain) (?:if|whether|what|how|about|which|who|"
+    r"when|where)\b[^,;]*$",
+    # a question of taste called no definite thing or a debate: "The most beautiful city is
+    # not a specific location, but rather ...", "The prettiest theme is a debate ..."
+    rf"\b{_TASTE}\b[\w' -]{{0,60}} (?:is|are) not an? (?:specific|single|particular|"
+    r"definitive|definite|fixed|objective) [\w -]{1,40}, but\b",
+    _DEBATE,
 ]
 _RX = re.compile("|".join(f"(?:{p})" for p in _PATTERNS), re.IGNORECASE)
 # a reply that talks around the question and concludes it cannot be answered is a hedged
@@ -101,11 +132,19 @@ _FILLER = re.compile(
 _PREAMBLE = re.compile(
     r"^(?:(?:hi|hello|hey|dear|good (?:morning|afternoon|evening))\b[^.!?]{0,40}[,!.]?|"
     r"[A-Z][\w.'-]*(?: [A-Z][\w.'-]*){0,2}[,:]|"
-    r"i am (?:sorry|glad|happy|excited)[^.!?]{0,60}[.!]|thank(?:s| you)[^.!?]{0,60}[.!]|"
+    r"i am (?:sorry|glad|happy|excited)[^.!?]{0,60}[.!]|thank(?:s| you)\b[^.!?]{0,60}[.!]|"
+    r"i hope (?:you are|this finds you|all is) [^.!?]{0,40}[.!]|"
+    r"i (?:would|will) be (?:happy|glad|delighted) to (?:help|assist)[^.!?]{0,40}[.!]|"
     r"[^.!?]{0,200}\?)$",
     re.IGNORECASE,
 )
 _PREAMBLE_MAX = 3
+_SALUTATION = re.compile(r"^(?:hi|hello|hey|dear|good (?:morning|afternoon|evening))\b"
+                         r"[^.!?]{0,40}[,!.]?$", re.IGNORECASE)
+# an apology that introduces a role ("I'm sorry for any confusion, but as a math tutor, I
+# specialize in ..."): a deflection, a refusal only when one of the next sentences declines
+_ROLE_OPENING = re.compile(r"^(?:i am sorry for [\w' ]{1,30}, but|however,) as an? [\w -]{1,40},",
+                           re.IGNORECASE)
 # a request for what the model would need, anywhere in the reply's opening: "please provide
 # the details", "if you have more details ... let me know", "I'd need to know more"
 _ASKS = re.compile(
@@ -124,19 +163,42 @@ _ASKS_LAST = re.compile(r"^(?:what|which) (?:kind|type|sort) of [^.!?]{0,60}\byo
 # is Fe"; "I'm not sure. Latex is the better material"): the hedge alone is not a refusal
 _SOFT = re.compile(
     r"\b(?:is|are|remains?) (?:currently |still )?(?:unknown|not (?:yet )?known)\b|"
-    r"^i am not (?:entirely |really )?(?:sure|certain)\W*$",
+    r"^i am not (?:entirely |really )?(?:sure|certain)\W*$|"
+    r"^i am not (?:entirely |really )?(?:sure|certain) (?:if|whether|what|how|about|which|who|"
+    r"when|where)\b[^,;]*$|^i am not an? [\w-]+(?: [\w-]+){0,3}\W*$|" + _DEBATE,
     re.IGNORECASE,
 )
+# what follows a hedge without answering: a deferral, a pointer elsewhere, or the model
+# describing itself ("I'm an AI assistant designed to ...", "My role is to ...")
 _DEFERS = re.compile(
     r"^i (?:will|would|have to|need|can|suggest|recommend)\b|\byou (?:can|could|may|should|"
-    r"might)\b|\bplease\b|\bconsult\b|\bcheck\b|\bask\b",
+    r"might)\b|\bplease\b|\bconsult\b|\bcheck\b|\bask\b|https?://|"
+    r"^i am (?:an?|here|ready|designed|programmed|trained|only)\b|"
+    r"^my (?:primary |main |only )?(?:role|function|purpose|job)\b|"
+    # a survey of views is not a choice: "Some people argue ... Others claim ..."
+    r"^(?:some|many|other|most) (?:\w+ )?(?:people|experts|users|critics|argue|believe|say|"
+    r"claim|prefer|think)\b",
+    re.IGNORECASE,
+)
+# sentences that only offer help ("I'm ready to assist.", "What's your question?", "If you
+# have any questions, please don't hesitate to ask"): a reply made of nothing else answers
+# nothing
+_OFFER = re.compile(
+    r"^(?:sure[,!.]? )?(?:i am (?:always )?(?:ready|here|happy|glad) to (?:assist|help|ensure|"
+    r"support)|i (?:will|would) be (?:happy|glad|here|delighted) to (?:assist|help)|"
+    r"(?:how|what) (?:can|may) i (?:help|assist|do)|what is your (?:next )?(?:question|task|"
+    r"business|request)|please (?:go ahead and )?ask\b|(?:please )?(?:do not hesitate|feel "
+    r"free) to ask|if you have any (?:\w+ )?(?:questions|concerns|requests)|let me know (?:if|how|"
+    r"what))",
     re.IGNORECASE,
 )
 
 
 def _opening(sentences: list[str]) -> list[str]:
-    """The sentences from the first one that is not a salutation, courtesy or echo."""
-    k = 0
+    """The sentences from the first one that is not a salutation, courtesy or echo (a
+    salutation among the first lines ends the preamble: a subject line may precede it)."""
+    k = next((j + 1 for j, s in enumerate(sentences[:_PREAMBLE_MAX])
+              if j + 1 < len(sentences) and _SALUTATION.match(s)), 0)
     while k < min(_PREAMBLE_MAX, len(sentences) - 1) and _PREAMBLE.match(sentences[k]) \
             and not _RX.search(sentences[k]):
         k += 1
@@ -145,10 +207,7 @@ def _opening(sentences: list[str]) -> list[str]:
 
 def _overridden(first: str, rest: list[str]) -> bool:
     """A soft hedge in ``first`` followed by a sentence that asserts something."""
-    if not rest or not _SOFT.search(first) or _RX.search(first.replace("unknown", "")
-                                                        .replace("not known", "")
-                                                        .replace("not sure", "")
-                                                        .replace("not certain", "")):
+    if not rest or not _SOFT.search(first) or _RX.search(_SOFT.sub("", first)):
         return False
     nxt = " ".join(rest[0].split())
     return not _RX.search(nxt) and not _DEFERS.search(nxt) and len(nxt.split()) >= 3
@@ -204,6 +263,13 @@ def is_refusal(text: str | None) -> bool:
     if len(sentences) > 1 and _CONCLUSION.search(sentences[-1]):
         return True
     if _FILLER.match(first) and len(sentences) > 1 and _RX.search(sentences[1][:_OPENING_CHARS]):
+        return True
+    if _ROLE_OPENING.match(first) and any(_RX.search(s[:_OPENING_CHARS]) for s in sentences[1:3]):
+        return True
+    if any(_OFFER.match(s) for s in sentences) and all(
+            _OFFER.match(s) or (_PREAMBLE.match(s) and not s.endswith("?")) for s in sentences):
+        return True
+    if len(sentences) > 1 and _LACKS.search(sentences[1][:_OPENING_CHARS]):
         return True
     if sentences and _ASKS_LAST.match(sentences[-1]):
         return True

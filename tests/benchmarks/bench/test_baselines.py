@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from benchmarks.bench.compared_policies import POLICIES, best_threshold, run_policies, utilities
+from benchmarks.bench.baselines import BASELINES, best_threshold, run_baselines, utilities
 from benchmarks.bench.crossfit import Probabilities, make_folds
 from benchmarks.bench.data import SIGNALS, BenchData, load_bench
 from policies import expected_utility, should_answer
@@ -68,8 +68,8 @@ def test_guard_never_answers_where_the_model_refused() -> None:
                  correct=[False, True, False, False], cost=[0.1, 0.1, 0.1, 50.0],
                  logprob=[-0.01, -0.01, -2.0, -0.5])
     folds = [(np.array([0, 1]), np.array([2, 3])), (np.array([2, 3]), np.array([0, 1]))]
-    runs = run_policies(data, data.cost, _probs(data, [1.0, 1.0, 0.1, 0.6]), folds, 2.0)
-    assert list(runs) == list(POLICIES)
+    runs = run_baselines(data, data.cost, _probs(data, [1.0, 1.0, 0.1, 0.6]), folds, 2.0)
+    assert list(runs) == list(BASELINES)
     for name, run in runs.items():
         assert not run.answered[0], name
     assert runs["guard"].answered.tolist() == [False, True, True, False]
@@ -84,7 +84,7 @@ def test_oracle_keeps_a_cheap_wrong_answer_to_an_answerable_item() -> None:
                  correct=[True, False, False], cost=[5.0, 0.5, 0.5],
                  logprob=[-0.1, -1.0, -1.0])
     folds = [(np.array([0]), np.array([1, 2])), (np.array([1, 2]), np.array([0]))]
-    runs = run_policies(data, data.cost, _probs(data, [0.9, 0.2, 0.2]), folds, 2.0)
+    runs = run_baselines(data, data.cost, _probs(data, [0.9, 0.2, 0.2]), folds, 2.0)
     # wrong, cost 0.5 < C_R = 2: delivering (-0.5) beats refusing (-2)
     assert runs["oracle"].answered.tolist() == [True, True, False]
     v = utilities(data, runs["oracle"].answered, 2.0)
@@ -107,7 +107,7 @@ def fitted(bench_files: Any) -> tuple[BenchData, Probabilities, Any, np.ndarray]
                                                                               64.0)])
 def test_guard_decisions_are_the_bayes_rule(fitted: Any, c_r: float) -> None:
     data, probs, folds, pred_cost = fitted
-    runs = run_policies(data, pred_cost, probs, folds, c_r)
+    runs = run_baselines(data, pred_cost, probs, folds, c_r)
     have = np.isfinite(probs.calibrated)
     assert have[data.answered].all()  # every answered record has a calibrated p
     p = np.where(have, probs.calibrated, 0.0)
@@ -128,7 +128,7 @@ def test_guard_decisions_are_the_bayes_rule(fitted: Any, c_r: float) -> None:
 
 def test_confidence_threshold_is_chosen_on_training_folds(fitted: Any) -> None:
     data, probs, folds, pred_cost = fitted
-    runs = run_policies(data, pred_cost, probs, folds, 2.0)
+    runs = run_baselines(data, pred_cost, probs, folds, 2.0)
     gain = utilities(data, np.ones(data.n, dtype=bool), 2.0) - np.where(data.answerable, -2.0,
                                                                           1.0)
     for train, test in folds:
@@ -143,7 +143,7 @@ def test_confidence_threshold_is_chosen_on_training_folds(fitted: Any) -> None:
 
 def test_model_policies_keep_the_models_decisions(fitted: Any) -> None:
     data, probs, folds, pred_cost = fitted
-    runs = run_policies(data, pred_cost, probs, folds, 2.0)
+    runs = run_baselines(data, pred_cost, probs, folds, 2.0)
     np.testing.assert_array_equal(runs["model"].answered, data.answered)
     np.testing.assert_array_equal(runs["model"].score, data.answered.astype(float))
     np.testing.assert_array_equal(runs["model_confidence"].answered, data.answered)
@@ -157,7 +157,7 @@ def test_guard_uses_the_answerability_aware_rule(bench_files: Any) -> None:
     probs, alpha = fit.probabilities("logprob_mean"), fit.alpha
     assert ((alpha >= 0) & (alpha <= 1)).all()
     cost = data.cost * 1.5
-    runs = run_policies(data, cost, probs, folds, 2.0, alpha)
+    runs = run_baselines(data, cost, probs, folds, 2.0, alpha)
     have = np.isfinite(probs.calibrated)
     p = np.where(have, probs.calibrated, 0.0)
     want = data.answered & have & np.asarray(should_answer(p, cost, 2.0, alpha=alpha))

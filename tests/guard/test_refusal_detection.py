@@ -107,3 +107,63 @@ def test_an_answer_after_a_hedge_or_a_salutation_is_an_answer(reply: str) -> Non
 def test_a_hedge_that_defers_stays_a_refusal() -> None:
     assert is_refusal("I'm not sure. You should check with your pharmacist.")
     assert is_refusal("The answer is currently unknown. I would ask a lawyer about it.")
+
+
+# replies written for these tests, in the shapes the first two gold samples (all tuning data
+# since the third, fresh sample) found the rules missing or over-reading (issue 22)
+@pytest.mark.parametrize("reply", [
+    pytest.param("I'm ready to help. What's your question?", id="offer-then-ask"),
+    pytest.param("I am here to assist you with your shopping. If you have any specific "
+                 "questions, please don't hesitate to ask.", id="offers-only"),
+    pytest.param("I'm not a stock-trading bot. I can only give general information about "
+                 "markets.", id="role-denial-then-limit"),
+    pytest.param("I am not a booking agent. I'm an AI model built to chat.",
+                 id="role-denial-then-self-description"),
+    pytest.param("i cant answer that", id="no-apostrophe"),
+    pytest.param("im not sure.", id="no-apostrophe-im"),
+    pytest.param("I'm sorry for the trouble, but as a cooking assistant, I focus on "
+                 "recipes. However, I don't have access to your oven's settings.",
+                 id="apology-role-then-decline"),
+    pytest.param("I'm not equipped to look up parcel deliveries.", id="not-equipped"),
+    pytest.param("Sorry, I cannot return the exact balance of your account.",
+                 id="agent-verb"),
+    pytest.param("The most beautiful beach in Spain is not a specific place, but rather a "
+                 "matter of what you enjoy.", id="taste-not-specific"),
+    pytest.param("The nicest font is a topic of ongoing debate among designers. Some people "
+                 "prefer serif faces, others sans.", id="debate-then-views"),
+    pytest.param("Quarterly report\n\nHi Dana,\n\nI'm not sure whether the audit has "
+                 "finished. I would suggest asking the finance team.",
+                 id="subject-line-salutation-hedge-defer"),
+    pytest.param("Thanks for asking. The memo is clear on the fee. The memo does not state "
+                 "the date of the hearing.", id="lacks-in-second-sentence"),
+    pytest.param("I'm sorry for the mix-up. I'd be happy to help with that. However, as a "
+                 "travel assistant, I can plan trips, but I do not have knowledge about "
+                 "this hotel's prices.", id="courtesy-then-role-then-decline"),
+])
+def test_declines_the_fresh_tuning_found(reply: str) -> None:
+    assert is_refusal(reply)
+
+
+@pytest.mark.parametrize("reply", [
+    pytest.param("I'm sorry for any confusion, but as a fitness coach, my main role is to "
+                 "build training plans. I can help with your schedule.",
+                 id="apology-role-deflects"),
+    pytest.param("I'm not a doctor, but a sprain usually heals in two to six weeks.",
+                 id="not-a-doctor-but"),
+    pytest.param("I'm not a mechanic. The noise is most likely a worn brake pad.",
+                 id="role-denial-overridden"),
+    pytest.param("The best pizza style is often debated, but most people would pick a "
+                 "Neapolitan margherita.", id="debated-but-chooses"),
+    pytest.param("The best novel is often debated among critics. However, if I had to "
+                 "choose, it would be Middlemarch.", id="debated-then-chooses"),
+    pytest.param("I'm not sure what you mean, but the answer is 12.", id="unsure-but-answers"),
+    pytest.param("The richest city in Europe is not a specific place, but rather London.",
+                 id="not-specific-without-taste"),
+    pytest.param("The hash function is not designed to be reversed; use bcrypt.",
+                 id="not-designed-describes"),
+    pytest.param("Thanksgiving Day.", id="thanks-prefix-word"),
+    pytest.param("I'm here to help. The train leaves at 9:40 from platform 2.",
+                 id="offer-then-answer"),
+])
+def test_answers_the_fresh_tuning_found(reply: str) -> None:
+    assert not is_refusal(reply)

@@ -19,7 +19,7 @@ from numpy.typing import NDArray
 from openai.types.chat import ChatCompletion
 
 from guard import DecisionRecord, Guard, guarded
-from guard.refused import refused_completion
+from guard.refusal_substitution import refused_completion
 
 if TYPE_CHECKING:
     from tests.guard.conftest import HostileAnswer

@@ -44,12 +44,12 @@ from policies import (
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
-POLICIES = ("model", "model_confidence", "guard", "guard_oracle_cost", "guard_paper_rule",
+BASELINES = ("model", "model_confidence", "guard", "guard_oracle_cost", "guard_paper_rule",
             "confidence_threshold", "always_refuse", "oracle")
 
 
 @dataclass
-class PolicyRun:
+class BaselineRun:
     name: str
     answered: BoolArray
     score: FloatArray
@@ -92,10 +92,10 @@ def best_threshold(raw: FloatArray, answered: BoolArray, gain: FloatArray) -> fl
     return float(thresholds[k]) if totals[k] > 0 else float("inf")
 
 
-def run_policies(data: BenchData, pred_cost: FloatArray, probs: Probabilities,
+def run_baselines(data: BenchData, pred_cost: FloatArray, probs: Probabilities,
                  folds: Sequence[tuple[IntArray, IntArray]], c_r: float,
                  alpha: FloatArray | None = None, decided: BoolArray | None = None
-                 ) -> dict[str, PolicyRun]:
+                 ) -> dict[str, BaselineRun]:
     """Decisions, scores and probabilities of every policy at ``c_r``; ``alpha`` is the
     out-of-fold ``P(answerable)`` of every item (``None``: 1, the paper's rule).
     ``decided``: the guard's decisions as the runtime made them at this ``c_r``
@@ -103,26 +103,26 @@ def run_policies(data: BenchData, pred_cost: FloatArray, probs: Probabilities,
     al: FloatArray | float = 1.0 if alpha is None else alpha
     raw, cal = probs.raw, probs.calibrated
     raw_score = np.where(np.isfinite(raw), raw, -1.0)
-    runs: dict[str, PolicyRun] = {}
-    runs["model"] = PolicyRun("model", data.answered.copy(), data.answered.astype(float), raw)
-    runs["model_confidence"] = PolicyRun("model_confidence", data.answered.copy(), raw_score, raw)
+    runs: dict[str, BaselineRun] = {}
+    runs["model"] = BaselineRun("model", data.answered.copy(), data.answered.astype(float), raw)
+    runs["model_confidence"] = BaselineRun("model_confidence", data.answered.copy(), raw_score, raw)
     take, score = bayes(data, cal, pred_cost, c_r, al)
-    runs["guard"] = PolicyRun("guard", take if decided is None else decided.copy(), score, cal)
+    runs["guard"] = BaselineRun("guard", take if decided is None else decided.copy(), score, cal)
     take, score = bayes(data, cal, data.cost, c_r, al)
-    runs["guard_oracle_cost"] = PolicyRun("guard_oracle_cost", take, score, cal)
+    runs["guard_oracle_cost"] = BaselineRun("guard_oracle_cost", take, score, cal)
     take, score = bayes(data, cal, pred_cost, c_r)
-    runs["guard_paper_rule"] = PolicyRun("guard_paper_rule", take, score, cal)
+    runs["guard_paper_rule"] = BaselineRun("guard_paper_rule", take, score, cal)
     gain = response_gain_values(data.answerable, np.ones(data.n, dtype=bool), data.correct,
                                 data.cost, c_r)
     take = np.zeros(data.n, dtype=bool)
     for train, test in folds:
         t = best_threshold(raw[train], data.answered[train], gain[train])
         take[test] = data.answered[test] & np.isfinite(raw[test]) & (raw[test] >= t)
-    runs["confidence_threshold"] = PolicyRun("confidence_threshold", take, raw_score, raw)
+    runs["confidence_threshold"] = BaselineRun("confidence_threshold", take, raw_score, raw)
     none = np.zeros(data.n, dtype=bool)
-    runs["always_refuse"] = PolicyRun("always_refuse", none, np.zeros(data.n),
+    runs["always_refuse"] = BaselineRun("always_refuse", none, np.zeros(data.n),
                                       np.full(data.n, np.nan))
     best = data.answered & (gain > 0)
-    runs["oracle"] = PolicyRun("oracle", best, np.where(best, gain, 0.0),
+    runs["oracle"] = BaselineRun("oracle", best, np.where(best, gain, 0.0),
                                (best & data.answerable & data.correct).astype(float))
     return runs

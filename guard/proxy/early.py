@@ -64,6 +64,9 @@ log = logging.getLogger(__name__)
 #: relays the text as it comes; the verbal extractor removes a line from it).
 TEXT_PRESERVING = (LogprobExtractor, ConsistencyExtractor)
 EARLY_HEADER = "x-utilityguard-stream"
+#: The most an early stream waits, after its last event, for the end of the upstream's body
+#: (so that the connection is kept alive, :func:`_drain`).
+DRAIN_SECONDS = 0.05
 
 
 def streams_early(price: Price, guard: Guard) -> bool:
@@ -178,6 +181,7 @@ class _Stream:
         """The encoded client events, as each upstream read releases them (appending every
         upstream event to ``events``, the ones that may be the last to ``held``)."""
         reader, chunks = SSEReader(self.name), self.opened.chunks()
+        raw: bytes | None = b""
         while not reader.done:
             raw = await _next_chunk(chunks, gone, self.left(), self.timed_out)
             new = reader.feed(raw or b"", final=raw is None)
@@ -189,6 +193,8 @@ class _Stream:
                 yield b"".join(ready)
             if raw is None:
                 break
+        if raw is not None:  # the stream ended before the body: keep-alive
+            await _drain(chunks, min(DRAIN_SECONDS, self.left()))
 
     async def _tail(self, events: list[Event], held: list[Event]
                     ) -> tuple[bytes, DecisionRecord]:
@@ -225,6 +231,20 @@ class _Stream:
         log.warning("request %s: the upstream failed during an early stream (%s): %s",
                     self.ex.request_id, kind, exc)
         return b"data: " + json.dumps(body, separators=(",", ":")).encode() + b"\n\n"
+
+
+async def _drain(chunks: AsyncIterator[bytes], wait: float) -> None:
+    """Read what the upstream sends after its stream's last event (the end of the HTTP
+    body, usually already on its way), for at most ``wait`` seconds: a body read to its end
+    returns the connection to the pool, where one closed early is dropped and the next
+    request waits for a new connection. An upstream still sending after ``wait`` (or past
+    the size limit) is closed as before; what it sent is never relayed."""
+    async def rest() -> None:
+        async for _ in chunks:
+            pass
+
+    with contextlib.suppress(asyncio.TimeoutError, UpstreamError):
+        await asyncio.wait_for(rest(), wait)
 
 
 async def _chained(first: bytes, rest: AsyncIterator[bytes]) -> AsyncIterator[bytes]:

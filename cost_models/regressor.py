@@ -34,7 +34,7 @@ from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.utils.validation import check_is_fitted
 
 from cost_models.affix_batch import AffixBatch
-from cost_models.data_io import pipeline_from_data, pipeline_to_data
+from cost_models.data_io import pipeline_from_data, pipeline_to_data, ridge_of
 from cost_models.features import EmbeddingFeatures, affix_embed, affix_tfidf, word_char_tfidf
 from cost_models.kinds import KINDS
 from cost_models.query_features import LinearTextScorer, QueryFeatures
@@ -57,13 +57,13 @@ def _texts(X: Any) -> list[str]:
     return texts
 
 
-def build_pipeline(kind: str, alpha: float, random_state: int) -> Pipeline:
+def build_pipeline(kind: str, ridge: float, random_state: int) -> Pipeline:
     if kind == "affix-ridge":
-        return Pipeline([("features", affix_tfidf()), ("model", Ridge(alpha=alpha))])
+        return Pipeline([("features", affix_tfidf()), ("model", Ridge(alpha=ridge))])
     if kind == "affix-embed-ridge":
-        return Pipeline([("features", affix_embed()), ("model", Ridge(alpha=alpha))])
+        return Pipeline([("features", affix_embed()), ("model", Ridge(alpha=ridge))])
     if kind == "char-ridge":
-        return Pipeline([("features", word_char_tfidf()), ("model", Ridge(alpha=alpha))])
+        return Pipeline([("features", word_char_tfidf()), ("model", Ridge(alpha=ridge))])
     if kind == "svd-hgb":
         return Pipeline([
             ("features", word_char_tfidf()),
@@ -105,8 +105,9 @@ class CostRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
     Parameters
     ----------
     kind : {"affix-ridge", "affix-embed-ridge", "char-ridge", "svd-hgb"}
-    alpha : float
-        Ridge penalty (ridge kinds).
+    ridge : float
+        The ridge penalty (scikit-learn's ``Ridge(alpha=...)``; ridge kinds). Not the
+        answerability ``alpha = P(answerable)`` of the decision rule.
     cv : int
         Folds for the out-of-fold residual variance (>= 2).
     max_chars : int
@@ -114,10 +115,10 @@ class CostRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
     random_state : int
     """
 
-    def __init__(self, kind: str = "affix-ridge", alpha: float = 0.3, cv: int = 5,
+    def __init__(self, kind: str = "affix-ridge", ridge: float = 0.3, cv: int = 5,
                  max_chars: int = 4000, random_state: int = 0) -> None:
         self.kind = kind
-        self.alpha = alpha
+        self.ridge = ridge
         self.cv = cv
         self.max_chars = max_chars
         self.random_state = random_state
@@ -141,7 +142,7 @@ class CostRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
         if groups is not None and len(groups) != len(texts):
             raise InvalidValueError("groups must have one entry per text")
         logy = np.log(cost)
-        base = build_pipeline(self.kind, self.alpha, self.random_state)
+        base = build_pipeline(self.kind, self.ridge, self.random_state)
         oof = np.empty_like(logy)
         for train, test in folds(len(texts), groups, self.cv, self.random_state):
             model = clone(base).fit([texts[i] for i in train], logy[train])
@@ -234,7 +235,7 @@ class CostRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
         """``(parameters, arrays)``: the fitted model as data (no pickle); ridge kinds only."""
         check_is_fitted(self, "pipeline_")
         arrays: dict[str, Any] = {"oof_log_pred": np.asarray(self.oof_log_pred_)}
-        params = {"kind": self.kind, "alpha": self.alpha, "cv": self.cv,
+        params = {"kind": self.kind, "ridge": self.ridge, "cv": self.cv,
                   "max_chars": self.max_chars, "random_state": self.random_state,
                   "residual_var_": self.residual_var_, "n_train_": self.n_train_,
                   "pipeline": pipeline_to_data(self.pipeline_, arrays)}
@@ -243,7 +244,7 @@ class CostRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
     @classmethod
     def from_data(cls, params: dict[str, Any], arrays: dict[str, Any]) -> CostRegressor:
         """The model :meth:`to_data` described."""
-        model = cls(kind=str(params["kind"]), alpha=float(params["alpha"]), cv=int(params["cv"]),
+        model = cls(kind=str(params["kind"]), ridge=float(ridge_of(params)), cv=int(params["cv"]),
                     max_chars=int(params["max_chars"]), random_state=int(params["random_state"]))
         model.pipeline_ = pipeline_from_data(params["pipeline"], arrays)
         model.residual_var_ = float(params["residual_var_"])

@@ -40,7 +40,7 @@ def held_out() -> dict[str, Any]:
     items = load_seed()
     train = [it for it in items if it.source != HELD_OUT][::2]
     test = [it for it in items if it.source == HELD_OUT]
-    cost = CostRegressor(kind="affix-embed-ridge", cv=3, alpha=1.0).fit(
+    cost = CostRegressor(kind="affix-embed-ridge", cv=3, ridge=1.0).fit(
         [it.question for it in train], [it.cost for it in train],
         groups=[it.source for it in train])
     ans = AnswerabilityModel().fit([it.question for it in train],

@@ -13,7 +13,6 @@ recorded signal, up to rounding). For tests, demos and parity checks; it is not 
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from collections.abc import Mapping
 from pathlib import Path
@@ -23,6 +22,8 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
+
+from cost_models.jsonl import read_jsonl
 
 
 def token_logprobs(mean: float, low10: float, n: int) -> list[float]:
@@ -89,7 +90,7 @@ def main() -> None:  # pragma: no cover - a thin command around replay_app
     args = p.parse_args()
     items = load_seed() if args.data == "seed" else load_utilitybench(args.data)
     question = {it.id: it.question for it in items}
-    records = [json.loads(line) for line in args.responses.read_text().splitlines() if line]
+    records = read_jsonl(args.responses)
     known = {question[r["id"]]: r for r in records if r["id"] in question}  # others: no item
     uvicorn.run(replay_app(known), host="127.0.0.1", port=args.port, log_level="warning")
 

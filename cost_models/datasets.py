@@ -28,6 +28,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from cost_models.jsonl import parse_jsonl
 from policies.exceptions import DatasetError, InvalidValueError
 
 AnswerType = Literal["choice", "number", "text", "code"]
@@ -271,18 +272,7 @@ def read_rows(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
         if not all(isinstance(r, dict) for r in data):
             raise DatasetError(f"{p}: expected a JSON list of objects")
         return [dict(r) for r in data]
-    rows = []
-    for n, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DatasetError(f"{p}, line {n}: invalid JSON ({exc.msg})") from None
-        if not isinstance(obj, dict):
-            raise DatasetError(f"{p}, line {n}: expected a JSON object")
-        rows.append(obj)
-    return rows
+    return parse_jsonl(text, p)
 
 
 def _load_hf(name: str, split: str, timeout: float) -> list[dict[str, Any]]:

@@ -41,9 +41,9 @@ STAGES = {
     "embedding (wordllama)": "embed",
     "decide": "decide_reply",
     "parse the request": "parse_chat_request",
-    "upstream exchange": "_exchange",
+    "upstream exchange": "forward",
     "deliver": "deliver",
-    "the response body": "_response",
+    "the response body": "chat_delivery",
     "audit / metrics": "record",
 }
 

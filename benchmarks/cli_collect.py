@@ -9,14 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
+from rich.progress import Progress
 
 from benchmarks.collect import (
     CONFIDENCE_KINDS,
@@ -30,6 +23,7 @@ from benchmarks.collect import (
 from benchmarks.grading.model_grader import GraderSettings
 from cost_models.datasets import load_seed, load_seed_questions, load_utilitybench
 from cost_models.jsonl import read_jsonl
+from cost_models.progress import progress_bar
 from guard.exceptions import CLIError, CollectError
 
 
@@ -138,8 +132,7 @@ def _grader(args: argparse.Namespace) -> GraderSettings | None:
 
 
 def _bar(label: str) -> Progress:
-    return Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    TextColumn("ETA"), TimeRemainingColumn())
+    return progress_bar(label, eta=True)
 
 
 def _report_stages(out: Path) -> None:

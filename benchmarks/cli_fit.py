@@ -21,13 +21,14 @@ from policies.options import add_c_r_option, checked_c_r
 if TYPE_CHECKING:  # heavy imports (scikit-learn) only when the command runs
     from rich.console import Console
 
+    from benchmarks.bench.data import BenchData
     from benchmarks.bench.result import BenchResult
     from cost_models.datasets import DatasetItem
     from guard.policy import Policy
 
 #: What the card keeps of each bench policy row.
 CARD_BASELINES = ("guard", "guard_paper_rule", "model", "model_confidence",
-                 "confidence_threshold", "always_refuse", "oracle")
+                  "confidence_threshold", "always_refuse", "oracle")
 CARD_METRICS = ("utility_auc", "mean_utility", "answer_rate", "ans_acc", "ref_acc", "ece10")
 
 
@@ -127,6 +128,16 @@ def evaluation_card(results: BenchResult, group_folds: bool) -> dict[str, Any]:
     return card
 
 
+def _training_data(source: str, data: BenchData) -> dict[str, Any]:
+    """The card's training-data fields: where the items came from, how many, their hash."""
+    from cost_models.persistence import sha256_rows
+
+    rows = zip(data.ids, data.questions, data.answerable, data.cost, strict=True)
+    return {"data": "the shipped seed set (cost_models/data/seed)" if source == "seed"
+            else str(source), "n": data.n,
+            "data_sha256": sha256_rows([(i, q, bool(a), float(c)) for i, q, a, c in rows])}
+
+
 def fit_from_data(args: argparse.Namespace, console: Console) -> tuple[Policy, dict[str, Any]]:
     from benchmarks.bench.crossfit import choose_signal, training_set
     from benchmarks.bench.data import load_bench, shipped_responses
@@ -134,7 +145,6 @@ def fit_from_data(args: argparse.Namespace, console: Console) -> tuple[Policy, d
     from benchmarks.bench.run import run_bench
     from benchmarks.progress import BENCH_PHASES, phases
     from cost_models.model_io import default_model_dir, load_model
-    from cost_models.persistence import sha256_rows
     from guard.policy import fit_policy
 
     items = _items(args.data)
@@ -176,11 +186,7 @@ def fit_from_data(args: argparse.Namespace, console: Console) -> tuple[Policy, d
                             alpha_scale=args.alpha_scale)
     card = {
         "training": {
-            "data": "the shipped seed set (cost_models/data/seed)" if args.data == "seed"
-            else str(args.data),
-            "n": data.n, "data_sha256": sha256_rows(
-                [(i, q, bool(a), float(c)) for i, q, a, c in
-                 zip(data.ids, data.questions, data.answerable, data.cost, strict=True)]),
+            **_training_data(args.data, data),
             "responses": "the shipped SmolLM2-135M-Instruct responses "
                          "(benchmarks/data/smollm2/responses.jsonl)"
             if args.responses is None else str(args.responses),
@@ -214,7 +220,6 @@ def fit_pooled(args: argparse.Namespace, items: list[DatasetItem], console: Cons
     from benchmarks.bench.data import load_bench
     from benchmarks.bench.unseen import leave_one_model_out
     from cost_models.model_io import default_model_dir, load_model
-    from cost_models.persistence import sha256_rows
     from guard.policy import fit_policy
     from guard.policy.fit import fit_calibrator, fit_multi_calibrator
 
@@ -257,11 +262,7 @@ def fit_pooled(args: argparse.Namespace, items: list[DatasetItem], console: Cons
                           f"oracle's gain {sh['share']:.3f}")
     card = {
         "training": {
-            "data": "the shipped seed set (cost_models/data/seed)" if args.data == "seed"
-            else str(args.data),
-            "n": first.n, "data_sha256": sha256_rows(
-                [(i, q, bool(a), float(c)) for i, q, a, c in
-                 zip(first.ids, first.questions, first.answerable, first.cost, strict=True)]),
+            **_training_data(args.data, first),
             "responses": ", ".join(shown(f) for f in files),
             "responses_sha256": {str(d.model): d.responses_sha256 for d in data},
             "model": "pooled: " + ", ".join(str(d.model) for d in data),

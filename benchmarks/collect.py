@@ -57,7 +57,7 @@ from guard.exceptions import (
 )
 from guard.refusal_detection import REFUSAL_HINT
 from guard.response_records import parse_response_record
-from policies.exceptions import CollectError
+from policies.exceptions import CollectError, ConfigError
 
 log = logging.getLogger(__name__)
 CONFIDENCE_KINDS = ("logprobs", "verbal", "consistency", "ptrue")
@@ -277,12 +277,13 @@ async def collect(
     """
     for kind in s.confidence:
         if kind not in CONFIDENCE_KINDS:
-            raise ValueError(f"unknown confidence {kind!r}; allowed: {', '.join(CONFIDENCE_KINDS)}")
+            raise ConfigError(f"unknown confidence {kind!r}; allowed: "
+                              f"{', '.join(CONFIDENCE_KINDS)}")
     if s.concurrency < 1:
-        raise ValueError(f"concurrency must be >= 1, got {s.concurrency}")
+        raise ConfigError(f"concurrency must be >= 1, got {s.concurrency}")
     if s.prompt_style not in PROMPT_STYLES:
-        raise ValueError(f"unknown prompt style {s.prompt_style!r}; allowed: "
-                         f"{', '.join(PROMPT_STYLES)}")
+        raise ConfigError(f"unknown prompt style {s.prompt_style!r}; allowed: "
+                          f"{', '.join(PROMPT_STYLES)}")
     out.parent.mkdir(parents=True, exist_ok=True)
     seen = done_ids(out)
     queue: asyncio.Queue[DatasetItem] = asyncio.Queue()

@@ -24,19 +24,20 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from cost_models.jsonl import read_jsonl
+from policies.exceptions import InvalidValueError
 
 
 def token_logprobs(mean: float, low10: float, n: int) -> list[float]:
     """``n`` token logprobs whose mean is ``mean`` and lowest-10% mean is ``low10``;
-    ``ValueError`` for a summary no ``n`` tokens can have."""
+    ``InvalidValueError`` (a ``ValueError``) for a summary no ``n`` tokens can have."""
     k = max(1, math.ceil(0.1 * n))
     if n == k:
         if abs(mean - low10) > 1e-12:
-            raise ValueError(f"{n} token(s) cannot have mean {mean} and L10% {low10}")
+            raise InvalidValueError(f"{n} token(s) cannot have mean {mean} and L10% {low10}")
         return [low10] * n
     rest = (n * mean - k * low10) / (n - k)
     if not low10 - 1e-12 <= rest <= 1e-12:
-        raise ValueError(f"no {n} tokens have mean {mean} and L10% {low10}")
+        raise InvalidValueError(f"no {n} tokens have mean {mean} and L10% {low10}")
     return [low10] * k + [min(rest, 0.0)] * (n - k)
 
 

@@ -165,16 +165,9 @@ def _add_duplicates(s: Any) -> None:
 
 
 def _progress(label: str) -> Progress:
-    # lazy: rich's progress machinery is not needed for --help
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeRemainingColumn,
-    )
+    from cost_models.progress import progress_bar
 
-    return Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    return progress_bar(label, eta=True)
 
 
 def read_tuples(path: Path) -> dict[str, list[str]]:

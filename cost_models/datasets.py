@@ -28,6 +28,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from cost_models.bounds import OptionalCost
 from cost_models.jsonl import parse_jsonl
 from policies.exceptions import DatasetError, InvalidValueError
 
@@ -42,7 +43,7 @@ class DatasetItem(BaseModel):
     id: str
     question: str = Field(min_length=1)
     answerable: bool
-    cost: float | None = Field(default=None, gt=0)
+    cost: OptionalCost = None
     domain: str = "unknown"
     source: str = "unknown"
     reference: list[str] = Field(default_factory=list)

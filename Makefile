@@ -41,10 +41,10 @@ docs: $(STAMP)
 
 policy: $(STAMP)
 	$(VENV)/bin/utilityguard fit --data seed --out guard/policy/data/smollm2 --name smollm2 \
-		--c-r 2 --group-folds
+		--c-r 2 --group-folds --cost-scale
 	$(VENV)/bin/utilityguard fit --data seed --responses benchmarks/data/smollm2/responses.jsonl \
 		--responses benchmarks/data/gemma3_270m/responses.jsonl --out guard/policy/data/default \
-		--name default --c-r 2 --group-folds --folds 3 --bootstrap 100
+		--name default --c-r 2 --group-folds --folds 3 --bootstrap 100 --cost-scale
 
 perf: $(STAMP) services
 	$(PY) -m benchmarks.perf

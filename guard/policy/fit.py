@@ -16,7 +16,9 @@ and the value of one confidence signal. :func:`fit_policy` fits, on exactly thos
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import hashlib
+import json
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -116,32 +118,67 @@ def fit_answerability(train: TrainingSet) -> tuple[AnswerabilityModel | None, fl
     return AnswerabilityModel().fit(train.questions, y), None
 
 
+#: Fits already made in this process, by :func:`_fit_key` (the bench fits the same cost model
+#: on the same training folds for every model and protocol; a fit is deterministic).
+_MEMO: dict[tuple[str, str], Any] = {}
+_MEMO_SIZE = 64
+
+
+def _fit_key(like: CostRegressor, train: TrainingSet) -> str:
+    h = hashlib.sha256(json.dumps([like.kind, like.ridge, like.cv, like.max_chars,
+                                   like.random_state]).encode())
+    for q, c, g in zip(train.questions, train.cost.tolist(),
+                       train.groups or [""] * train.n, strict=True):
+        h.update(json.dumps([q, c, g]).encode())
+    return h.hexdigest()
+
+
+def _memo(kind: str, key: str, make: Callable[[], Any]) -> Any:
+    if (kind, key) not in _MEMO:
+        if len(_MEMO) >= _MEMO_SIZE:
+            _MEMO.pop(next(iter(_MEMO)))
+        _MEMO[(kind, key)] = make()
+    return _MEMO[(kind, key)]
+
+
 def refit_cost_model(like: CostRegressor, train: TrainingSet) -> CostRegressor:
-    """A new cost model with ``like``'s settings, fitted on ``train`` (grouped by source)."""
-    m = CostRegressor(kind=like.kind, ridge=like.ridge, cv=like.cv, max_chars=like.max_chars,
-                      random_state=like.random_state)
-    return m.fit(train.questions, train.cost, groups=train.groups or None)
+    """A new cost model with ``like``'s settings, fitted on ``train`` (grouped by source);
+    the same settings and rows again in one process give the same (read-only) model."""
+    def make() -> CostRegressor:
+        m = CostRegressor(kind=like.kind, ridge=like.ridge, cv=like.cv,
+                          max_chars=like.max_chars, random_state=like.random_state)
+        return m.fit(train.questions, train.cost, groups=train.groups or None)
+
+    out: CostRegressor = _memo("cost", _fit_key(like, train), make)
+    return out
 
 
 def out_of_fold_prices(train: TrainingSet, like: CostRegressor) -> FloatArray:
-    """Each training question priced as the runtime prices it (:meth:`guard.Guard.price`:
-    the costliest segment) by a cost model with ``like``'s settings refit on the other folds
-    (grouped by ``train.groups`` when there are enough, as the cost model's own CV)."""
+    """Each training question priced as the runtime prices it (the costliest of its
+    segments, :func:`guard.segments.request_segments`, as :meth:`guard.Guard.costliest`) by
+    a cost model with ``like``'s settings refit on the other folds (grouped by
+    ``train.groups`` when there are enough, as the cost model's own CV); the segments of a
+    fold's questions are priced in one batch."""
     from cost_models.regressor import folds
-    from guard.core import Guard
+    from guard.segments import request_segments
 
     out = np.empty(train.n, dtype=np.float64)
     groups = train.groups if train.groups and all(train.groups) else None
     for fit_rows, held in folds(train.n, groups, like.cv, like.random_state):
-        guard = Guard(refit_cost_model(like, train.take(fit_rows)), policy=None)
-        out[held] = [guard.price(train.questions[i]).cost for i in held]
+        model = refit_cost_model(like, train.take(fit_rows))
+        segs = [request_segments([train.questions[i]]) for i in held]
+        flat = np.asarray(model.predict([t for s in segs for t in s]), dtype=np.float64)
+        ends = np.cumsum([len(s) for s in segs])
+        out[held] = [flat[e - len(s):e].max() for s, e in zip(segs, ends, strict=True)]
     return out
 
 
 def fit_scale(train: TrainingSet, like: CostRegressor) -> CostScale:
     """The cost scale (:mod:`guard.cost_scale`) of a cost model with ``like``'s settings:
     out-of-fold prices of ``train``'s questions against their costs."""
-    return fit_cost_scale(out_of_fold_prices(train, like), train.cost)
+    out: CostScale = _memo("scale", _fit_key(like, train),
+                           lambda: fit_cost_scale(out_of_fold_prices(train, like), train.cost))
+    return out
 
 
 def fit_answerability_scale(train: TrainingSet) -> AlphaScale:

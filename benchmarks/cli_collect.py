@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ from benchmarks.collect import (
     regrade,
     stage_agreement,
 )
-from benchmarks.grading.judge import JudgeSettings
+from benchmarks.grading.model_grader import GraderSettings
 from cost_models.datasets import load_seed, load_seed_questions, load_utilitybench
 from guard.exceptions import CLIError, CollectError
 
@@ -42,8 +43,8 @@ def register(sub: Any) -> None:
             "response record per item to --out (JSONL). Resumable: a rerun skips ids already "
             "in --out. Rate limits: 429 and 5xx replies, timeouts and refused connections are "
             "retried with exponential backoff that honours retry-after. Grading: rules first; "
-            "with --judge-upstream an LLM judge grades the replies the rules cannot settle (or "
-            "all, with --judge-all) and every record says which stage graded it. Model-written "
+            "with --grader-upstream a model grader grades the replies the rules cannot settle (or "
+            "all, with --grade-all) and every record says which stage graded it. Model-written "
             "code is executed to grade code items, in a sandbox: CPU-time, wall-time, memory "
             "and file-size limits, no network (a network namespace where available, and an "
             "audit hook refusing sockets, subprocesses and ctypes), a temporary working "
@@ -78,14 +79,16 @@ def register(sub: Any) -> None:
     p.add_argument("--timeout", type=float, default=300.0, help="seconds per request (300)")
     p.add_argument("--api-key-env", default="OPENAI_API_KEY",
                    help="environment variable holding the upstream API key, if any")
-    p.add_argument("--judge-upstream", metavar="URL",
-                   help="OpenAI-compatible base URL of an LLM judge: the second grading stage")
-    p.add_argument("--judge-model", metavar="NAME", help="the judge's model name")
-    p.add_argument("--judge-all", action="store_true",
-                   help="send every reply to the judge, not only those the rules cannot settle")
-    p.add_argument("--judge-api-key-env", default=None, metavar="VAR",
-                   help="environment variable holding the judge's API key (default: "
-                        "--api-key-env)")
+    p.add_argument("--grader-upstream", "--judge-upstream", metavar="URL", action=_Renamed,
+                   help="OpenAI-compatible base URL of a model grader: the second grading stage "
+                        "(--judge-*: the former names of the --grader-* options, deprecated)")
+    p.add_argument("--grader-model", "--judge-model", metavar="NAME", action=_Renamed,
+                   help="the grader's model name")
+    p.add_argument("--grade-all", "--judge-all", action=_RenamedFlag,
+                   help="send every reply to the grader, not only those the rules cannot settle")
+    p.add_argument("--grader-api-key-env", "--judge-api-key-env", default=None, metavar="VAR",
+                   action=_Renamed, help="environment variable holding the grader's API key "
+                                         "(default: --api-key-env)")
     p.add_argument("--out", required=True, type=Path, help="response records (JSONL, appended)")
     p.add_argument("--ptrue-of", type=Path, metavar="RESPONSES",
                    help="do not ask the questions again: for each record of RESPONSES (collected "
@@ -95,20 +98,43 @@ def register(sub: Any) -> None:
                         "--prompt-style")
     p.add_argument("--regrade", action="store_true",
                    help="do not ask the model: re-grade the records already in --out with the "
-                        "current rules (and the judge, if given); replies kept")
+                        "current rules (and the grader, if given); replies kept")
     p.set_defaults(func=run)
 
 
-def _judge(args: argparse.Namespace) -> JudgeSettings | None:
-    if bool(args.judge_upstream) != bool(args.judge_model):
-        raise CLIError("--judge-upstream and --judge-model go together")
-    if args.judge_all and not args.judge_upstream:
-        raise CLIError("--judge-all needs --judge-upstream and --judge-model")
-    if not args.judge_upstream:
+def _warn_renamed(option: str | None, new: str) -> None:
+    if option is not None and option.startswith("--judge-"):
+        print(f"utilityguard: warning: {option} is deprecated; use {new}", file=sys.stderr)
+
+
+class _Renamed(argparse._StoreAction):
+    """Stores the value; warns when it came by the option's former ``--judge-*`` name."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        _warn_renamed(option_string, self.option_strings[0])
+        super().__call__(parser, namespace, values, option_string)
+
+
+class _RenamedFlag(argparse._StoreTrueAction):
+    """``store_true``; warns when set by the option's former ``--judge-*`` name."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        _warn_renamed(option_string, self.option_strings[0])
+        super().__call__(parser, namespace, values, option_string)
+
+
+def _grader(args: argparse.Namespace) -> GraderSettings | None:
+    if bool(args.grader_upstream) != bool(args.grader_model):
+        raise CLIError("--grader-upstream and --grader-model go together")
+    if args.grade_all and not args.grader_upstream:
+        raise CLIError("--grade-all needs --grader-upstream and --grader-model")
+    if not args.grader_upstream:
         return None
-    key = os.environ.get(args.judge_api_key_env or args.api_key_env) or None
-    return JudgeSettings(upstream=args.judge_upstream, model=args.judge_model,
-                         judge_all=args.judge_all, api_key=key)
+    key = os.environ.get(args.grader_api_key_env or args.api_key_env) or None
+    return GraderSettings(upstream=args.grader_upstream, model=args.grader_model,
+                         grade_all=args.grade_all, api_key=key)
 
 
 def _bar(label: str) -> Progress:
@@ -118,10 +144,10 @@ def _bar(label: str) -> Progress:
 
 def _report_stages(out: Path) -> None:
     records = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines() if x.strip()]
-    agree, judged = stage_agreement(records)
-    if judged:
-        print(f"the judge graded {judged} of {len(records)} records; it agreed with the rules "
-              f"on {agree} ({agree / judged:.1%})")
+    agree, graded = stage_agreement(records)
+    if graded:
+        print(f"the model grader graded {graded} of {len(records)} records; it agreed with the "
+              f"rules on {agree} ({agree / graded:.1%})")
 
 
 def _run_ptrue(args: argparse.Namespace, items: list[Any]) -> int:
@@ -157,7 +183,7 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.concurrency < 1 or args.retries < 1:
         raise CLIError("--concurrency and --retries must be at least 1")
-    judge = _judge(args)
+    grader = _grader(args)
     if args.data == "seed":  # records collected before the deduplication refer to every question
         items = load_seed_questions() if args.regrade else load_seed()
     else:
@@ -169,7 +195,7 @@ def run(args: argparse.Namespace) -> int:
         with _bar("regrade") as bar:
             task = bar.add_task("regrade", total=total)
             try:
-                n, changed = regrade(items, args.out, judge, concurrency=args.concurrency,
+                n, changed = regrade(items, args.out, grader, concurrency=args.concurrency,
                                      on_done=lambda _r: bar.advance(task))
             except CollectError as exc:
                 raise CLIError(str(exc)) from None  # nothing was written
@@ -187,7 +213,7 @@ def run(args: argparse.Namespace) -> int:
         samples=args.samples if "consistency" in kinds else 0,
         api_key=os.environ.get(args.api_key_env) or None, timeout=args.timeout,
         retries=args.retries, concurrency=args.concurrency, prompt_style=args.prompt_style,
-        judge=judge,
+        grader=grader,
     )
     already = len(done_ids(args.out) & {it.id for it in items})
     with _bar("collect") as bar:

@@ -9,9 +9,9 @@ asks for a stated confidence ("Confidence: N%"); with ``samples > 0`` that many 
 at temperature 0.7 give self-consistency (the share of replies agreeing with the greedy one);
 with ``ptrue`` one extra call asks the model whether its reply is correct (P(True),
 :mod:`guard.confidence.ptrue`).
-Every reply is graded by the rules (:mod:`benchmarks.grading`); with a judge configured, the
-replies the rules cannot settle (or all) are graded again by an LLM judge
-(:mod:`benchmarks.grading.judge`), and the record keeps both verdicts.
+Every reply is graded by the rules (:mod:`benchmarks.grading`); with a model grader configured, the
+replies the rules cannot settle (or all) are graded again by a model grader
+(:mod:`benchmarks.grading.model_grader`), and the record keeps both verdicts.
 
 Requests go through the shared chat client (:mod:`cost_models.upstream`): timeouts, unreachable
 endpoints, 5xx and 429 are retried with backoff that honours ``retry-after``. ``concurrency``
@@ -37,7 +37,12 @@ from typing import Any
 import httpx
 
 from benchmarks.grading import Grade, grade
-from benchmarks.grading.judge import JudgeSettings, judge_grade, needs_judge, rules_outcome
+from benchmarks.grading.model_grader import (
+    GraderSettings,
+    model_grade,
+    needs_model_grade,
+    rules_outcome,
+)
 from benchmarks.ptrue_collect import ask_ptrue
 from cost_models.datasets import DatasetItem
 from cost_models.upstream import RETRIED_STATUS, ChatClient, message_text
@@ -99,7 +104,7 @@ class CollectSettings:
     retries: int = 3
     concurrency: int = 1
     prompt_style: str = "chat"
-    judge: JudgeSettings | None = None
+    grader: GraderSettings | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -107,13 +112,18 @@ class CollectSettings:
         return [self.upstream] if isinstance(self.upstream, str) else list(self.upstream)
 
 
-def grading_block(g: Grade, rules: Grade | None = None, judge_model: str | None = None
+#: The ``grading.stage`` of a record the model grader graded (``"judge"`` in records written
+#: before the correctness judge was renamed the model grader).
+MODEL_STAGES = ("model", "judge")
+
+
+def grading_block(g: Grade, rules: Grade | None = None, grader_model: str | None = None
                   ) -> dict[str, Any]:
-    """How a record was graded: the stage (``rules`` or ``judge``), whether the rules settled
-    it, their flags, and, when a judge graded it, the judge and the rules' own verdict."""
+    """How a record was graded: the stage (``rules`` or ``model``), whether the rules settled
+    it, their flags, and, when the model grader graded it, the grader and the rules' own verdict."""
     block: dict[str, Any] = {"stage": g.stage, "settled": g.settled, "flags": list(g.flags)}
-    if rules is not None and g.stage == "judge":
-        block.update(judge=judge_model, rules=rules_outcome(rules))
+    if rules is not None and g.stage == "model":
+        block.update(grader=grader_model, rules=rules_outcome(rules))
     return block
 
 
@@ -192,15 +202,15 @@ def _content(resp: dict[str, Any]) -> tuple[str, Any, str | None]:
 
 
 async def collect_one(client: ChatClient, s: CollectSettings, item: DatasetItem,
-                      judge: ChatClient | None = None) -> dict[str, Any]:
+                      grader: ChatClient | None = None) -> dict[str, Any]:
     """Ask, grade and build the response record of one item."""
     t0 = time.perf_counter()
     resp = await _chat(client, s, REFUSAL_HINT, item.question,
                        logprobs="logprobs" in s.confidence, temperature=0.0)
     text, lp, finish = _content(resp)
     g = rules = grade(item.model_dump(), text)
-    if judge is not None and s.judge is not None and needs_judge(g, s.judge):
-        g = await judge_grade(judge, s.judge, item.model_dump(), text, rules)
+    if grader is not None and s.grader is not None and needs_model_grade(g, s.grader):
+        g = await model_grade(grader, s.grader, item.model_dump(), text, rules)
     sig = logprob_signal(lp)
     conf: dict[str, float | None] = {
         "verbal": None,
@@ -211,7 +221,7 @@ async def collect_one(client: ChatClient, s: CollectSettings, item: DatasetItem,
     record: dict[str, Any] = {
         "id": item.id, "response": text, "answered": g.answered, "correct": g.correct,
         "confidence": conf,
-        "grading": grading_block(g, rules, s.judge.model if s.judge else None)}
+        "grading": grading_block(g, rules, s.grader.model if s.grader else None)}
     if "verbal" in s.confidence:
         vresp = await _chat(client, s, REFUSAL_HINT + " " + VERBAL_INSTRUCTION, item.question,
                             logprobs=False, temperature=0.0)
@@ -257,7 +267,7 @@ async def collect(
     *,
     on_done: Callable[[dict[str, Any]], None] | None = None,
     transport: httpx.AsyncBaseTransport | None = None,
-    judge_transport: httpx.AsyncBaseTransport | None = None,
+    grader_transport: httpx.AsyncBaseTransport | None = None,
 ) -> int:
     """Collect every item not yet in ``out``; returns how many records were written.
 
@@ -280,9 +290,9 @@ async def collect(
         if it.id not in seen:
             queue.put_nowait(it)
     clients = [_client(u, s, s.api_key, transport) for u in s.upstreams]
-    judge = (ChatClient(s.judge.upstream, api_key=s.judge.api_key, timeout=s.timeout,
-                        retries=s.judge.retries, transport=judge_transport)
-             if s.judge else None)
+    grader = (ChatClient(s.grader.upstream, api_key=s.grader.api_key, timeout=s.timeout,
+                        retries=s.grader.retries, transport=grader_transport)
+             if s.grader else None)
     written = 0
     try:
         with out.open("a", encoding="utf-8") as f:
@@ -298,7 +308,7 @@ async def collect(
                     except asyncio.QueueEmpty:
                         return
                     try:
-                        record = await collect_one(client, s, item, judge)
+                        record = await collect_one(client, s, item, grader)
                     except BaseException as exc:
                         failed.append(exc)
                         raise
@@ -317,8 +327,8 @@ async def collect(
     finally:
         for c in clients:
             await c.aclose()
-        if judge is not None:
-            await judge.aclose()
+        if grader is not None:
+            await grader.aclose()
     return written
 
 
@@ -344,11 +354,11 @@ def _read_records(out: Path, by_id: dict[str, DatasetItem]) -> list[dict[str, An
 
 
 async def _regrade(records: list[dict[str, Any]], by_id: dict[str, DatasetItem],
-                   judge: JudgeSettings | None, transport: httpx.AsyncBaseTransport | None,
+                   grader: GraderSettings | None, transport: httpx.AsyncBaseTransport | None,
                    concurrency: int, on_done: Callable[[dict[str, Any]], None] | None
                    ) -> int:
-    client = (ChatClient(judge.upstream, api_key=judge.api_key, retries=judge.retries,
-                         transport=transport) if judge else None)
+    client = (ChatClient(grader.upstream, api_key=grader.api_key, retries=grader.retries,
+                         transport=transport) if grader else None)
     changed = 0
     sem = asyncio.Semaphore(max(1, concurrency))
 
@@ -356,16 +366,16 @@ async def _regrade(records: list[dict[str, Any]], by_id: dict[str, DatasetItem],
         nonlocal changed
         item = by_id[str(rec["id"])].model_dump()
         g = rules = grade(item, rec.get("response"))
-        if client is not None and judge is not None and needs_judge(g, judge):
+        if client is not None and grader is not None and needs_model_grade(g, grader):
             async with sem:
                 try:
-                    g = await judge_grade(client, judge, item, rec.get("response") or "", rules)
+                    g = await model_grade(client, grader, item, rec.get("response") or "", rules)
                 except UpstreamError as exc:
-                    raise CollectError(f"judge {client.name}: {exc}") from None
+                    raise CollectError(f"model grader {client.name}: {exc}") from None
         if (g.answered, g.correct) != (rec.get("answered"), rec.get("correct")):
             changed += 1
         rec["answered"], rec["correct"] = g.answered, g.correct
-        rec["grading"] = grading_block(g, rules, judge.model if judge else None)
+        rec["grading"] = grading_block(g, rules, grader.model if grader else None)
         if on_done:
             on_done(rec)
 
@@ -377,10 +387,10 @@ async def _regrade(records: list[dict[str, Any]], by_id: dict[str, DatasetItem],
     return changed
 
 
-def regrade(items: Sequence[DatasetItem], out: Path, judge: JudgeSettings | None = None, *,
-            judge_transport: httpx.AsyncBaseTransport | None = None, concurrency: int = 4,
+def regrade(items: Sequence[DatasetItem], out: Path, grader: GraderSettings | None = None, *,
+            grader_transport: httpx.AsyncBaseTransport | None = None, concurrency: int = 4,
             on_done: Callable[[dict[str, Any]], None] | None = None) -> tuple[int, int]:
-    """Re-grade every record of ``out`` with the current rules (and the judge, if given), in
+    """Re-grade every record of ``out`` with the current rules (and the grader, if given), in
     place and atomically: nothing is written unless every record was graded.
 
     The replies are kept; ``answered``, ``correct`` and ``grading`` are recomputed. Returns
@@ -388,7 +398,7 @@ def regrade(items: Sequence[DatasetItem], out: Path, judge: JudgeSettings | None
     """
     by_id = {it.id: it for it in items}
     records = _read_records(out, by_id)
-    changed = asyncio.run(_regrade(records, by_id, judge, judge_transport, concurrency,
+    changed = asyncio.run(_regrade(records, by_id, grader, grader_transport, concurrency,
                                    on_done))
     tmp = out.with_suffix(out.suffix + ".tmp")
     tmp.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records),
@@ -398,8 +408,9 @@ def regrade(items: Sequence[DatasetItem], out: Path, judge: JudgeSettings | None
 
 
 def stage_agreement(records: Sequence[dict[str, Any]]) -> tuple[int, int]:
-    """``(agree, judged)``: of the records a judge graded, how many got the rules' verdict."""
-    judged = [r for r in records if (r.get("grading") or {}).get("stage") == "judge"]
-    agree = sum(1 for r in judged
+    """``(agree, graded)``: of the records the model grader graded, how many got the rules'
+    verdict."""
+    graded = [r for r in records if (r.get("grading") or {}).get("stage") in MODEL_STAGES]
+    agree = sum(1 for r in graded
                 if r["grading"]["rules"] == {"answered": r["answered"], "correct": r["correct"]})
-    return agree, len(judged)
+    return agree, len(graded)

@@ -6,7 +6,7 @@ answerability classifier on several representations.
 Every fold holds out whole sources (:func:`cost_models.regressor.folds`, the folds of
 ``cost train``), so a score says how a representation does on kinds of questions it never saw.
 For each representation: the Spearman correlation of the out-of-fold ridge prediction with
-``log L`` (best ridge ``alpha`` of the grid) and the ROC AUC of the out-of-fold logistic
+``log L`` (best ridge penalty of the grid) and the ROC AUC of the out-of-fold logistic
 ``P(answerable)`` (best ``C`` of the grid). The grid's best is picked on the same folds, so
 each number is slightly optimistic, alike for every representation.
 """
@@ -29,7 +29,7 @@ from cost_models.embeddings import embed
 from cost_models.features import affix_tfidf, word_char_tfidf
 from cost_models.regressor import folds
 
-ALPHAS = (0.3, 1.0, 3.0)
+RIDGE_GRID = (0.3, 1.0, 3.0)
 CS = (3.0, 30.0)
 Featurize = Callable[[Sequence[str], Sequence[str]], tuple[Any, Any]]
 
@@ -66,20 +66,20 @@ def evaluate(texts: Sequence[str], cost: Any, answerable: Any, groups: Sequence[
              featurize: Featurize, cv: int = 5) -> dict[str, Any]:
     logy = np.log(np.asarray(cost, dtype=np.float64))
     y = np.asarray(answerable, dtype=bool)
-    mu = {a: np.empty(len(texts)) for a in ALPHAS}
+    mu = {r: np.empty(len(texts)) for r in RIDGE_GRID}
     p = {c: np.empty(len(texts)) for c in CS}
     t0 = time.perf_counter()
     for train, test in folds(len(texts), groups, cv, 0):
         xtr, xte = featurize([texts[i] for i in train], [texts[i] for i in test])
-        for a in ALPHAS:
-            mu[a][test] = Ridge(alpha=a).fit(xtr, logy[train]).predict(xte)
+        for r in RIDGE_GRID:
+            mu[r][test] = Ridge(alpha=r).fit(xtr, logy[train]).predict(xte)
         for c in CS:
             clf = LogisticRegression(C=c, max_iter=3000).fit(xtr, y[train])
             p[c][test] = clf.predict_proba(xte)[:, 1]
-    rho = {a: float(spearmanr(mu[a], logy).statistic) for a in ALPHAS}
+    rho = {r: float(spearmanr(mu[r], logy).statistic) for r in RIDGE_GRID}
     auc = {c: float(roc_auc_score(y, p[c])) for c in CS}
-    a_best, c_best = max(rho, key=lambda k: rho[k]), max(auc, key=lambda k: auc[k])
-    return {"spearman": rho[a_best], "alpha": a_best, "roc_auc": auc[c_best], "C": c_best,
+    r_best, c_best = max(rho, key=lambda k: rho[k]), max(auc, key=lambda k: auc[k])
+    return {"spearman": rho[r_best], "ridge": r_best, "roc_auc": auc[c_best], "C": c_best,
             "seconds": round(time.perf_counter() - t0, 1)}
 
 
@@ -96,12 +96,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     groups = [it.source for it in items]
     print(f"{len(items)} items, {len(set(groups))} sources, {args.folds} folds grouped by "
           "source\n")
-    print("| representation | cost: Spearman (log L) | ridge alpha | answerability: ROC AUC "
+    print("| representation | cost: Spearman (log L) | ridge penalty | answerability: ROC AUC "
           "| C | seconds |")
     print("| --- | --- | --- | --- | --- | --- |")
     for name, featurize in REPRESENTATIONS.items():
         r = evaluate(texts, cost, answerable, groups, featurize, args.folds)
-        print(f"| {name} | {r['spearman']:.3f} | {r['alpha']:g} | {r['roc_auc']:.3f} | "
+        print(f"| {name} | {r['spearman']:.3f} | {r['ridge']:g} | {r['roc_auc']:.3f} | "
               f"{r['C']:g} | {r['seconds']} |", flush=True)
     return 0
 

@@ -92,7 +92,7 @@ def _load(args: argparse.Namespace) -> list[DatasetItem]:
 def run_train(args: argparse.Namespace) -> int:
     # lazy: scikit-learn loads only when a command needs it, so --help stays light
     from cost_models.model_io import save_model
-    from cost_models.training import ALPHAS, select_and_train
+    from cost_models.training import RIDGE_GRID, select_and_train
 
     items = _load(args)
     if len(items) < 4 * args.folds:
@@ -118,8 +118,8 @@ def run_train(args: argparse.Namespace) -> int:
         raise InvalidValueError(
             f"--compare: unknown kind(s) {', '.join(bad)}; allowed: {', '.join(KINDS)}"
         )
-    n_alpha = len(ALPHAS) if args.kind.endswith("ridge") else 1
-    total = args.folds * (n_alpha + 1 + len([k for k in compare if k != args.kind]))
+    n_ridge = len(RIDGE_GRID) if args.kind.endswith("ridge") else 1
+    total = args.folds * (n_ridge + 1 + len([k for k in compare if k != args.kind]))
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     with Progress(TextColumn("train (CV folds)"), BarColumn(), MofNCompleteColumn()) as bar:
@@ -131,7 +131,7 @@ def run_train(args: argparse.Namespace) -> int:
         report.scheme = (f"shuffled {args.folds}-fold KFold, NOT grouped: the data has no "
                          f"{args.group_col!r} column")
     meta = {
-        "kind": model.kind, "alpha": model.alpha, "residual_var": model.residual_var_,
+        "kind": model.kind, "ridge": model.ridge, "residual_var": model.residual_var_,
         "n_train": len(items), "data": args.data, "group_col": args.group_col,
         "cv_folds": args.folds, "c_r": args.c_r, "cv": report.to_dict(),
         "training_data_sha256": sha256_rows(
@@ -150,7 +150,7 @@ def run_train(args: argparse.Namespace) -> int:
         print(f"utilityguard: warning: cross-validation was not grouped by {args.group_col}: "
               "the scores are optimistic for unseen sources", file=sys.stderr)
     label = "grouped-CV" if report.grouped else "shuffled-CV"
-    print(f"{model.kind} alpha={model.alpha}: {label} Spearman {sel.spearman:.3f}, "
+    print(f"{model.kind} ridge={model.ridge}: {label} Spearman {sel.spearman:.3f}, "
           f"MAE(log L) {sel.mae_log:.3f}, decision agreement {sel.decision_agreement:.3f}, "
           f"decision regret {sel.decision_regret:.3f}")
     print(f"wrote {args.out}")

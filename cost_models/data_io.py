@@ -14,6 +14,7 @@ Anything else (the ``svd-hgb`` cost model) cannot be saved as data and says so.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -96,12 +97,22 @@ def features_from_data(p: dict[str, Any], arrays: Arrays) -> Any:
     return FeatureUnion(parts)
 
 
+def ridge_of(params: Mapping[str, Any]) -> Any:
+    """The ridge penalty in saved parameters: ``"ridge"``, or ``"alpha"`` in files written
+    before it was renamed (``alpha`` now means only ``P(answerable)``).
+
+    >>> ridge_of({"ridge": 0.3}), ridge_of({"alpha": 1.0})
+    (0.3, 1.0)
+    """
+    return params["ridge"] if "ridge" in params else params["alpha"]
+
+
 def linear_to_data(model: Any, arrays: Arrays) -> dict[str, Any]:
     """Ridge or logistic regression coefficients (into ``arrays``) and parameters."""
     arrays["model.coef"] = np.asarray(model.coef_, dtype=np.float64)
     arrays["model.intercept"] = np.atleast_1d(np.asarray(model.intercept_, dtype=np.float64))
     if isinstance(model, Ridge):
-        return {"type": "ridge", "alpha": float(model.alpha)}
+        return {"type": "ridge", "ridge": float(model.alpha)}
     if isinstance(model, LogisticRegression):
         arrays["model.classes"] = np.asarray(model.classes_)
         return {"type": "logistic", "C": float(model.C)}
@@ -113,7 +124,7 @@ def linear_from_data(p: dict[str, Any], arrays: Arrays) -> Any:
     intercept = np.asarray(arrays["model.intercept"], dtype=np.float64)
     model: Any
     if p["type"] == "ridge":
-        model = Ridge(alpha=float(p["alpha"]))
+        model = Ridge(alpha=float(ridge_of(p)))
         model.intercept_ = float(intercept[0]) if coef.ndim == 1 else intercept
     elif p["type"] == "logistic":
         model = LogisticRegression(C=float(p["C"]))

@@ -17,11 +17,11 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from cost_models.wordpieces import PieceTokenizer
 from policies.exceptions import EmbeddingsUnavailable
 
 FloatArray = NDArray[np.float64]
 DIM = 256
-BATCH = 32
 
 
 @contextmanager
@@ -53,36 +53,55 @@ def _model() -> Any:
     return WordLlama.load(dim=DIM, cache_dir=Path(wordllama.__file__).parent)
 
 
+@cache
+def _pieces() -> PieceTokenizer:
+    """The model's tokenizer, word by word with a cache (:mod:`cost_models.wordpieces`)."""
+    return PieceTokenizer(_model().tokenizer)
+
+
 def _pooled_one(model: Any, text: str) -> NDArray[np.float32]:
     """wordllama's ``embed([text], norm=False)[0]`` without its batch machinery: the mean of
     the text's token vectors, summed in float32 in token order as its ``avg_pool`` does (one
     text has no padding), so the vector is the same bit for bit."""
-    ids = np.asarray(model.tokenizer.encode(text, add_special_tokens=False).ids,
-                     dtype=np.int32)
+    ids = np.asarray(_pieces().ids(text), dtype=np.int64)
     table = model.embedding
-    np.clip(ids, 0, table.shape[0] - 1, out=ids)
+    np.minimum(ids, table.shape[0] - 1, out=ids)  # token ids are never negative
     pooled: NDArray[np.float32] = np.sum(table[ids], axis=0, dtype=np.float32) / np.float32(
         max(ids.shape[0], 1))
     return pooled
 
 
+def _pooled(model: Any, texts: Sequence[str]) -> NDArray[np.float32]:
+    """:func:`_pooled_one` of each text: the texts' token counts as a sparse matrix (one
+    entry per token, in token order) times the token vectors, which adds each text's vectors
+    in float32 in token order as :func:`_pooled_one` does (scipy's CSR product accumulates
+    row by row), then the mean."""
+    from scipy.sparse import csr_matrix
+
+    flat, lens = _pieces().flat_ids(texts)
+    n, table = len(texts), model.embedding
+    np.clip(flat, 0, table.shape[0] - 1, out=flat)
+    indptr = np.concatenate([[0], np.cumsum(lens)])
+    counts = csr_matrix((np.ones(flat.shape[0], dtype=np.float32), flat, indptr),
+                        shape=(n, table.shape[0]))
+    sums = np.asarray(counts @ table, dtype=np.float32)
+    pooled: NDArray[np.float32] = sums / np.maximum(lens, 1).astype(np.float32)[:, None]
+    return pooled
+
+
 def embed(texts: Sequence[str]) -> FloatArray:
     """``(len(texts), 256)`` l2-normalized embeddings (float64); zero for a text with no
-    tokens."""
+    tokens. The same vectors, bit for bit, as wordllama's ``embed(texts, norm=False)``
+    normalized (``tests/cost_models/test_wordpieces.py``)."""
     if not texts:
         return np.empty((0, DIM), dtype=np.float64)
-    # wordllama pads every batch to its longest text: embedding the texts in order of length
-    # pads little (same vectors, about 1.6x faster on the seed set's mix of lengths)
-    order = np.argsort([len(t) for t in texts], kind="stable")
     model = _model()
-    if len(texts) == 1:  # one query (the proxy's case): the same pooling without the batching
+    if len(texts) == 1:  # one query (the proxy's case)
         vecs = np.asarray(_pooled_one(model, texts[0])[None, :], dtype=np.float64)
     else:
-        vecs = np.asarray(model.embed([texts[i] for i in order], norm=False,
-                                      batch_size=BATCH), dtype=np.float64)
+        vecs = np.asarray(_pooled(model, texts), dtype=np.float64)
     # normalize here: a text without tokens (e.g. "") has a zero vector and stays zero,
     # where wordllama's own normalization would divide by zero
     norms = np.linalg.norm(vecs, axis=1, keepdims=True)
-    out = np.empty((len(texts), DIM), dtype=np.float64)
-    out[order] = np.divide(vecs, norms, out=np.zeros_like(vecs), where=norms > 0)
+    out: FloatArray = np.divide(vecs, norms, out=np.zeros_like(vecs), where=norms > 0)
     return out

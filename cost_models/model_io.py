@@ -7,6 +7,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from cost_models.data_io import ridge_of
 from cost_models.persistence import load_artifact, read_sidecar, save_artifact
 from cost_models.regressor import CostRegressor
 from policies.exceptions import ArtifactError
@@ -53,14 +54,15 @@ def model_card(meta: dict[str, Any]) -> str:
     """A README for a model directory, from its sidecar."""
     sel = meta.get("cv", {}).get("selected", {})
     rows = "\n".join(
-        f"| {s['kind']} | {s['alpha']} | {_f(s['spearman'])} | {_f(s['mae_log'])} | "
+        f"| {s['kind']} | {ridge_of(s)} | {_f(s['spearman'])} | {_f(s['mae_log'])} | "
         f"{_f(s.get('decision_agreement'))} | {_f(s.get('decision_regret'))} | "
         f"{_f(s.get('decision_agreement_median'))} | {_f(s.get('decision_regret_median'))} | "
         f"{s.get('seconds')} |"
         for s in [sel, *meta.get("cv", {}).get("alternatives", [])] if s
     )
-    search = ", ".join(f"{s['alpha']}: {_f(s['mae_log'])}"
-                       for s in meta.get("cv", {}).get("alpha_search", []))
+    cv_meta = meta.get("cv", {})
+    searched = cv_meta.get("ridge_search", cv_meta.get("alpha_search", []))  # older name
+    search = ", ".join(f"{ridge_of(s)}: {_f(s['mae_log'])}" for s in searched)
     v = meta.get("versions", {})
     cv = meta.get("cv", {})
     if "scheme" not in cv:
@@ -80,7 +82,7 @@ A consequence-cost regressor: question text -> `E[L | x] = exp(mu + s^2/2)`, whe
 the predicted mean of `log L` and `s^2 = {_f(meta.get('residual_var'))}` the out-of-fold
 residual variance (log-normal mean correction; docs/design.md).
 
-- **Kind:** `{meta.get('kind')}` (alpha {meta.get('alpha')}), trained on
+- **Kind:** `{meta.get('kind')}` (ridge penalty {meta.get('ridge', meta.get('alpha'))}), trained on
   {meta.get('n_train')} items of `{meta.get('data')}`.
 - **Training data:** {meta.get('data_description', 'see the data source')}
 - **Training-data hash (sha256 of the rows):** `{meta.get('training_data_sha256')}`
@@ -100,12 +102,12 @@ for the median `exp(mu)` show why the guard uses the mean: the median agrees mor
 mean loses less utility (costly errors dominate). Nested CV: every outer fold refits the full
 model including its own `s^2`; the alternatives were scored on `log L` only.
 
-| kind | alpha | Spearman (log L) | MAE (log L) | agreement E[L] | regret E[L] | \
+| kind | ridge | Spearman (log L) | MAE (log L) | agreement E[L] | regret E[L] | \
 agreement median | regret median | seconds |
 | --- | --- | --- | --- | --- | --- | --- | --- | --- |
 {rows}
 
-Alpha search (MAE of log L): {search}.
+Ridge-penalty search (MAE of log L): {search}.
 
 ## Intended use and limits
 

@@ -33,7 +33,8 @@ from sklearn.model_selection import GroupKFold, KFold
 from sklearn.pipeline import FeatureUnion, Pipeline
 from sklearn.utils.validation import check_is_fitted
 
-from cost_models.data_io import pipeline_from_data, pipeline_to_data
+from cost_models.affix_batch import AffixBatch
+from cost_models.data_io import pipeline_from_data, pipeline_to_data, ridge_of
 from cost_models.features import EmbeddingFeatures, affix_embed, affix_tfidf, word_char_tfidf
 from cost_models.kinds import KINDS
 from cost_models.query_features import LinearTextScorer, QueryFeatures
@@ -41,9 +42,6 @@ from policies import expected_cost_lognormal
 from policies.exceptions import InvalidValueError
 
 FloatArray = NDArray[np.float64]
-#: Up to this many texts are featurized without scikit-learn's per-call overhead (a
-#: request's question segments, :mod:`guard.segments`).
-SMALL_BATCH = 256
 
 
 def _texts(X: Any) -> list[str]:
@@ -59,13 +57,13 @@ def _texts(X: Any) -> list[str]:
     return texts
 
 
-def build_pipeline(kind: str, alpha: float, random_state: int) -> Pipeline:
+def build_pipeline(kind: str, ridge: float, random_state: int) -> Pipeline:
     if kind == "affix-ridge":
-        return Pipeline([("features", affix_tfidf()), ("model", Ridge(alpha=alpha))])
+        return Pipeline([("features", affix_tfidf()), ("model", Ridge(alpha=ridge))])
     if kind == "affix-embed-ridge":
-        return Pipeline([("features", affix_embed()), ("model", Ridge(alpha=alpha))])
+        return Pipeline([("features", affix_embed()), ("model", Ridge(alpha=ridge))])
     if kind == "char-ridge":
-        return Pipeline([("features", word_char_tfidf()), ("model", Ridge(alpha=alpha))])
+        return Pipeline([("features", word_char_tfidf()), ("model", Ridge(alpha=ridge))])
     if kind == "svd-hgb":
         return Pipeline([
             ("features", word_char_tfidf()),
@@ -107,8 +105,9 @@ class CostRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
     Parameters
     ----------
     kind : {"affix-ridge", "affix-embed-ridge", "char-ridge", "svd-hgb"}
-    alpha : float
-        Ridge penalty (ridge kinds).
+    ridge : float
+        The ridge penalty (scikit-learn's ``Ridge(alpha=...)``; ridge kinds). Not the
+        answerability ``alpha = P(answerable)`` of the decision rule.
     cv : int
         Folds for the out-of-fold residual variance (>= 2).
     max_chars : int
@@ -116,10 +115,10 @@ class CostRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
     random_state : int
     """
 
-    def __init__(self, kind: str = "affix-ridge", alpha: float = 0.3, cv: int = 5,
+    def __init__(self, kind: str = "affix-ridge", ridge: float = 0.3, cv: int = 5,
                  max_chars: int = 4000, random_state: int = 0) -> None:
         self.kind = kind
-        self.alpha = alpha
+        self.ridge = ridge
         self.cv = cv
         self.max_chars = max_chars
         self.random_state = random_state
@@ -143,7 +142,7 @@ class CostRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
         if groups is not None and len(groups) != len(texts):
             raise InvalidValueError("groups must have one entry per text")
         logy = np.log(cost)
-        base = build_pipeline(self.kind, self.alpha, self.random_state)
+        base = build_pipeline(self.kind, self.ridge, self.random_state)
         oof = np.empty_like(logy)
         for train, test in folds(len(texts), groups, self.cv, self.random_state):
             model = clone(base).fit([texts[i] for i in train], logy[train])
@@ -151,7 +150,8 @@ class CostRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
         self.oof_log_pred_ = oof
         self.residual_var_ = float(np.mean((oof - logy) ** 2))
         self.pipeline_ = clone(base).fit(texts, logy)
-        self.__dict__.pop("_scorer_", None)  # a refit: the one-query path is rebuilt
+        for derived in ("_scorer_", "_batch_"):  # a refit: the fast paths are rebuilt
+            self.__dict__.pop(derived, None)
         self.n_train_ = len(texts)
         model = self.pipeline_.named_steps["model"]
         if isinstance(model, Ridge):
@@ -169,15 +169,19 @@ class CostRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
         if not texts:
             return np.empty(0, dtype=np.float64)
         if hasattr(self, "coef_"):  # ridge: skip the pipeline's per-call validation overhead
-            scorer = self._scorer() if len(texts) <= SMALL_BATCH else None
-            if scorer is not None:  # a few texts: no sparse matrix, no pipeline; one embed call
-                feats = QueryFeatures.many(texts, max_chars=self.max_chars) \
-                    if len(texts) > 1 else [QueryFeatures(texts[0])]
-                return np.array([scorer.score(f) for f in feats], dtype=np.float64)
+            scorer = self._scorer() if len(texts) == 1 else None
+            if scorer is not None:  # one text: the one-query path (no sparse matrix)
+                return np.array([scorer.score(QueryFeatures(texts[0]))], dtype=np.float64)
             vec, emb = self._parts()
-            if vec is not None and emb is not None:  # no sparse copy of the dense block
-                n = len(vec.vocabulary_)
-                mu = vec.transform(texts) @ self.coef_[:n] + emb.transform(texts) @ self.coef_[n:]
+            batch = self._batch()
+            mu = None
+            if batch is not None:  # the affix TF-IDF block in numpy (AffixBatch)
+                mu = batch.score(texts)
+            elif vec is not None:
+                mu = vec.transform(texts) @ self.coef_[:len(vec.vocabulary_)]
+            if vec is not None and mu is not None:
+                if emb is not None:  # no sparse copy of the dense block
+                    mu = mu + emb.transform(texts) @ self.coef_[len(vec.vocabulary_):]
                 return np.asarray(mu + self.intercept_, dtype=np.float64)
             feats = self.pipeline_.named_steps["features"].transform(texts)
             return np.asarray(feats @ self.coef_ + self.intercept_, dtype=np.float64)
@@ -194,6 +198,16 @@ class CostRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
             if isinstance(vec, TfidfVectorizer) and isinstance(emb, EmbeddingFeatures):
                 return vec, emb
         return None, None
+
+    def _batch(self) -> AffixBatch | None:
+        """The batch path of the TF-IDF block (:class:`cost_models.affix_batch.AffixBatch`,
+        built on first use); ``None`` when the vectorizer is not the affix analyzer's."""
+        if "_batch_" not in self.__dict__:
+            vec, _ = self._parts()
+            self.__dict__["_batch_"] = None if vec is None or not hasattr(self, "coef_") \
+                else AffixBatch.build(vec, self.coef_)
+        batch: AffixBatch | None = self.__dict__["_batch_"]
+        return batch
 
     def _scorer(self) -> LinearTextScorer | None:
         """The one-query path (:class:`cost_models.query_features.LinearTextScorer`, built on
@@ -221,7 +235,7 @@ class CostRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
         """``(parameters, arrays)``: the fitted model as data (no pickle); ridge kinds only."""
         check_is_fitted(self, "pipeline_")
         arrays: dict[str, Any] = {"oof_log_pred": np.asarray(self.oof_log_pred_)}
-        params = {"kind": self.kind, "alpha": self.alpha, "cv": self.cv,
+        params = {"kind": self.kind, "ridge": self.ridge, "cv": self.cv,
                   "max_chars": self.max_chars, "random_state": self.random_state,
                   "residual_var_": self.residual_var_, "n_train_": self.n_train_,
                   "pipeline": pipeline_to_data(self.pipeline_, arrays)}
@@ -230,7 +244,7 @@ class CostRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
     @classmethod
     def from_data(cls, params: dict[str, Any], arrays: dict[str, Any]) -> CostRegressor:
         """The model :meth:`to_data` described."""
-        model = cls(kind=str(params["kind"]), alpha=float(params["alpha"]), cv=int(params["cv"]),
+        model = cls(kind=str(params["kind"]), ridge=float(ridge_of(params)), cv=int(params["cv"]),
                     max_chars=int(params["max_chars"]), random_state=int(params["random_state"]))
         model.pipeline_ = pipeline_from_data(params["pipeline"], arrays)
         model.residual_var_ = float(params["residual_var_"])
@@ -243,7 +257,8 @@ class CostRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        state.pop("_scorer_", None)  # derived; rebuilt on first use after loading
+        for derived in ("_scorer_", "_batch_"):  # rebuilt on first use after loading
+            state.pop(derived, None)
         return state
 
     def predict(self, X: Any) -> FloatArray:

@@ -38,7 +38,8 @@ from policies.exceptions import InvalidValueError
 
 FloatArray = NDArray[np.float64]
 P_GRID = np.linspace(0.0, 1.0, 101)
-ALPHAS = (0.1, 0.3, 1.0, 3.0)
+#: The ridge penalties :func:`select_and_train` searches.
+RIDGE_GRID = (0.1, 0.3, 1.0, 3.0)
 
 
 def decision_agreement(pred_cost: Any, true_cost: Any, c_r: float = DEFAULT_C_R) -> float:
@@ -73,7 +74,7 @@ def decision_regret(pred_cost: Any, true_cost: Any, c_r: float = DEFAULT_C_R) ->
 @dataclass(frozen=True)
 class CVScores:
     kind: str
-    alpha: float
+    ridge: float
     spearman: float
     mae_log: float
     decision_agreement: float | None = None
@@ -87,7 +88,7 @@ class CVScores:
 
 
 def grouped_cv(
-    texts: Sequence[str], cost: Any, groups: Sequence[str] | None, *, kind: str, alpha: float,
+    texts: Sequence[str], cost: Any, groups: Sequence[str] | None, *, kind: str, ridge: float,
     cv: int = 5, nested: bool = False, c_r: float = DEFAULT_C_R, random_state: int = 0,
     on_fold: Callable[[], None] | None = None,
 ) -> CVScores:
@@ -102,7 +103,7 @@ def grouped_cv(
     logy = np.log(y)
     mu = np.empty_like(logy)
     mean_cost = np.empty_like(logy)
-    base = CostRegressor(kind=kind, alpha=alpha, cv=cv, random_state=random_state)
+    base = CostRegressor(kind=kind, ridge=ridge, cv=cv, random_state=random_state)
     for train, test in folds(len(texts), groups, cv, random_state):
         tr = [texts[i] for i in train]
         te = [texts[i] for i in test]
@@ -114,7 +115,7 @@ def grouped_cv(
         else:
             from cost_models.regressor import build_pipeline
 
-            pipe = build_pipeline(kind, alpha, random_state).fit(tr, logy[train])
+            pipe = build_pipeline(kind, ridge, random_state).fit(tr, logy[train])
             mu[test] = pipe.predict(te)
         if on_fold:
             on_fold()
@@ -126,7 +127,7 @@ def grouped_cv(
             "decision_agreement_median": decision_agreement(np.exp(mu), y, c_r),
             "decision_regret_median": decision_regret(np.exp(mu), y, c_r),
         }
-    return CVScores(kind, alpha, float(spearmanr(mu, logy).statistic),
+    return CVScores(kind, ridge, float(spearmanr(mu, logy).statistic),
                     float(np.mean(np.abs(mu - logy))), **decisions,
                     seconds=round(time.perf_counter() - t0, 2))
 
@@ -134,7 +135,7 @@ def grouped_cv(
 @dataclass
 class TrainReport:
     selected: CVScores
-    alpha_search: list[CVScores] = field(default_factory=list)
+    ridge_search: list[CVScores] = field(default_factory=list)
     alternatives: list[CVScores] = field(default_factory=list)
     #: what the folds were, in words (grouped, or shuffled and why)
     scheme: str = ""
@@ -143,31 +144,31 @@ class TrainReport:
     def to_dict(self) -> dict[str, Any]:
         return {"scheme": self.scheme, "grouped": self.grouped,
                 "selected": self.selected.to_dict(),
-                "alpha_search": [s.to_dict() for s in self.alpha_search],
+                "ridge_search": [s.to_dict() for s in self.ridge_search],
                 "alternatives": [s.to_dict() for s in self.alternatives]}
 
 
 def select_and_train(
     texts: Sequence[str], cost: Any, groups: Sequence[str] | None, *, kind: str = "affix-ridge",
-    alphas: Sequence[float] = ALPHAS, compare: Sequence[str] = (), cv: int = 5,
+    ridges: Sequence[float] = RIDGE_GRID, compare: Sequence[str] = (), cv: int = 5,
     c_r: float = DEFAULT_C_R, on_fold: Callable[[], None] | None = None, group_name: str = "group",
 ) -> tuple[CostRegressor, TrainReport]:
-    """Pick ``alpha`` by grouped CV (lowest MAE of ``log L``), score the pick with nested
+    """Pick the ridge penalty by grouped CV (lowest MAE of ``log L``), score the pick with nested
     grouped CV, score the ``compare`` kinds, and fit the pick on everything. Without enough
     groups every CV is shuffled K-fold, and the report's ``scheme`` says so."""
     if kind not in KINDS:
         raise InvalidValueError(f"kind must be one of {', '.join(KINDS)}")
-    ridge = kind.endswith("ridge")
-    search = [grouped_cv(texts, cost, groups, kind=kind, alpha=a, cv=cv, on_fold=on_fold)
-              for a in (alphas if ridge else alphas[:1])]
+    is_ridge = kind.endswith("ridge")
+    search = [grouped_cv(texts, cost, groups, kind=kind, ridge=r, cv=cv, on_fold=on_fold)
+              for r in (ridges if is_ridge else ridges[:1])]
     best = min(search, key=lambda s: s.mae_log)
-    selected = grouped_cv(texts, cost, groups, kind=kind, alpha=best.alpha, cv=cv, nested=True,
+    selected = grouped_cv(texts, cost, groups, kind=kind, ridge=best.ridge, cv=cv, nested=True,
                           c_r=c_r, on_fold=on_fold)
     alternatives = [
-        grouped_cv(texts, cost, groups, kind=k, alpha=best.alpha, cv=cv, on_fold=on_fold)
+        grouped_cv(texts, cost, groups, kind=k, ridge=best.ridge, cv=cv, on_fold=on_fold)
         for k in compare if k != kind
     ]
-    model = CostRegressor(kind=kind, alpha=best.alpha, cv=cv).fit(texts, cost, groups=groups)
+    model = CostRegressor(kind=kind, ridge=best.ridge, cv=cv).fit(texts, cost, groups=groups)
     grouped = is_grouped(groups, cv)
     return model, TrainReport(selected, search, alternatives,
                               scheme=cv_scheme(groups, cv, group_name), grouped=grouped)

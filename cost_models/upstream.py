@@ -1,7 +1,7 @@
 """The one OpenAI-compatible chat client: error translation and retries.
 
 Every call the distribution makes to a model endpoint goes through here: the guard proxy's
-upstream, ``collect`` (benchmarks), the grading judge (benchmarks) and the consequence judges
+upstream, ``collect`` (benchmarks), the model grader (benchmarks) and the consequence judges
 (``cost_models.annotation``). It lives in ``cost_models`` because the consequence judges need it
 and ``cost_models`` may not import ``guard``.
 

@@ -397,11 +397,10 @@ class Guard:
         else:
             (cost_v, question), cost_source = self.costliest(query), "model"
         if needs_alpha and texts is not None:
-            if len(texts) == 1:
-                al = self.predict_alpha(texts[0])
-            else:
-                question = question or self.costliest(texts)[1]
-                al = self.predict_alpha(question)
+            asked = texts[0] if len(texts) == 1 else question or self.costliest(texts)[1]
+            if len(texts) > 1:
+                question = asked
+            al = self.predict_alpha(asked, features=self.query_features(asked))
         else:
             al = 1.0 if cfg.alpha is None else cfg.alpha
         return Price(cost=cost_v, cost_source=cost_source, c_r=cfg.c_r, mode=cfg.mode,

@@ -26,7 +26,7 @@ This module imports nothing.
     │   ├── DatasetError                      a dataset that cannot be read or mapped
     │   ├── BenchError                        bench inputs that cannot be used
     │   ├── FeedbackError                     an audit log with no labelled decision to refit
-    │   └── JudgeReplyError                   a grading judge's reply that is not two valid
+    │   └── GraderReplyError                   the model grader's reply that is not two valid
     │                                         lines (retried as an unusable reply)
     ├── CLIError                              a command-line usage error
     ├── EmbeddingsUnavailable                 wordllama not installed
@@ -55,7 +55,7 @@ This module imports nothing.
 The value errors also derive from :class:`ValueError`, so code that validates arguments the
 standard way handles them.
 
->>> issubclass(UpstreamPoolExhausted, UpstreamTimeout), issubclass(JudgeReplyError, ValueError)
+>>> issubclass(UpstreamPoolExhausted, UpstreamTimeout), issubclass(GraderReplyError, ValueError)
 (True, True)
 >>> UnknownRequestError("no decision with request_id 'x'").status
 404
@@ -81,10 +81,10 @@ __all__ = [
     "DatasetError",
     "EmbeddingsUnavailable",
     "FeedbackError",
+    "GraderReplyError",
     "InvalidRequestError",
     "InvalidValueError",
     "JudgeError",
-    "JudgeReplyError",
     "PayloadTooLargeError",
     "PermissionDeniedError",
     "RecordError",
@@ -145,8 +145,8 @@ class FeedbackError(InvalidValueError):
     """An audit log that is not one, or holds no labelled decision to refit from."""
 
 
-class JudgeReplyError(InvalidValueError):
-    """The grading judge's reply is not two valid lines."""
+class GraderReplyError(InvalidValueError):
+    """The model grader's reply is not two valid lines."""
 
 
 # ---------------------------------------------------------------------------------------------

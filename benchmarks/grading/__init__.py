@@ -1,7 +1,7 @@
 """Grading a reply against a dataset item: was it an answer, and was the answer right?
 
-First stage, rules (this package); a second stage, an LLM judge, can review what the rules do
-not settle (:mod:`benchmarks.grading.judge`).
+First stage, rules (this package); a second stage, a model grader, can review what the rules do
+not settle (:mod:`benchmarks.grading.model_grader`).
 
 * **abstention**: a refusal or a hedged non-answer (:func:`guard.refusal_detection.is_refusal`, the
 same
@@ -43,7 +43,7 @@ from guard.refusal_detection import is_refusal
 @dataclass(frozen=True)
 class Grade:
     """The grade of one reply: ``answered``, ``correct`` (``None`` for an abstention), which
-    ``stage`` decided it (``"rules"`` or ``"judge"``), whether the rules consider it settled,
+    ``stage`` decided it (``"rules"`` or ``"model"``), whether the rules consider it settled,
     and the reasons when not (or when a reply was flagged)."""
 
     answered: bool

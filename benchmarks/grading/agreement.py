@@ -2,7 +2,7 @@
 
 Used to measure the rules against the gold sample graded by reading
 (``python -m benchmarks.grading.agreement tests/benchmarks/data/gold_grades.jsonl``) and the
-rules against the second-stage judge (``collect --judge-upstream``).
+rules against the second-stage model grader (``collect --grader-upstream``).
 """
 
 from __future__ import annotations

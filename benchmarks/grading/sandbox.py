@@ -32,6 +32,7 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from guard.answers import extract_code
 
@@ -96,8 +97,21 @@ def _limit(limits: Limits) -> None:  # runs in the child between fork and exec
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
+#: How a code run ended: it passed, it failed (an assert, an error, an exit, a denied call),
+#: the CPU-time limit stopped it (``SIGXCPU``, or ``SIGKILL`` at the hard limit), or the
+#: wall-clock limit did.
+Outcome = Literal["passed", "failed", "cpu_limit", "wall_limit"]
+_CPU_SIGNALS = (signal.SIGXCPU, signal.SIGKILL)
+
+
 def run_code(reply: str, tests: Sequence[str], limits: Limits = DEFAULT_LIMITS) -> bool:
     """Whether the code in ``reply`` passes ``tests`` under ``limits`` (module docstring)."""
+    return run_code_outcome(reply, tests, limits) == "passed"
+
+
+def run_code_outcome(reply: str, tests: Sequence[str],
+                     limits: Limits = DEFAULT_LIMITS) -> Outcome:
+    """How the code in ``reply`` ran against ``tests`` under ``limits`` (:data:`Outcome`)."""
     token = secrets.token_hex(16)
     files = {"candidate.py": extract_code(reply) + "\n", "tests.py": "\n".join(tests) + "\n",
              "run.py": _RUNNER.replace("TOKEN", repr(token))}
@@ -122,8 +136,11 @@ def run_code(reply: str, tests: Sequence[str], limits: Limits = DEFAULT_LIMITS) 
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait()
-                return False
+                return "wall_limit"
         with open(out_path, "rb") as f:
             f.seek(max(0, os.path.getsize(out_path) - 4096))
             tail = f.read().splitlines()[-1:]
-    return proc.returncode == 0 and token.encode() in tail
+    code = proc.returncode
+    if any(code in (-sig, 128 + sig) for sig in _CPU_SIGNALS):  # 128 + n: through unshare
+        return "cpu_limit"
+    return "passed" if code == 0 and token.encode() in tail else "failed"

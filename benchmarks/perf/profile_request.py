@@ -41,20 +41,29 @@ STAGES = {
     "embedding (wordllama)": "embed",
     "decide": "decide_reply",
     "parse the request": "parse_chat_request",
-    "upstream exchange": "_exchange",
+    "upstream exchange": "forward",
     "deliver": "deliver",
-    "the response body": "_response",
+    "the response body": "chat_delivery",
     "audit / metrics": "record",
 }
 
 
-def _client(url: str, n: int, stream: bool) -> None:
+#: ``--early``: a dripped stream whose cost the client gives, below C_R (every p answers), so
+#: the proxy relays it as it arrives (what the TTFT benchmark times)
+EARLY_BODY = {"model": "perf-model", "stream": True, "messages": [
+    {"role": "user", "content": "perf-drip: what is the capital of France?"}]}
+EARLY_HEADERS = {"x-utilityguard-cost": "0.5"}
+
+
+def _client(url: str, n: int, stream: bool, early: bool = False) -> None:
     async def go() -> None:
         async with httpx.AsyncClient(timeout=30.0) as client:
             for _ in range(n):
-                body = {**BODY, "stream": True} if stream else BODY
-                r = await client.post(url, json=body)
+                body = EARLY_BODY if early else {**BODY, "stream": True} if stream else BODY
+                r = await client.post(url, json=body, headers=EARLY_HEADERS if early else None)
                 r.raise_for_status()
+                if early and r.headers.get("x-utilityguard-stream") != "early":
+                    raise RuntimeError("the proxy did not stream the request early")
 
     asyncio.run(go())
 
@@ -67,7 +76,8 @@ def _new_loop() -> asyncio.AbstractEventLoop:
     return uvloop.new_event_loop()
 
 
-def profile(requests: int, policy: str | None, stream: bool) -> tuple[pstats.Stats, float]:
+def profile(requests: int, policy: str | None, stream: bool, early: bool = False
+            ) -> tuple[pstats.Stats, float]:
     """Profile ``requests`` requests through an in-process proxy; ``(stats, wall seconds)``.
 
     The proxy serves in this (the main) thread, the client runs in another; the profiler is
@@ -82,7 +92,8 @@ def profile(requests: int, policy: str | None, stream: bool) -> tuple[pstats.Sta
         wait_until_serving(f"http://127.0.0.1:{up_port}/v1/models", upstream)
         settings = Settings(_env_file=None,  # type: ignore[call-arg]
                             upstream=f"http://127.0.0.1:{up_port}/v1",
-                            confidence="logprobs", policy=policy)
+                            confidence="logprobs", policy=policy,
+                            allow_client_overrides=early)
         config = uvicorn.Config(create_app(settings), host="127.0.0.1", port=px_port,
                                 log_level="warning", access_log=False)
         server = uvicorn.Server(config)
@@ -94,11 +105,11 @@ def profile(requests: int, policy: str | None, stream: bool) -> tuple[pstats.Sta
         def drive() -> None:
             try:
                 wait_until_serving(f"http://127.0.0.1:{px_port}/healthz", upstream)
-                _client(url, 50, stream)  # warm up
+                _client(url, 50, stream, early)  # warm up
                 loops[0].call_soon_threadsafe(prof.enable)
                 time.sleep(0.05)
                 t0 = time.perf_counter()
-                _client(url, requests, stream)
+                _client(url, requests, stream, early)
                 wall.append(time.perf_counter() - t0)
                 loops[0].call_soon_threadsafe(prof.disable)
                 time.sleep(0.05)
@@ -163,11 +174,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--policy", default="smollm2",
                         help="the policy served (NONE: no policy); default smollm2")
     parser.add_argument("--stream", action="store_true", help="streaming requests")
+    parser.add_argument("--early", action="store_true",
+                        help="dripped streams relayed as they arrive (cost given below C_R)")
     parser.add_argument("--out", type=Path, help="write the profile here (default: stdout)")
     raw = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(raw)
     policy = None if args.policy.upper() == "NONE" else args.policy
-    stats, wall = profile(args.requests, policy, args.stream)
+    stats, wall = profile(args.requests, policy, args.stream, args.early)
     shown = [a for a in raw if not a.startswith("--out") and a != str(args.out)]
     text = render(stats, wall, args.requests, shown)
     if args.out is None:

@@ -49,7 +49,7 @@ from guard.core import Guard
 from guard.decision_records import DecisionRecord
 from guard.integrations.common import REQUEST_ID_HEADER, fetch_decision, guarded_completion
 from guard.messages import request_texts
-from guard.proxy.decided import decision_body, decision_headers
+from guard.proxy.decide import decision_body, decision_headers
 from guard.proxy.streaming import assemble
 from guard.settings import Settings
 

@@ -171,7 +171,7 @@ def save_policy(policy: Policy, directory: str | os.PathLike[str], *,
         cost = {"source": "shipped-default", "sha256": _default_cost_sha()}
     elif isinstance(policy.cost_model, CostRegressor):
         save_model(policy.cost_model, root / "cost_model", metadata={
-            "kind": policy.cost_model.kind, "alpha": policy.cost_model.alpha,
+            "kind": policy.cost_model.kind, "ridge": policy.cost_model.ridge,
             "data_description": "refit for this policy"})
         files.update(_files(root, "cost_model"))
         cost = {"source": "file", "dir": "cost_model"}

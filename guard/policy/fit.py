@@ -116,7 +116,7 @@ def fit_answerability(train: TrainingSet) -> tuple[AnswerabilityModel | None, fl
 
 def refit_cost_model(like: CostRegressor, train: TrainingSet) -> CostRegressor:
     """A new cost model with ``like``'s settings, fitted on ``train`` (grouped by source)."""
-    m = CostRegressor(kind=like.kind, alpha=like.alpha, cv=like.cv, max_chars=like.max_chars,
+    m = CostRegressor(kind=like.kind, ridge=like.ridge, cv=like.cv, max_chars=like.max_chars,
                       random_state=like.random_state)
     return m.fit(train.questions, train.cost, groups=train.groups or None)
 

@@ -5,7 +5,7 @@ upstream, decides per reply whether to deliver it or a refusal, and reports the 
 ``x-utilityguard-*`` response headers, Prometheus metrics and a SQLite audit log.
 
 Modules: :mod:`~guard.proxy.app` (the app and its lifespan), :mod:`~guard.proxy.chat` (the
-chat completion flow), :mod:`~guard.proxy.request` (reading requests),
+chat completion flow), :mod:`~guard.proxy.parse` (reading requests),
 :mod:`~guard.proxy.streaming` (SSE), :mod:`~guard.proxy.upstream` (the upstream client),
 :mod:`~guard.proxy.errors` (the OpenAI error envelope), :mod:`~guard.proxy.audit` (the audit
 log), :mod:`~guard.proxy.metrics` (Prometheus text).

@@ -51,7 +51,6 @@ from guard.exceptions import (
 from guard.protocols import CostModel
 from guard.proxy.audit import FEEDBACK, AuditWriter
 from guard.proxy.audit.schema import SECURITY_EVENTS
-from guard.proxy.chat import chat_completions
 from guard.proxy.decisions import DecisionStore
 from guard.proxy.errors import error_body, install_error_handlers
 from guard.proxy.feedback import RecentIds, decided, feedback_row, parse_feedback
@@ -67,9 +66,9 @@ from guard.proxy.gateway import (
 from guard.proxy.labels import LabelRateLimit
 from guard.proxy.labels import key_id as label_key_id
 from guard.proxy.metrics import CONTENT_TYPE, MetricsMiddleware, ProxyMetrics
+from guard.proxy.parse import check_auth, key_in, read_body
+from guard.proxy.pipeline import GUARDED, endpoint
 from guard.proxy.redact import RedactSecrets, install_access_log_filter
-from guard.proxy.request import check_auth, key_in, read_body
-from guard.proxy.responses import responses
 from guard.proxy.routes import ANY_MODEL, RouteTable, UnknownModelError
 from guard.proxy.upstream import READY_TIMEOUT_S, Upstream, upstream_headers
 from guard.refusal_budget import BudgetConfig, RefusalBudget, key_id
@@ -663,18 +662,17 @@ def create_app(settings: Settings, transport: httpx.AsyncBaseTransport | None = 
     app.add_middleware(MetricsMiddleware, metrics=proxy.metrics)
     app.add_middleware(RedactSecrets, secrets=lambda: proxy.secrets)  # a reload may add keys
     routes: list[tuple[str, Any, str]] = [
-        ("/chat/completions", chat_completions, "POST"),
+        *((path, endpoint(api), "POST") for path, api in GUARDED.items()),
         ("/feedback", _feedback, "POST"),
         ("/models", _models, "GET"),
         ("/embeddings", _embeddings, "POST"),
         ("/completions", _not_guarded, "POST"),
-        ("/responses", responses, "POST"),
         ("/models/{model:path}", _models, "GET"),
         ("/decisions/{request_id}", decision, "GET"),
     ]
-    for path, endpoint, method in routes:
+    for path, serve, method in routes:
         for prefix in ("/v1", ""):
-            app.add_api_route(prefix + path, endpoint, methods=[method],
+            app.add_api_route(prefix + path, serve, methods=[method],
                               include_in_schema=False)
     app.add_api_route("/healthz", _healthz, methods=["GET"], include_in_schema=False)
     app.add_api_route("/readyz", _readyz, methods=["GET"], include_in_schema=False)

@@ -10,7 +10,9 @@ the complete reply. Two kinds of request are decided before the upstream answers
   still asks for its signal (the shadow record must hold the ``p`` that enforce mode would
   see) but never makes the client wait for it.
 
-:func:`streams_early` says which, :meth:`Pending.relay` streams: the query is priced first
+:func:`streams_early` says which, :func:`relay` streams (the forward, decide and deliver
+stages of :mod:`guard.proxy.pipeline` as the reply arrives, for any API's adapter): the query
+is priced first
 (:meth:`guard.Guard.price`, from the query only), the upstream's stream is opened and its
 status checked before the response starts (an upstream 4xx / 5xx is answered as on the
 buffered path), and then each upstream event is passed on as soon as it arrives, re-encoded:
@@ -24,6 +26,10 @@ is written. The total deadline
 buffered path; a failure after the response started ends the stream with an ``error`` event
 in the OpenAI envelope (what the official clients raise).
 
+An upstream that answers a streaming request with JSON (it ignored ``stream: true``) is not
+streamed: :func:`relay` returns its reply (:class:`~guard.proxy.exchange.Fetched`), which the
+pipeline then judges, decides and delivers as on the buffered path.
+
 The response headers carry what is known before the reply: mode, cost, threshold, request id,
 policy, and ``x-utilityguard-stream: early``; the decision and the confidence are in the last
 event only.
@@ -36,42 +42,31 @@ import contextlib
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import Any
 
-from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
 from guard.confidence.extractors import ConsistencyExtractor, LogprobExtractor
 from guard.core import Guard, Price
 from guard.decision_records import DecisionRecord
-from guard.exceptions import (
-    ClientDisconnected,
-    UpstreamError,
-    UpstreamStatusError,
-    UpstreamTimeout,
-)
-from guard.proxy.decided import fmt_value, resend_as_sent
+from guard.exceptions import ClientDisconnected, UpstreamError, UpstreamTimeout
+from guard.proxy.decide import decide, decision_body, fmt_value
 from guard.proxy.errors import upstream_failure
-from guard.proxy.request import Overrides, cancel_on_disconnect, disconnected
+from guard.proxy.exchange import Event, Exchange, Fetched, P
+from guard.proxy.forward import cancel_on_disconnect, disconnected, sent
 from guard.proxy.streaming import SSEReader, json_reply
 from guard.proxy.upstream import Relay
-from guard.segments import Query, as_text
-
-if TYPE_CHECKING:
-    from guard.proxy.app import Proxy
 
 log = logging.getLogger(__name__)
 #: Extractors whose signal is read without rewriting the reply's text (a shadow stream
 #: relays the text as it comes; the verbal extractor removes a line from it).
 TEXT_PRESERVING = (LogprobExtractor, ConsistencyExtractor)
 EARLY_HEADER = "x-utilityguard-stream"
-Event = dict[str, Any]
-#: Builds the stream's tail from every upstream event and the events held back: the bytes
-#: to send last (the decision object in the last event) and the decision.
-Finish = Callable[[list[Event], list[Event]], Awaitable[tuple[bytes, DecisionRecord]]]
+#: The most an early stream waits, after its last event, for the end of the upstream's body
+#: (so that the connection is kept alive, :func:`_drain`).
+DRAIN_SECONDS = 0.05
 
 
 def streams_early(price: Price, guard: Guard) -> bool:
@@ -83,176 +78,173 @@ def streams_early(price: Price, guard: Guard) -> bool:
                                           for ex in guard.extractors)
 
 
-P = TypeVar("P", bound="Plan")
+def early_headers(ex: Exchange[Any]) -> dict[str, str]:
+    """The decision headers known before the reply."""
+    p = ex.price
+    return {"x-utilityguard-mode": p.mode, "x-utilityguard-cost": fmt_value(p.cost),
+            "x-utilityguard-threshold": fmt_value(p.threshold),
+            "x-utilityguard-c-r": fmt_value(p.c_r),
+            "x-utilityguard-request-id": ex.request_id, EARLY_HEADER: "early",
+            **({"x-utilityguard-policy": ex.guard.policy} if ex.guard.policy else {}),
+            "cache-control": "no-cache"}
 
 
-class Plan(Protocol):
-    """A route's upstream request plan (:class:`~guard.proxy.request.ChatPlan`,
-    :class:`~guard.proxy.responses_plan.ResponsesPlan`)."""
-
-    @property
-    def body(self) -> dict[str, Any]: ...
-
-    def as_sent(self: P, body: Mapping[str, Any]) -> P: ...
-
-
-class NotStreamed(Exception):
-    """The upstream answered JSON to a streaming request (it ignored ``stream: true``): the
-    route decides on ``reply`` as on the buffered path."""
-
-    def __init__(self, reply: dict[str, Any]) -> None:
-        super().__init__("the upstream did not stream")
-        self.reply = reply
-        #: the route's request plan (set by the route that raised it)
-        self.plan: Any = None
+async def relay(ex: Exchange[P]) -> Response | Fetched[P]:
+    """The exchange streamed as the upstream's reply arrives: the response, or the reply
+    when the upstream answered JSON (the caller decides it as on the buffered path). Every
+    ``p`` answering, the request is sent as the client sent it (nothing the guard would add
+    can change the decision). Raises what the upstream answered before the stream started
+    (an error status, after :func:`~guard.proxy.forward.resend_as_sent`)."""
+    if ex.price.answers_any_p:
+        ex.plan = ex.plan.as_sent(ex.body)
+    out, plan = await sent(ex, lambda plan: _attempt(ex, plan))
+    return out if isinstance(out, Response) else Fetched(out, None, plan)
 
 
-@dataclass(frozen=True)
-class Pending:
-    """A streamed request whose delivery is decided before its reply."""
+async def _attempt(ex: Exchange[P], plan: P) -> Response | dict[str, Any]:
+    """Open the upstream stream of ``plan`` and answer with a stream relaying it; the JSON
+    object the upstream sent instead of a stream."""
+    upstream, timeout = ex.upstream, ex.settings.request_timeout
+    loop = asyncio.get_running_loop()
+    t_up = time.perf_counter()
+    deadline = loop.time() + timeout
+    stack = AsyncExitStack()
 
-    proxy: Proxy
-    guard: Guard
-    request_id: str
-    query: Query
-    overrides: Overrides
-    price: Price
-    model: Any
-    t0: float
-    owner: bytes = b""  # who may read the decision again (GET /v1/decisions)
+    async def open_() -> Relay:
+        return await stack.enter_async_context(upstream.open_stream(ex.api.path, plan.body,
+                                                                    ex.headers))
 
-    def headers(self) -> dict[str, str]:
-        """The decision headers known before the reply."""
-        p = self.price
-        return {"x-utilityguard-mode": p.mode, "x-utilityguard-cost": fmt_value(p.cost),
-                "x-utilityguard-threshold": fmt_value(p.threshold),
-                "x-utilityguard-c-r": fmt_value(p.c_r),
-                "x-utilityguard-request-id": self.request_id, EARLY_HEADER: "early",
-                **({"x-utilityguard-policy": self.guard.policy} if self.guard.policy else {}),
-                "cache-control": "no-cache"}
-
-    async def planned(self, plan: P, body: Mapping[str, Any],
-                      attempt: Callable[[P], Awaitable[Response]]) -> Response:
-        """``attempt(plan)``, and ``attempt`` of the plan as the client sent ``body`` when the
-        upstream rejects what the guard added (:func:`~guard.proxy.decided.resend_as_sent`);
-        the plan used is set on a :class:`NotStreamed` raised."""
-        try:
-            try:
-                return await attempt(plan)
-            except UpstreamStatusError as exc:
-                if not resend_as_sent(self.proxy, exc, plan.body, body):
-                    raise
-                plan = plan.as_sent(body)
-                return await attempt(plan)
-        except NotStreamed as exc:
-            exc.plan = plan
-            raise
-
-    def record(self, record: DecisionRecord, upstream_s: float) -> None:
-        """Count the decision and queue its audit row (as the buffered path does)."""
-        model = self.model if isinstance(self.model, str) else None
-        self.proxy.record(record, query=self.price.question or as_text(self.query),
-                          model=model, stream=True, upstream_s=upstream_s,
-                          total_s=time.perf_counter() - self.t0, owner=self.owner)
-
-    async def relay(self, request: Request, path: str, body: Mapping[str, Any],
-                    headers: Mapping[str, str], *, shape: Callable[[Event], Event | None],
-                    hold: Callable[[Event], bool], encode: Callable[[Event], bytes],
-                    finish: Finish) -> Response:
-        """Open the upstream stream at ``path`` and answer with a stream relaying it:
-        ``shape`` gives each event as the client receives it (``None``: not the client's),
-        ``hold`` says whether it may be the last one (held back), ``encode`` writes it and
-        ``finish`` the tail. Raises what the upstream answered before the stream started
-        (an error status, :class:`NotStreamed`)."""
-        proxy = self.proxy
-        upstream, timeout = proxy.upstream, proxy.settings.request_timeout
-        loop = asyncio.get_running_loop()
-        t_up = time.perf_counter()
-        deadline = loop.time() + timeout
-        stack = AsyncExitStack()
-
-        async def open_() -> Relay:
-            return await stack.enter_async_context(upstream.open_stream(path, body, headers))
-
-        try:
-            opened = await cancel_on_disconnect(request, upstream.within(timeout, open_()))
-            if "json" in opened.content_type.lower():
-                raw = await cancel_on_disconnect(request, upstream.within(
-                    max(deadline - loop.time(), 0.0), opened.read()))
-                raise NotStreamed(json_reply(raw, upstream.name, "a JSON object"))
-        except BaseException:
+    try:
+        opened = await cancel_on_disconnect(ex.request, upstream.within(timeout, open_()))
+        if "json" in opened.content_type.lower():
+            raw = await cancel_on_disconnect(ex.request, upstream.within(
+                max(deadline - loop.time(), 0.0), opened.read()))
             await stack.aclose()
-            raise
+            return json_reply(raw, upstream.name, "a JSON object")
+    except BaseException:
+        await stack.aclose()
+        raise
+    stream = _Stream(ex, plan, opened, stack, t_up, deadline)
+    return await stream.respond()
 
-        def timed_out() -> UpstreamTimeout:
-            return UpstreamTimeout(
-                f"the upstream at {upstream.name} did not finish within the proxy's deadline "
-                f"of {timeout:g} s (--request-timeout)")
 
-        upstream_done = [False]  # the upstream's stream had ended at the last yield
+class _Stream:
+    """One early stream: the upstream's events relayed, the tail decided and recorded."""
 
-        async def stream() -> AsyncIterator[bytes]:
-            events: list[Event] = []
-            held: list[Event] = []
-            gone = asyncio.ensure_future(disconnected(request))
-            try:
-                async with stack:
-                    reader, chunks = SSEReader(upstream.name), opened.chunks()
-                    while not reader.done:
-                        raw = await _next_chunk(chunks, gone, max(deadline - loop.time(), 0),
-                                                timed_out)
-                        new = reader.feed(raw or b"", final=raw is None)
-                        events += new
-                        ready = _ready(new, held, shape, hold, encode)  # sent together
-                        if ready:
-                            upstream_done[0] = raw is None or reader.done
-                            yield b"".join(ready)
-                        if raw is None:
-                            break
-                upstream_s = time.perf_counter() - t_up
-                try:  # the consistency samples, if any, within the deadline
-                    tail, record = await asyncio.wait_for(finish(events, held),
-                                                          max(deadline - loop.time(), 0))
-                except asyncio.TimeoutError:
-                    raise timed_out() from None
-            except ClientDisconnected:
-                log.info("request %s: the client left during an early stream",
-                         self.request_id)
-                return
-            except UpstreamError as exc:
-                yield self._failed(exc)
-                return
-            finally:
-                gone.cancel()
-            yield tail
-            self.record(record, upstream_s)
+    def __init__(self, ex: Exchange[Any], plan: Any, opened: Relay, stack: AsyncExitStack,
+                 t_up: float, deadline: float) -> None:
+        self.ex, self.api, self.plan = ex, ex.api, plan
+        self.opened, self.stack = opened, stack
+        self.t_up, self.deadline = t_up, deadline
+        self.name = ex.upstream.name
+        self.upstream_done = False  # the upstream's stream had ended at the last yield
 
-        return await self._respond(stream(), upstream_done)
+    def left(self) -> float:
+        """Seconds left of the total deadline."""
+        return max(self.deadline - asyncio.get_running_loop().time(), 0.0)
 
-    async def _respond(self, body_parts: AsyncIterator[bytes], upstream_done: list[bool]
-                       ) -> Response:
-        """The response carrying ``body_parts``: one plain body when the first part already
-        held the whole stream (``upstream_done``), else a stream (no chunking otherwise)."""
+    def timed_out(self) -> UpstreamTimeout:
+        return UpstreamTimeout(
+            f"the upstream at {self.name} did not finish within the proxy's deadline of "
+            f"{self.ex.settings.request_timeout:g} s (--request-timeout)")
+
+    async def parts(self) -> AsyncIterator[bytes]:
+        """The client's body: the upstream's events as they arrive, then the tail (an error
+        event when the upstream fails after the response started)."""
+        events: list[Event] = []
+        held: list[Event] = []
+        gone = asyncio.ensure_future(disconnected(self.ex.request))
+        try:
+            relayed = self._relayed(events, held, gone)
+            async with self.stack, contextlib.aclosing(relayed):
+                async for ready in relayed:
+                    yield ready
+            upstream_s = time.perf_counter() - self.t_up
+            try:  # the consistency samples, if any, within the deadline
+                tail, record = await asyncio.wait_for(self._tail(events, held), self.left())
+            except asyncio.TimeoutError:
+                raise self.timed_out() from None
+        except ClientDisconnected:
+            log.info("request %s: the client left during an early stream",
+                     self.ex.request_id)
+            return
+        except UpstreamError as exc:
+            yield self._failed(exc)
+            return
+        finally:
+            gone.cancel()
+        yield tail
+        self.ex.record(record, upstream_s)
+
+    async def _relayed(self, events: list[Event], held: list[Event],
+                       gone: asyncio.Future[None]) -> AsyncGenerator[bytes, None]:
+        """The encoded client events, as each upstream read releases them (appending every
+        upstream event to ``events``, the ones that may be the last to ``held``)."""
+        reader, chunks = SSEReader(self.name), self.opened.chunks()
+        raw: bytes | None = b""
+        while not reader.done:
+            raw = await _next_chunk(chunks, gone, self.left(), self.timed_out)
+            new = reader.feed(raw or b"", final=raw is None)
+            events += new
+            ready = _ready(new, held, lambda e: self.api.shape(self.plan, e, self.name),
+                           self.api.hold, self.api.encode)  # sent together
+            if ready:
+                self.upstream_done = raw is None or reader.done
+                yield b"".join(ready)
+            if raw is None:
+                break
+        if raw is not None:  # the stream ended before the body: keep-alive
+            await _drain(chunks, min(DRAIN_SECONDS, self.left()))
+
+    async def _tail(self, events: list[Event], held: list[Event]
+                    ) -> tuple[bytes, DecisionRecord]:
+        """The stream's last bytes (the decision object in the last event) and the decision,
+        made on the assembled reply as on the buffered path."""
+        reply = self.api.assembled(events, self.name)
+        answer, view = await self.api.judged(self.ex, self.plan, reply)
+        record = decide(self.ex, answer, view)
+        final = decision_body(record, enabled=not self.ex.settings.decision_headers_only)
+        return self.api.tail(held, reply, final), record
+
+    async def respond(self) -> Response:
+        """The response carrying the stream: one plain body when the first part already held
+        the whole stream, else a stream (no chunking otherwise)."""
+        parts = self.parts()
+        headers = early_headers(self.ex)
         try:  # the first events (the headers go with them)
-            first = await body_parts.__anext__()
+            first = await parts.__anext__()
         except StopAsyncIteration:
             raise ClientDisconnected("the client closed the connection before the reply",
                                      code="client_disconnected") from None
-        if upstream_done[0]:  # the whole stream came at once: one plain body, no chunking
-            rest = [part async for part in body_parts]
+        if self.upstream_done:  # the whole stream came at once: one plain body, no chunking
+            rest = [part async for part in parts]
             return Response(b"".join([first, *rest]), media_type="text/event-stream",
-                            headers=self.headers())
-        return StreamingResponse(_chained(first, body_parts), media_type="text/event-stream",
-                                 headers=self.headers())
+                            headers=headers)
+        return StreamingResponse(_chained(first, parts), media_type="text/event-stream",
+                                 headers=headers)
 
     def _failed(self, exc: UpstreamError) -> bytes:
         """The error event ending a stream that failed after it started (counted and logged
         as on the buffered path; no decision is recorded)."""
         _status, body, kind, _headers = upstream_failure(exc)
-        self.proxy.metrics.upstream_errors.inc(kind)
+        self.ex.proxy.metrics.upstream_errors.inc(kind)
         log.warning("request %s: the upstream failed during an early stream (%s): %s",
-                    self.request_id, kind, exc)
+                    self.ex.request_id, kind, exc)
         return b"data: " + json.dumps(body, separators=(",", ":")).encode() + b"\n\n"
+
+
+async def _drain(chunks: AsyncIterator[bytes], wait: float) -> None:
+    """Read what the upstream sends after its stream's last event (the end of the HTTP
+    body, usually already on its way), for at most ``wait`` seconds: a body read to its end
+    returns the connection to the pool, where one closed early is dropped and the next
+    request waits for a new connection. An upstream still sending after ``wait`` (or past
+    the size limit) is closed as before; what it sent is never relayed."""
+    async def rest() -> None:
+        async for _ in chunks:
+            pass
+
+    with contextlib.suppress(asyncio.TimeoutError, UpstreamError):
+        await asyncio.wait_for(rest(), wait)
 
 
 async def _chained(first: bytes, rest: AsyncIterator[bytes]) -> AsyncIterator[bytes]:

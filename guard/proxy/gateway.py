@@ -21,7 +21,7 @@ from starlette.responses import JSONResponse, Response
 from guard.core import Guard
 from guard.exceptions import ConfigError, UnknownRequestError
 from guard.proxy.decisions import credential, valid_request_id
-from guard.proxy.request import check_auth
+from guard.proxy.parse import check_auth
 from guard.proxy.routes import RouteTable, load_config, route_settings
 
 if TYPE_CHECKING:

@@ -101,7 +101,7 @@ def train_cost_model(items: Sequence[DatasetItem | dict[str, Any]], directory: P
     texts = [r["question"] for r in rows]
     cost = np.array([r["cost"] for r in rows], dtype=np.float64)
     model = CostRegressor(cv=3).fit(texts, cost)
-    meta: dict[str, Any] = {"kind": model.kind, "alpha": model.alpha, "n_train": len(rows)}
+    meta: dict[str, Any] = {"kind": model.kind, "ridge": model.ridge, "n_train": len(rows)}
     if data_hash:
         meta["training_data_sha256"] = sha256_rows(
             [(t, float(c)) for t, c in zip(texts, cost, strict=True)])

@@ -1,4 +1,4 @@
-"""``collect`` at scale and with a judge, against real HTTP servers on 127.0.0.1: requests in
+"""``collect`` at scale and with a grader, against real HTTP servers on 127.0.0.1: requests in
 flight at once, several upstreams, 429 with retry-after, resuming, and the second grading
 stage."""
 
@@ -17,8 +17,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from benchmarks.collect import CollectSettings, collect, regrade
-from benchmarks.grading.judge import JudgeSettings
+from benchmarks.collect import CollectSettings, collect, regrade, stage_agreement
+from benchmarks.grading.model_grader import GraderSettings
 from cost_models.datasets import DatasetItem
 from guard.cli import main
 from guard.exceptions import CollectError
@@ -164,8 +164,9 @@ def test_a_failed_concurrent_run_resumes_without_duplicates(serve_app: Start,
     assert len(model.events) - asked_before == 8 - len(first)  # only the missing ones
 
 
-class Judge:
-    """A fake LLM judge: answers with ``verdict`` and records what it was asked."""
+class Grader:
+    """A fake model grader (served on 127.0.0.1): answers ``verdict``, records what it was
+    asked."""
 
     def __init__(self, verdict: str = "ANSWERED: yes\nCORRECT: yes") -> None:
         self.verdict = verdict
@@ -180,75 +181,96 @@ class Judge:
         return Starlette(routes=[Route("/v1/chat/completions", self.chat, methods=["POST"])])
 
 
-def test_the_judge_grades_only_what_the_rules_cannot_settle(serve_app: Start,
+def test_the_grader_grades_only_what_the_rules_cannot_settle(serve_app: Start,
                                                             tmp_path: Path) -> None:
     url = serve_app(Model().app())
-    judge = Judge("ANSWERED: yes\nCORRECT: yes")
-    jurl = serve_app(judge.app())
+    grader = Grader("ANSWERED: yes\nCORRECT: yes")
+    jurl = serve_app(grader.app())
     out = tmp_path / "r.jsonl"
-    s = _settings(url, judge=JudgeSettings(upstream=jurl, model="judge-m"))
+    s = _settings(url, grader=GraderSettings(upstream=jurl, model="grader-m"))
     asyncio.run(collect(_items(), s, out))
-    assert len(judge.asked) == 1  # n2 "Maybe 6, or perhaps 7." only
-    asked = judge.asked[0]
-    assert asked["model"] == "judge-m" and asked["temperature"] == 0.0
+    assert len(grader.asked) == 1  # n2 "Maybe 6, or perhaps 7." only
+    asked = grader.asked[0]
+    assert asked["model"] == "grader-m" and asked["temperature"] == 0.0
     user = asked["messages"][1]["content"]
     assert "What is 10 - 4?" in user and "Reference answer: 6" in user
     assert "Maybe 6, or perhaps 7." in user
     recs = {r["id"]: r for r in _records(out)}
-    assert recs["n2"]["grading"]["stage"] == "judge"
-    assert recs["n2"]["grading"]["judge"] == "judge-m"
+    assert recs["n2"]["grading"]["stage"] == "model"
+    assert recs["n2"]["grading"]["grader"] == "grader-m"
     assert recs["n2"]["grading"]["rules"] == {"answered": True, "correct": False}
-    assert (recs["n2"]["answered"], recs["n2"]["correct"]) == (True, True)  # the judge's
+    assert (recs["n2"]["answered"], recs["n2"]["correct"]) == (True, True)  # the grader's
     assert all(recs[i]["grading"]["stage"] == "rules" for i in recs if i != "n2")
 
 
-def test_judge_all_and_the_agreement_report(serve_app: Start, tmp_path: Path,
+def test_grader_all_and_the_agreement_report(serve_app: Start, tmp_path: Path,
                                             capsys: pytest.CaptureFixture[str]) -> None:
     url = serve_app(Model().app())
-    judge = Judge("ANSWERED: yes\nCORRECT: yes")
-    jurl = serve_app(judge.app())
+    grader = Grader("ANSWERED: yes\nCORRECT: yes")
+    jurl = serve_app(grader.app())
     out = tmp_path / "r.jsonl"
     assert main(["collect", "--data", str(_dataset(tmp_path)), "--upstream", url, "--model",
-                 "m", "--confidence", "logprobs", "--judge-upstream", jurl, "--judge-model",
-                 "j", "--judge-all", "--out", str(out)]) == 0
-    assert len(judge.asked) == 8
+                 "m", "--confidence", "logprobs", "--grader-upstream", jurl, "--grader-model",
+                 "j", "--grade-all", "--out", str(out)]) == 0
+    assert len(grader.asked) == 8
     recs = {r["id"]: r for r in _records(out)}
-    assert all(r["grading"]["stage"] == "judge" for r in recs.values())
-    # the judge says "answered, correct" for everything: it agrees with the rules where they
+    assert all(r["grading"]["stage"] == "model" for r in recs.values())
+    # the grader says "answered, correct" for everything: it agrees with the rules where they
     # said so (n1, n4-n8), not on n2 (rules: wrong) nor n3 (rules: a refusal)
     assert (recs["n3"]["answered"], recs["n3"]["correct"]) == (True, False)  # refusal item
     out_text = capsys.readouterr().out
-    assert "the judge graded 8 of 8 records; it agreed with the rules on 6 (75.0%)" in out_text
+    assert ("the model grader graded 8 of 8 records; it agreed with the rules on 6 (75.0%)"
+            in out_text)
 
 
-def test_an_unparseable_judge_leaves_the_rules_grade_flagged(serve_app: Start,
+def test_an_unparseable_grader_leaves_the_rules_grade_flagged(serve_app: Start,
                                                              tmp_path: Path) -> None:
     url = serve_app(Model().app())
-    judge = Judge("I think it is fine.")
-    jurl = serve_app(judge.app())
+    grader = Grader("I think it is fine.")
+    jurl = serve_app(grader.app())
     out = tmp_path / "r.jsonl"
-    asyncio.run(collect(_items(), _settings(url, judge=JudgeSettings(jurl, "j")), out))
-    assert len(judge.asked) == 3  # one question, asked three times
+    asyncio.run(collect(_items(), _settings(url, grader=GraderSettings(jurl, "j")), out))
+    assert len(grader.asked) == 3  # one question, asked three times
     n2 = next(r for r in _records(out) if r["id"] == "n2")
     assert n2["grading"]["stage"] == "rules"
-    assert "judge_unparseable" in n2["grading"]["flags"]
+    assert "grader_unparseable" in n2["grading"]["flags"]
     assert (n2["answered"], n2["correct"]) == (True, False)
 
 
-def test_regrade_with_a_judge(serve_app: Start, tmp_path: Path) -> None:
+def test_regrade_with_a_model_grader(serve_app: Start, tmp_path: Path) -> None:
     url = serve_app(Model().app())
     out = tmp_path / "r.jsonl"
     asyncio.run(collect(_items(), _settings(url), out))
-    judge = Judge("ANSWERED: no\nCORRECT: n/a")
-    jurl = serve_app(judge.app())
-    assert regrade(_items(), out, JudgeSettings(jurl, "j")) == (8, 1)
+    grader = Grader("ANSWERED: no\nCORRECT: n/a")
+    jurl = serve_app(grader.app())
+    assert regrade(_items(), out, GraderSettings(jurl, "j")) == (8, 1)
     n2 = next(r for r in _records(out) if r["id"] == "n2")
-    assert (n2["answered"], n2["correct"], n2["grading"]["stage"]) == (False, None, "judge")
+    assert (n2["answered"], n2["correct"], n2["grading"]["stage"]) == (False, None, "model")
 
 
-def test_judge_flags_go_together(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_grader_flags_go_together(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["collect", "--data", str(_dataset(tmp_path)), "--upstream", "http://x/v1",
-                 "--model", "m", "--judge-upstream", "http://j/v1", "--out",
+                 "--model", "m", "--grader-upstream", "http://j/v1", "--out",
                  str(tmp_path / "r.jsonl")])
     assert code == 2
-    assert "--judge-upstream and --judge-model go together" in capsys.readouterr().err
+    assert "--grader-upstream and --grader-model go together" in capsys.readouterr().err
+
+
+def test_the_former_judge_options_still_work_and_warn(tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["collect", "--data", str(_dataset(tmp_path)), "--upstream", "http://x/v1",
+                 "--model", "m", "--judge-upstream", "http://j/v1", "--judge-all", "--out",
+                 str(tmp_path / "r.jsonl")])
+    assert code == 2  # parsed as --grader-upstream and --grade-all: the model is missing
+    err = capsys.readouterr().err
+    assert "--judge-upstream is deprecated; use --grader-upstream" in err
+    assert "--judge-all is deprecated; use --grade-all" in err
+    assert "--grader-upstream and --grader-model go together" in err
+
+
+def test_the_agreement_counts_records_graded_before_the_rename() -> None:
+    rules = {"answered": True, "correct": False}
+    records = [{"answered": True, "correct": False, "grading": {"stage": "judge", "rules": rules}},
+               {"answered": True, "correct": True, "grading": {"stage": "model", "rules": rules}},
+               {"answered": True, "correct": True, "grading": {"stage": "rules"}}]
+    assert stage_agreement(records) == (1, 2)

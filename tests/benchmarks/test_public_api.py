@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import doctest
-import importlib
 import inspect
 import json
-import pkgutil
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -88,16 +85,3 @@ def test_example_file_ships_and_is_valid() -> None:
 def test_example_module_says_the_records_are_made_up() -> None:
     doc = " ".join((benchmarks.examples.__doc__ or "").split())
     assert "made up for illustration" in doc
-
-
-ALL_MODULES = sorted(m.name for m in pkgutil.walk_packages(benchmarks.__path__,
-                                                         prefix="benchmarks."))
-
-
-@pytest.mark.parametrize("name", [pytest.param(m, id=m) for m in ALL_MODULES])
-def test_docstring_examples_of_every_module(name: str) -> None:
-    """Every benchmarks module's doctests run (pytest's --doctest-modules covers only the
-    testpaths; ``guard`` runs its own the same way)."""
-    module = importlib.import_module(name)
-    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS, verbose=False)
-    assert result.failed == 0

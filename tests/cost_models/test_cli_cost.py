@@ -87,7 +87,7 @@ def test_train_prints_the_scores(tmp_path: Path, capsys: pytest.CaptureFixture[s
     code, out, err = _run(capsys, "train", "--data", data, *COLS, "--folds", "3",
                           "--compare", "", "--group-col", "batch", "--out", tmp_path / "m")
     assert code == 0, err
-    assert re.search(r"affix-ridge alpha=[\d.]+: grouped-CV Spearman [\d.-]+, MAE\(log L\) "
+    assert re.search(r"affix-ridge ridge=[\d.]+: grouped-CV Spearman [\d.-]+, MAE\(log L\) "
                      r"[\d.]+, decision agreement [\d.]+, decision regret [\d.]+", out)
     assert f"wrote {tmp_path / 'm'}" in out
     assert read_sidecar(tmp_path / "m", name=ARTIFACT)["group_col"] == "batch"

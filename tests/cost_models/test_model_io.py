@@ -34,18 +34,18 @@ TEXTS = [f"{w} question {k}?" for k, w in enumerate(
 COST = np.array([30.0, 20.0, 0.2, 0.1, 3.0, 4.0] * 4)
 
 META: dict[str, Any] = {
-    "kind": "affix-ridge", "alpha": 0.3, "residual_var": 0.75, "n_train": 24,
+    "kind": "affix-ridge", "ridge": 0.3, "residual_var": 0.75, "n_train": 24,
     "data": "tiny.parquet", "group_col": "source", "cv_folds": 3, "c_r": 2.0,
     "training_data_sha256": "f" * 64, "command": "utilityguard cost train --data tiny.parquet",
     "cv": {
         "scheme": "grouped 3-fold CV: each fold holds out whole sources (5 distinct)",
         "grouped": True,
-        "selected": {"kind": "affix-ridge", "alpha": 0.3, "spearman": 0.8123, "mae_log": 0.4567,
+        "selected": {"kind": "affix-ridge", "ridge": 0.3, "spearman": 0.8123, "mae_log": 0.4567,
                      "decision_agreement": 0.9012, "decision_regret": 0.0341,
                      "decision_agreement_median": 0.9234, "decision_regret_median": 0.0567,
                      "seconds": 0.5},
-        "alpha_search": [{"alpha": 0.1, "mae_log": 0.5111}, {"alpha": 0.3, "mae_log": 0.4567}],
-        "alternatives": [{"kind": "char-ridge", "alpha": 0.3, "spearman": 0.7001,
+        "alpha_search": [{"ridge": 0.1, "mae_log": 0.5111}, {"ridge": 0.3, "mae_log": 0.4567}],
+        "alternatives": [{"kind": "char-ridge", "ridge": 0.3, "spearman": 0.7001,
                           "mae_log": 0.6002, "seconds": 1.25}],
     },
 }
@@ -53,6 +53,21 @@ META: dict[str, Any] = {
 
 def _model() -> CostRegressor:
     return CostRegressor(cv=3).fit(TEXTS, COST)
+
+
+def _legacy(meta: Any) -> Any:
+    """``meta`` as written before the ridge penalty was renamed from ``alpha``."""
+    if isinstance(meta, dict):
+        return {("alpha" if k == "ridge" else "alpha_search" if k == "ridge_search" else k):
+                _legacy(v) for k, v in meta.items()}
+    return [_legacy(v) for v in meta] if isinstance(meta, list) else meta
+
+
+def test_a_card_written_before_the_rename_reads_the_same() -> None:
+    legacy = _legacy(META)
+    assert "alpha" in legacy and "alpha_search" in legacy["cv"] and "ridge" not in legacy
+    assert model_card(legacy) == model_card(META)
+    assert "| affix-ridge | 0.3 | 0.812 |" in model_card(legacy)
 
 
 def test_save_and_load_round_trip(tmp_path: Path) -> None:
@@ -70,7 +85,7 @@ def test_saved_model_has_a_card_with_the_metrics(tmp_path: Path) -> None:
     card = (tmp_path / "README.md").read_text()
     for text in ("0.812", "0.457", "0.901", "0.034", "0.923", "0.057",  # selected
                  "| char-ridge | 0.3 | 0.700 | 0.600 | n/a |",  # alternative, log L only
-                 "0.1: 0.511, 0.3: 0.457",  # alpha search
+                 "0.1: 0.511, 0.3: 0.457",  # ridge-penalty search
                  "`s^2 = 0.750`", "affix-ridge", "trained on\n  24 items of `tiny.parquet`",
                  "## Cross-validation (3 folds): grouped 3-fold CV: each fold holds out whole "
                  "sources (5 distinct)", "Each fold holds out whole `source` values",
@@ -122,7 +137,7 @@ def test_the_default_model_sidecar_matches_and_its_card_is_current() -> None:
     model = load_default()
     assert meta["residual_var"] == pytest.approx(model.residual_var_)
     assert meta["n_train"] == model.n_train_
-    assert meta["kind"] == model.kind and meta["alpha"] == model.alpha
+    assert meta["kind"] == model.kind and meta["ridge"] == model.ridge
 
 
 def test_the_default_model_is_readable_by_everyone() -> None:
@@ -151,3 +166,13 @@ def test_card_of_an_artifact_without_a_recorded_scheme_claims_no_grouping() -> N
     card = model_card(meta)
     assert "## Cross-validation (3 folds): not recorded" in card
     assert "holds out whole" not in card
+
+
+def test_parameters_saved_before_the_rename_load_the_ridge_penalty() -> None:
+    model = CostRegressor(ridge=0.7, cv=3).fit(TEXTS, COST)
+    params, arrays = model.to_data()
+    params["alpha"] = params.pop("ridge")  # the key files written before the rename carry
+    params["pipeline"]["model"]["alpha"] = params["pipeline"]["model"].pop("ridge")
+    loaded = CostRegressor.from_data(params, arrays)
+    assert loaded.ridge == 0.7
+    np.testing.assert_array_equal(loaded.predict(TEXTS), model.predict(TEXTS))

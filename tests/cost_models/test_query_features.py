@@ -21,7 +21,7 @@ from benchmarks.bench.data import shipped_responses
 from cost_models.answerability import AnswerabilityModel
 from cost_models.datasets import load_seed
 from cost_models.query_features import LinearTextScorer, QueryFeatures
-from cost_models.regressor import SMALL_BATCH, CostRegressor
+from cost_models.regressor import CostRegressor
 from guard import Guard
 from guard.policy import load_policy
 from guard.segments import request_segments
@@ -40,7 +40,7 @@ def held_out() -> dict[str, Any]:
     items = load_seed()
     train = [it for it in items if it.source != HELD_OUT][::2]
     test = [it for it in items if it.source == HELD_OUT]
-    cost = CostRegressor(kind="affix-embed-ridge", cv=3, alpha=1.0).fit(
+    cost = CostRegressor(kind="affix-embed-ridge", cv=3, ridge=1.0).fit(
         [it.question for it in train], [it.cost for it in train],
         groups=[it.source for it in train])
     ans = AnswerabilityModel().fit([it.question for it in train],
@@ -84,11 +84,14 @@ def test_held_out_items_are_priced_and_decided_as_the_pipelines_say(held_out: di
     cut = [q[:4000] for q in questions]
     want_alpha = ans.pipeline_.predict_proba(cut)[:, 1]
     # the price is the maximum over each question's segments (guard.segments); all of them
-    # priced in one batch of more than SMALL_BATCH texts: the pipeline's features
+    # priced by the pipeline's own features (a TF-IDF transform and the embedding block)
     segments = [request_segments([q]) for q in questions]
-    flat = [t for segs in segments for t in segs]
-    assert len(flat) > SMALL_BATCH
-    flat_cost = iter(cost_model.predict(flat))
+    flat = [t[:4000] for segs in segments for t in segs]
+    vec, emb = cost_model.pipeline_.named_steps["features"].transformer_list
+    n = len(vec[1].vocabulary_)
+    mu = (vec[1].transform(flat) @ cost_model.coef_[:n] + emb[1].transform(flat)
+          @ cost_model.coef_[n:] + cost_model.intercept_)
+    flat_cost = iter(np.exp(mu + cost_model.residual_var_ / 2.0))
     want_cost = [max(next(flat_cost) for _ in segs) for segs in segments]
     replies = {json.loads(line)["id"]: json.loads(line)
                for line in shipped_responses().read_text().splitlines() if line.strip()}

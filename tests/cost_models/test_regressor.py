@@ -45,20 +45,20 @@ def _fitted() -> CostRegressor:
 
 
 def test_init_only_stores_parameters() -> None:
-    model = CostRegressor(kind="char-ridge", alpha=2.0, cv=4, max_chars=100, random_state=3)
-    assert model.get_params() == {"kind": "char-ridge", "alpha": 2.0, "cv": 4,
+    model = CostRegressor(kind="char-ridge", ridge=2.0, cv=4, max_chars=100, random_state=3)
+    assert model.get_params() == {"kind": "char-ridge", "ridge": 2.0, "cv": 4,
                                   "max_chars": 100, "random_state": 3}
     assert not [k for k in vars(model) if k.endswith("_")]
 
 
 def test_clone_and_set_params() -> None:
-    model = CostRegressor(alpha=3.0)
+    model = CostRegressor(ridge=3.0)
     copy = clone(model)
     assert copy is not model
     assert copy.get_params() == model.get_params()
-    assert copy.set_params(alpha=0.5) is copy
-    assert copy.alpha == 0.5
-    assert model.alpha == 3.0
+    assert copy.set_params(ridge=0.5) is copy
+    assert copy.ridge == 0.5
+    assert model.ridge == 3.0
 
 
 def test_fit_returns_self_and_learned_attributes_end_in_underscore() -> None:
@@ -201,11 +201,11 @@ def test_refit_as_another_kind_drops_the_ridge_coefficients(
     """A model refit as a non-ridge kind must not predict with an earlier ridge fit."""
     texts, cost, _ = _data()
 
-    def cheap(kind: str, alpha: float, random_state: int) -> Pipeline:
+    def cheap(kind: str, ridge: float, random_state: int) -> Pipeline:
         if kind == "svd-hgb":  # stand-in for the slow kind: any non-ridge model
             return Pipeline([("features", TfidfVectorizer(analyzer=affix_analyzer)),
                              ("model", KNeighborsRegressor(n_neighbors=3))])
-        return build_pipeline(kind, alpha, random_state)
+        return build_pipeline(kind, ridge, random_state)
 
     monkeypatch.setattr(regressor_module, "build_pipeline", cheap)
     model = CostRegressor(cv=3).fit(texts, cost)

@@ -14,8 +14,8 @@ from sklearn.model_selection import GroupKFold
 from cost_models import regressor as regressor_module
 from cost_models.regressor import CostRegressor
 from cost_models.training import (
-    ALPHAS,
     P_GRID,
+    RIDGE_GRID,
     CVScores,
     decision_agreement,
     decision_regret,
@@ -90,11 +90,11 @@ def test_c_r_changes_the_decisions() -> None:
 def test_grouped_cv_scores() -> None:
     texts, cost, sources = _data()
     calls: list[int] = []
-    scores = grouped_cv(texts, cost, sources, kind="affix-ridge", alpha=0.3, cv=3,
+    scores = grouped_cv(texts, cost, sources, kind="affix-ridge", ridge=0.3, cv=3,
                         on_fold=lambda: calls.append(1))
     assert isinstance(scores, CVScores)
     assert len(calls) == 3
-    assert scores.kind == "affix-ridge" and scores.alpha == 0.3
+    assert scores.kind == "affix-ridge" and scores.ridge == 0.3
     assert 0.5 < scores.spearman <= 1.0
     assert scores.mae_log > 0
     assert scores.decision_agreement is None and scores.decision_regret is None
@@ -103,7 +103,7 @@ def test_grouped_cv_scores() -> None:
 
 def test_nested_grouped_cv_scores_the_decisions() -> None:
     texts, cost, sources = _data()
-    scores = grouped_cv(texts, cost, sources, kind="affix-ridge", alpha=0.3, cv=3, nested=True)
+    scores = grouped_cv(texts, cost, sources, kind="affix-ridge", ridge=0.3, cv=3, nested=True)
     for value in (scores.decision_agreement, scores.decision_agreement_median):
         assert value is not None and 0.0 <= value <= 1.0
     for value in (scores.decision_regret, scores.decision_regret_median):
@@ -127,14 +127,14 @@ def spy(monkeypatch: pytest.MonkeyPatch) -> list[set[str]]:
 
 def test_grouped_cv_uses_group_kfold_when_groups_suffice(spy: list[set[str]]) -> None:
     texts, cost, sources = _data()
-    grouped_cv(texts, cost, sources, kind="affix-ridge", alpha=0.3, cv=3)
+    grouped_cv(texts, cost, sources, kind="affix-ridge", ridge=0.3, cv=3)
     assert spy == [set(sources)]
 
 
 def test_grouped_cv_falls_back_to_kfold_with_too_few_groups(spy: list[set[str]]) -> None:
     texts, cost, _ = _data()
     two = ["a", "b"] * (len(texts) // 2)
-    scores = grouped_cv(texts, cost, two, kind="affix-ridge", alpha=0.3, cv=3)
+    scores = grouped_cv(texts, cost, two, kind="affix-ridge", ridge=0.3, cv=3)
     assert spy == []
     assert np.isfinite(scores.spearman)
 
@@ -147,28 +147,28 @@ def test_cost_regressor_uses_groups_for_its_residual_variance(spy: list[set[str]
     assert len(spy) == 1
 
 
-def test_select_and_train_picks_alpha_and_fits_on_everything() -> None:
+def test_select_and_train_picks_the_ridge_penalty_and_fits_on_everything() -> None:
     texts, cost, sources = _data()
     folds_done: list[int] = []
     model, report = select_and_train(texts, cost, sources, compare=("char-ridge",), cv=3,
                                      on_fold=lambda: folds_done.append(1))
     assert model.n_train_ == len(texts)
-    assert model.alpha in ALPHAS
-    assert [s.alpha for s in report.alpha_search] == list(ALPHAS)
-    best = min(report.alpha_search, key=lambda s: s.mae_log)
-    assert report.selected.alpha == best.alpha == model.alpha
+    assert model.ridge in RIDGE_GRID
+    assert [s.ridge for s in report.ridge_search] == list(RIDGE_GRID)
+    best = min(report.ridge_search, key=lambda s: s.mae_log)
+    assert report.selected.ridge == best.ridge == model.ridge
     assert report.selected.decision_agreement is not None
     assert [s.kind for s in report.alternatives] == ["char-ridge"]
-    assert len(folds_done) == 3 * (len(ALPHAS) + 1 + 1)
+    assert len(folds_done) == 3 * (len(RIDGE_GRID) + 1 + 1)
     as_dict = report.to_dict()
-    assert set(as_dict) == {"selected", "alpha_search", "alternatives", "scheme", "grouped"}
+    assert set(as_dict) == {"selected", "ridge_search", "alternatives", "scheme", "grouped"}
     assert (model.predict(texts[:3]) > 0).all()
 
 
 def test_select_and_train_skips_comparing_the_kind_with_itself() -> None:
     texts, cost, sources = _data()
     _, report = select_and_train(texts, cost, sources, compare=("affix-ridge",), cv=3,
-                                 alphas=(0.3,))
+                                 ridges=(0.3,))
     assert report.alternatives == []
 
 
@@ -181,12 +181,12 @@ def test_select_and_train_rejects_an_unknown_kind() -> None:
 
 def test_train_report_says_whether_folds_were_grouped(spy: list[set[str]]) -> None:
     texts, cost, sources = _data()
-    _, grouped = select_and_train(texts, cost, sources, alphas=(0.3,), cv=3,
+    _, grouped = select_and_train(texts, cost, sources, ridges=(0.3,), cv=3,
                                   group_name="source")
     assert grouped.grouped is True and grouped.scheme.startswith("grouped 3-fold CV")
     assert spy  # GroupKFold really ran
     spy.clear()
-    _, shuffled = select_and_train(texts, cost, None, alphas=(0.3,), cv=3)
+    _, shuffled = select_and_train(texts, cost, None, ridges=(0.3,), cv=3)
     assert shuffled.grouped is False and "shuffled 3-fold KFold" in shuffled.scheme
     assert spy == []  # and did not run when the report says shuffled
     assert shuffled.to_dict()["grouped"] is False

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from benchmarks.grading import Grade, Limits, grade, grade_code, grade_number, grade_text
+from benchmarks.grading.sandbox import run_code_outcome
 
 QUESTION = ("Which gas do plants absorb for photosynthesis?\n"
             "A) Oxygen\nB) Carbon dioxide\nC) Nitrogen\nD) Helium")
@@ -169,9 +169,8 @@ def test_code(reply: str, correct: bool) -> None:
 
 def test_code_infinite_loop_times_out() -> None:
     reply = "```python\ndef add(a, b):\n    while True:\n        pass\n```"
-    t0 = time.perf_counter()
     assert grade_code(reply, TESTS, Limits(wall_s=2, cpu_s=2)) is False
-    assert time.perf_counter() - t0 < 10
+    assert run_code_outcome(reply, TESTS, Limits(wall_s=2, cpu_s=2)) in ("cpu_limit", "wall_limit")
 
 
 def test_code_runs_isolated_in_a_temporary_directory(tmp_path: Path,

@@ -7,9 +7,11 @@ then it sets :attr:`GatedUpstream.paused` and waits for :attr:`GatedUpstream.rel
 Whether the proxy relayed the first events before the upstream finished is then a fact of
 the order of events, not of timing. Keywords in the question: ``unsure`` (token logprob
 -2.0, else -0.01), ``echo`` (a delta repeats the ``Authorization`` header it received),
-``huge`` (a 64 KiB delta after the pause), ``json`` (a plain JSON completion: the upstream
-ignores ``stream``), ``ignore-n`` (one choice whatever ``n`` is; else ``n`` choices). Token
-logprobs are sent when asked (chat: ``logprobs``; Responses: ``include``).
+``huge`` (a 64 KiB delta after the pause), ``linger`` (after ``[DONE]`` the body stays
+open until the test releases it or the proxy closes the connection), ``json`` (a plain JSON
+completion: the upstream ignores ``stream``), ``ignore-n`` (one choice whatever ``n`` is;
+else ``n`` choices). Token logprobs are sent when asked (chat: ``logprobs``; Responses:
+``include``).
 """
 
 from __future__ import annotations
@@ -52,19 +54,31 @@ class GatedUpstream:
         return Starlette(routes=[Route("/v1/chat/completions", self.chat, methods=["POST"]),
                                  Route("/v1/responses", self.responses, methods=["POST"])])
 
-    async def _gate(self, request: Request, first: list[bytes], rest: list[bytes]
-                    ) -> AsyncIterator[bytes]:
+    async def _wait(self, request: Request) -> bool:
+        """Until released (``True``) or the proxy left (``False``), at most MAX_PAUSE s."""
+        for _ in range(int(MAX_PAUSE / 0.005)):
+            if self.released.is_set():
+                return True
+            if await request.is_disconnected():
+                self.closed.set()
+                return False
+            await asyncio.sleep(0.005)
+        return True
+
+    async def _gate(self, request: Request, first: list[bytes], rest: list[bytes],
+                    linger: bool = False) -> AsyncIterator[bytes]:
         try:
             for b in first:
                 yield b
+            if linger:  # the whole stream now, then the body held open
+                for b in rest:
+                    yield b
+                self.paused.set()
+                await self._wait(request)
+                return
             self.paused.set()
-            for _ in range(int(MAX_PAUSE / 0.005)):
-                if self.released.is_set():
-                    break
-                if await request.is_disconnected():
-                    self.closed.set()
-                    return
-                await asyncio.sleep(0.005)
+            if not await self._wait(request):
+                return
             for b in rest:
                 yield b
             self.finished.set()
@@ -74,7 +88,8 @@ class GatedUpstream:
 
     async def chat(self, request: Request) -> Response:
         body = json.loads(await request.body())
-        self.requests.append({"body": body, "headers": dict(request.headers)})
+        self.requests.append({"body": body, "headers": dict(request.headers),
+                              "peer": request.client})
         q = str(body["messages"][-1]["content"])
         lp = -2.0 if "unsure" in q else -0.01
         n = 1 if "ignore-n" in q else int(body.get("n") or 1)
@@ -105,7 +120,8 @@ class GatedUpstream:
             rest.append(_sse({**HEAD, "choices": [], "usage": {
                 "prompt_tokens": 3, "completion_tokens": 4, "total_tokens": 7}}))
         rest.append(b"data: [DONE]\n\n")
-        return StreamingResponse(self._gate(request, first, rest), media_type="text/event-stream")
+        return StreamingResponse(self._gate(request, first, rest, linger="linger" in q),
+                                 media_type="text/event-stream")
 
     async def responses(self, request: Request) -> Response:
         body = json.loads(await request.body())

@@ -211,6 +211,35 @@ def test_the_size_limit_ends_a_stream_under_way(
         list(client.chat.completions.create(**ask("cheap huge")))
 
 
+def test_a_finished_stream_keeps_the_upstream_connection_alive(
+        start_proxy: Callable[..., Served], make_client: Callable[..., openai.OpenAI],
+        gated: tuple[GatedUpstream, Served]) -> None:
+    """The upstream's body is read to its end after the last event, so the next early
+    stream reuses the connection (a connection dropped early makes every stream wait for
+    a new one)."""
+    fake, up = gated
+    client = make_client(start_proxy(up.url))
+    fake.released.set()
+    for _ in range(3):
+        assert text_of(list(client.chat.completions.create(**ask("cheap")))) == ANSWER
+    peers = {tuple(r["peer"]) for r in fake.requests}
+    assert len(fake.requests) == 3 and len(peers) == 1
+
+
+def test_an_upstream_that_holds_its_body_open_after_done_is_closed(
+        start_proxy: Callable[..., Served], make_client: Callable[..., openai.OpenAI],
+        gated: tuple[GatedUpstream, Served]) -> None:
+    """A hostile upstream that keeps the body open after ``[DONE]``: the client gets the
+    whole stream and its decision while the upstream still holds, and the proxy closes the
+    upstream's connection instead of waiting for it."""
+    fake, up = gated
+    client = make_client(start_proxy(up.url, read_timeout=30.0))
+    chunks = list(client.chat.completions.create(**ask("cheap linger")))
+    assert text_of(chunks) == ANSWER and decision_of(chunks)["decision"] == "answer"
+    assert not fake.released.is_set()  # the upstream never ended its body
+    assert fake.closed.wait(WAIT)
+
+
 def test_a_client_that_leaves_closes_the_upstream_stream(
         start_proxy: Callable[..., Served], make_client: Callable[..., openai.OpenAI],
         gated: tuple[GatedUpstream, Served]) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 import openai
 import pytest
 
-from guard.proxy.responses_plan import LOGPROBS_INCLUDE
+from guard.proxy.plan import LOGPROBS_INCLUDE
 from tests.guard.proxy.conftest import ANSWER, Served
 from tests.guard.proxy.gated import GatedUpstream
 

@@ -1,34 +1,45 @@
-"""Reading a chat completion request: size limit, JSON, shape, auth, guard headers, the plan.
+"""The parse stage: who asks (auth, the override headers), for which route, and what.
 
-Everything a client can get wrong raises a :class:`~guard.exceptions.ClientRequestError`
-(rendered as 400 / 401 / 413 in the OpenAI envelope). The body is forwarded as the client sent
-it (unknown fields included) plus what the guard needs; :class:`ChatPlan` records what the
-guard added, so that it can be removed from the reply.
+:func:`parse` admits a request (:func:`admit`: a request id, the client key, the overrides it
+may send), reads its body (:func:`read_body`, the size limit) with the API's own parser
+(:func:`parse_chat_request`, :func:`parse_responses_request`: the one place where either body
+is checked), picks the route for its model (:func:`route_for`) and reads the override headers
+(:func:`parse_overrides`); the result is the :class:`~guard.proxy.exchange.Exchange` the
+later stages read. Everything a client can get wrong raises a
+:class:`~guard.exceptions.ClientRequestError` (rendered as 400 / 401 / 403 / 404 / 413 in the
+OpenAI envelope). The body is forwarded as the client sent it (unknown fields included) plus
+what the guard needs (:mod:`guard.proxy.plan`).
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import hmac
 import json
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from starlette.requests import Request
 
-from guard.core import Guard
 from guard.decision_config import check_c_r, check_cost, check_mode, check_probability
 from guard.decision_records import Mode
 from guard.exceptions import (
     AuthenticationError,
-    ClientDisconnected,
     InvalidRequestError,
     PayloadTooLargeError,
     PermissionDeniedError,
 )
+from guard.proxy.decisions import credential
+from guard.proxy.exchange import Api, Exchange, P
+from guard.proxy.labels import key_id
 
+if TYPE_CHECKING:
+    from guard.proxy.app import Proxy
+    from guard.settings import Settings
+
+log = logging.getLogger(__name__)
 T = TypeVar("T")
 #: Request headers that override the guard per request.
 COST_HEADER = "x-utilityguard-cost"
@@ -61,33 +72,6 @@ async def read_body(request: Request, limit: int) -> bytes:
     if size > limit:
         raise too_large
     return b"".join(chunks)
-
-
-async def disconnected(request: Request) -> None:
-    """Return when the client has gone (after its body was read)."""
-    while True:
-        message = await request.receive()
-        if message["type"] == "http.disconnect":
-            return
-
-
-async def cancel_on_disconnect(request: Request, work: Awaitable[T]) -> T:
-    """Await ``work``, cancelling it when the client disconnects (the upstream call stops and
-    its pooled connection is freed); then :class:`ClientDisconnected`."""
-    task = asyncio.ensure_future(work)
-    watcher = asyncio.ensure_future(disconnected(request))
-    try:
-        await asyncio.wait({task, watcher}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        if not task.done():
-            task.cancel()
-        watcher.cancel()
-    if task.cancelled() or not task.done():
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-        raise ClientDisconnected("the client closed the connection before the reply",
-                                 code="client_disconnected")
-    return task.result()
 
 
 def check_auth(headers: Mapping[str, str], keys: Sequence[bytes]) -> bytes | None:
@@ -170,6 +154,26 @@ def parse_chat_request(raw: bytes, *, max_n: int = DEFAULT_MAX_N) -> dict[str, A
     return body
 
 
+def parse_responses_request(raw: bytes) -> dict[str, Any]:
+    """The JSON body of a Responses API request, checked for the fields the guard reads.
+
+    >>> parse_responses_request(b'{"model": "m", "input": "hi"}')
+    {'model': 'm', 'input': 'hi'}
+    """
+    body = parse_json_object(raw, "a Responses API request")
+    inp = body.get("input")
+    if not isinstance(inp, (str, list)) or not inp:
+        raise InvalidRequestError("'input' is required: a string or a non-empty list of "
+                                  "input items", param="input", code="invalid_request")
+    include = body.get("include")
+    if include is not None and (not isinstance(include, list)
+                                or not all(isinstance(x, str) for x in include)):
+        raise InvalidRequestError(f"'include' must be a list of strings; got {include!r}",
+                                  param="include", code="invalid_request")
+    _check_type(body, "stream", bool)
+    return body
+
+
 def _check_type(body: Mapping[str, Any], key: str, kind: type) -> None:
     value = body.get(key)
     if value is not None and not isinstance(value, kind):
@@ -249,66 +253,50 @@ def parse_overrides(headers: Mapping[str, str]) -> Overrides:
     )
 
 
-@dataclass(frozen=True)
-class ChatPlan:
-    """The upstream request for one client request, and what to undo in the reply.
-
-    Attributes
-    ----------
-    body : dict
-        What is sent upstream: the client's body plus the guard's overrides.
-    stream : bool
-        The client asked for a stream.
-    client_logprobs : bool
-        The client asked for logprobs itself (otherwise they are removed from the reply).
-    client_n : int
-        Choices the client asked for; the reply is cut to this many.
-    samples : int
-        Choices asked of the upstream (``> client_n`` only for the consistency signal).
-    signal_samples : int
-        Choices the confidence signal needs (``> 1`` only for consistency): the only reason
-        the proxy makes extra upstream calls when the upstream returns fewer choices.
-    """
-
-    body: dict[str, Any]
-    stream: bool
-    client_logprobs: bool
-    client_n: int
-    samples: int
-    signal_samples: int = 1
-
-    def as_sent(self, body: Mapping[str, Any]) -> ChatPlan:
-        """The plan for sending ``body`` as the client sent it (nothing added)."""
-        return ChatPlan(body=dict(body), stream=self.stream,
-                        client_logprobs=self.client_logprobs, client_n=self.client_n,
-                        samples=self.client_n)
-
-    @property
-    def include_usage(self) -> bool:
-        """The client asked for a usage chunk at the end of the stream."""
-        options = self.body.get("stream_options")
-        return isinstance(options, dict) and bool(options.get("include_usage"))
+def admit(request: Request, proxy: Proxy, settings: Settings) -> str:
+    """A new request id for ``request`` once it is authenticated and its override headers
+    are allowed (a forbidden override is recorded as a security event and raised). With
+    routes, a caller's confidence header is checked again by :func:`route_for`."""
+    request.state.request_id = rid = proxy.new_request_id()
+    key = check_auth(request.headers, proxy.client_keys)
+    proxy.owners.add(rid, key_id(key))  # who may label this decision
+    proxy.admitted(rid, key or request.headers.get("authorization"))
+    request.state.key = key
+    caller = any(r.settings.confidence == "caller" for r in proxy.table.routes)
+    _check_overrides(request, proxy, rid, key, caller)
+    return rid
 
 
-def plan_request(body: Mapping[str, Any], guard: Guard) -> ChatPlan:
-    """The upstream body for ``body``: the guard's extractors' overrides, keeping what the
-    client chose where it asks for at least as much (its ``top_logprobs``, a larger ``n``);
-    a client that asks for ``logprobs`` without ``top_logprobs`` gets none added."""
-    client_n = int(body.get("n") or 1)
-    stream = bool(body.get("stream"))
-    upstream = guard.request_overrides(body)
-    top = body.get("top_logprobs")
-    if "top_logprobs" in upstream and isinstance(top, int) and not isinstance(top, bool):
-        upstream["top_logprobs"] = max(top, int(upstream["top_logprobs"]))
-    elif body.get("logprobs") is True and top is None:
-        # the client asked for logprobs itself: send its request as it is, so that it gets
-        # what the upstream would have sent it (no top_logprobs alternatives)
-        upstream.pop("top_logprobs", None)
-    # what the signal alone asks for (the client's own n is not a reason for extra calls)
-    own = {k: v for k, v in body.items() if k != "n"}
-    signal_samples = int(guard.request_overrides(own).get("n") or 1)
-    samples = max(client_n, signal_samples)
-    if samples > 1 or "n" in body:
-        upstream["n"] = samples
-    return ChatPlan(body=upstream, stream=stream, client_logprobs=body.get("logprobs") is True,
-                    client_n=client_n, samples=samples, signal_samples=signal_samples)
+def _check_overrides(request: Request, proxy: Proxy, rid: str, key: bytes | None,
+                     caller: bool) -> None:
+    try:
+        check_overrides(request.headers, allowed=proxy.may_override(key),
+                        caller_confidence=caller)
+    except PermissionDeniedError as exc:
+        proxy.forbidden(rid, "override_not_allowed", exc.message)
+        raise
+
+
+def route_for(request: Request, root: Proxy, rid: str, model: Any) -> Proxy:
+    """The route serving the request's ``model`` (404 when none; the root itself without
+    ``--config``), its override headers checked against the route's own confidence signal."""
+    proxy = root.routed(model)
+    if proxy is not root:
+        _check_overrides(request, proxy, rid, request.state.key,
+                         proxy.settings.confidence == "caller")
+    return proxy
+
+
+async def parse(request: Request, api: Api[P]) -> Exchange[P]:
+    """The parse stage: the request admitted, its body read by ``api``, its route, its
+    overrides, the headers sent upstream and the plan of the upstream request."""
+    t0 = time.perf_counter()
+    root: Proxy = request.app.state.proxy
+    rid = admit(request, root, root.settings)
+    body = api.parse(await read_body(request, root.settings.max_body_bytes), root.settings)
+    proxy = route_for(request, root, rid, body.get("model"))
+    overrides = parse_overrides(request.headers)
+    return Exchange(request=request, api=api, proxy=proxy, request_id=rid, body=body,
+                    overrides=overrides, headers=proxy.upstream_headers(request.headers),
+                    query=api.query(body), plan=api.plan(body, proxy.guard), t0=t0,
+                    owner=credential(request.headers))

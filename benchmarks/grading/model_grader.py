@@ -1,13 +1,13 @@
-"""The second grading stage: an LLM judge over any OpenAI-compatible endpoint.
+"""The second grading stage: a model grader over any OpenAI-compatible endpoint.
 
 As in the paper, rules grade first and a model reviews what they cannot settle (or, with
-``judge_all``, every reply). The judge reads the question, the reference (or that the question
+``grade_all``, every reply). The grader reads the question, the reference (or that the question
 has none) and the reply, and answers two lines, ``ANSWERED: yes|no`` and ``CORRECT:
-yes|no|n/a``, under the same protocol the gold sample was graded by. The judge is asked
+yes|no|n/a``, under the same protocol the gold sample was graded by. The grader is asked
 through the shared chat client (:mod:`cost_models.upstream`): a reply it cannot parse is asked
 again within the client's budget of ``retries`` attempts (with 429/5xx/timeouts), then the
-rules' grade stands and the record says so (flag ``judge_unparseable``). For code items the
-sandboxed run decides correctness; the judge only decides whether the reply answered.
+rules' grade stands and the record says so (flag ``grader_unparseable``). For code items the
+sandboxed run decides correctness; the grader only decides whether the reply answered.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from typing import Any
 
 from benchmarks.grading import Grade
 from cost_models.upstream import ChatClient, message_text
-from policies.exceptions import JudgeReplyError, UnusableReply, UpstreamError
+from policies.exceptions import GraderReplyError, UnusableReply, UpstreamError
 
-JUDGE_SYSTEM = (
+GRADER_SYSTEM = (
     "You grade one reply of a language model to a question, for a benchmark. Decide two "
     "things.\n"
     "ANSWERED: did the reply attempt an answer (yes), or did it abstain (no)? It abstains when "
@@ -41,12 +41,12 @@ _CORRECT = re.compile(r"^\W*CORRECT\W*:\W*(yes|no|n/?a)\b", re.IGNORECASE | re.M
 
 
 @dataclass(frozen=True)
-class JudgeSettings:
-    """Where the judge runs and which replies it reviews."""
+class GraderSettings:
+    """Where the grader runs and which replies it reviews."""
 
     upstream: str
     model: str
-    judge_all: bool = False
+    grade_all: bool = False
     api_key: str | None = None
     retries: int = 3
     max_tokens: int = 20
@@ -68,7 +68,7 @@ def render(item: Mapping[str, Any], reply: str) -> str:
 
 
 def parse(text: str) -> tuple[bool, bool | None]:
-    """``(answered, correct)`` from the judge's two lines.
+    """``(answered, correct)`` from the grader's two lines.
 
     >>> parse("ANSWERED: yes\\nCORRECT: no")
     (True, False)
@@ -77,49 +77,49 @@ def parse(text: str) -> tuple[bool, bool | None]:
     """
     a, c = _ANSWERED.findall(text), _CORRECT.findall(text)
     if len(a) != 1 or len(c) != 1:
-        raise JudgeReplyError(f"expected one ANSWERED and one CORRECT line, got {text[:120]!r}")
+        raise GraderReplyError(f"expected one ANSWERED and one CORRECT line, got {text[:120]!r}")
     answered = a[0].lower() == "yes"
     correct = None if c[0].lower().replace("/", "") == "na" else c[0].lower() == "yes"
     if answered and correct is None:
-        raise JudgeReplyError(f"an answered reply needs CORRECT yes or no: {text[:120]!r}")
+        raise GraderReplyError(f"an answered reply needs CORRECT yes or no: {text[:120]!r}")
     return answered, (correct if answered else None)
 
 
-def needs_judge(g: Grade, settings: JudgeSettings) -> bool:
+def needs_model_grade(g: Grade, settings: GraderSettings) -> bool:
     """Whether the second stage reviews a reply the rules graded ``g``."""
-    return settings.judge_all or not g.settled
+    return settings.grade_all or not g.settled
 
 
-async def judge_grade(client: ChatClient, settings: JudgeSettings, item: Mapping[str, Any],
+async def model_grade(client: ChatClient, settings: GraderSettings, item: Mapping[str, Any],
                       reply: str, rules: Grade) -> Grade:
-    """The judge's grade of ``reply`` (``stage="judge"``), or the rules' grade flagged
-    ``judge_unparseable`` when the judge never gives two valid lines."""
+    """The grader's grade of ``reply`` (``stage="model"``), or the rules' grade flagged
+    ``grader_unparseable`` when the grader never gives two valid lines."""
     body = {"model": settings.model, "temperature": 0.0, "max_tokens": settings.max_tokens,
-            "messages": [{"role": "system", "content": JUDGE_SYSTEM},
+            "messages": [{"role": "system", "content": GRADER_SYSTEM},
                          {"role": "user", "content": render(item, reply)}]}
 
     def check(completion: dict[str, Any]) -> None:
         try:
             parse(message_text(completion))
-        except JudgeReplyError as exc:
+        except GraderReplyError as exc:
             raise UnusableReply(str(exc)) from None
 
     try:
         completion = await client.complete(body, check=check)
     except UnusableReply:
-        return replace(rules, flags=(*rules.flags, "judge_unparseable"))
+        return replace(rules, flags=(*rules.flags, "grader_unparseable"))
     answered, correct = parse(message_text(completion))
     if answered and not item["answerable"]:
         correct = False  # an answer to a refusal-required item is wrong, whatever it says
     elif answered and item.get("answer_type") == "code":
         correct = rules.correct if rules.answered else False  # the sandbox decides
-    return Grade(answered, correct, flags=rules.flags, settled=True, stage="judge")
+    return Grade(answered, correct, flags=rules.flags, settled=True, stage="model")
 
 
 def rules_outcome(g: Grade) -> dict[str, Any]:
-    """The rules' verdict kept beside a judge's grade (for the agreement between stages)."""
+    """The rules' verdict kept beside a model grader's grade (for the agreement between stages)."""
     return {"answered": g.answered, "correct": g.correct}
 
 
-__all__ = ["JUDGE_SYSTEM", "JudgeReplyError", "JudgeSettings", "UpstreamError", "judge_grade",
-           "needs_judge", "parse", "render", "rules_outcome"]
+__all__ = ["GRADER_SYSTEM", "GraderReplyError", "GraderSettings", "UpstreamError", "model_grade",
+           "needs_model_grade", "parse", "render", "rules_outcome"]

@@ -1,0 +1,68 @@
+"""The decide stage: the decision on a reply, and how it is told to the client.
+
+:func:`decide` reads the confidence from the reply's view (:meth:`guard.Guard.extract`), merges
+a caller's confidence header, and decides on the answer of choice 0 (:meth:`guard.Guard.decide`,
+the request's price already known; a tool call is an answer). :func:`decision_headers` and
+:func:`decision_body` are what the client is told: the ``x-utilityguard-*`` response headers
+and the ``utilityguard`` body object (also used by the LiteLLM integration)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from guard.completion import choice_answer
+from guard.core import Guard, Price
+from guard.decision_records import Confidence, DecisionRecord
+from guard.segments import Query
+
+if TYPE_CHECKING:
+    from guard.proxy.exchange import Exchange
+    from guard.proxy.parse import Overrides
+
+
+def fmt_value(value: float | None) -> str:
+    return "none" if value is None else f"{value:.6g}"
+
+
+def decision_headers(record: DecisionRecord) -> dict[str, str]:
+    """The ``x-utilityguard-*`` response headers of a decision."""
+    return {
+        "x-utilityguard-decision": record.decision,
+        "x-utilityguard-mode": record.mode,
+        "x-utilityguard-cost": fmt_value(record.cost),
+        "x-utilityguard-confidence": fmt_value(record.p),
+        "x-utilityguard-threshold": fmt_value(record.threshold),
+        "x-utilityguard-c-r": fmt_value(record.c_r),
+        "x-utilityguard-request-id": record.request_id,
+        # the fitted policy that decided (NAME@SHA8); absent when the guard has none
+        **({"x-utilityguard-policy": record.policy} if record.policy else {}),
+    }
+
+
+def decision_body(record: DecisionRecord, *, enabled: bool = True) -> dict[str, Any]:
+    """What a reply body gains: ``{"utilityguard": <the decision>}`` (see
+    :meth:`guard.decision_records.DecisionRecord.summary`), or nothing when not ``enabled``."""
+    return {"utilityguard": record.summary()} if enabled else {}
+
+
+def decide_reply(guard: Guard, reply: Mapping[str, Any], view: Mapping[str, Any], *,
+                 query: Query, overrides: Overrides, price: Price, request_id: str
+                 ) -> DecisionRecord:
+    """The decision about ``reply`` (its choice 0; ``view`` is the reply the confidence is
+    read from: with the consistency samples), a caller's confidence header merged in."""
+    conf = guard.extract(view)
+    if overrides.confidence is not None:
+        conf = conf.merged(Confidence(caller=overrides.confidence))
+    answer = choice_answer(reply)
+    return guard.decide(query, answer.text, confidence=conf, price=price,
+                        request_id=request_id, acts=answer.acts)
+
+
+def decide(ex: Exchange[Any], answer: Mapping[str, Any], view: Mapping[str, Any]
+           ) -> DecisionRecord:
+    """The decide stage: the decision of the exchange's guard on ``answer`` (its choice 0),
+    the confidence read from ``view``."""
+    return decide_reply(ex.guard, answer, view, query=ex.query, overrides=ex.overrides,
+                        price=ex.price, request_id=ex.request_id)
+

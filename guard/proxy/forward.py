@@ -1,0 +1,110 @@
+"""The forward stage: the plan sent upstream within the deadline, the reply judged.
+
+:func:`forward` sends the exchange's plan (:mod:`guard.proxy.plan`) with the API's
+:meth:`~guard.proxy.exchange.Api.fetch` through the route's pooled client
+(:class:`~guard.proxy.upstream.Upstream`). If the upstream rejects the request (HTTP 400 /
+422) and the guard added fields to it, it is sent once more exactly as the client sent it
+(:func:`resend_as_sent`: no signal, the no-confidence policy decides). The reply is then
+judged (:meth:`~guard.proxy.exchange.Api.judged`: the consistency samples the upstream did
+not return, P(True)); everything asked of the upstream for the request runs within the total
+deadline (``--request-timeout``, 504 past it) and is cancelled when the client disconnects
+(:func:`cancel_on_disconnect`). An early stream (:mod:`guard.proxy.early`) opens the upstream's
+stream itself; when the upstream answered it with JSON, its reply enters here, judged as a
+buffered one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from starlette.requests import Request
+
+from guard.exceptions import ClientDisconnected, UpstreamStatusError
+from guard.proxy.exchange import Exchange, Fetched, Forwarded, P
+
+if TYPE_CHECKING:
+    from guard.proxy.app import Proxy
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+#: Upstream statuses after which the request is retried without the guard's additions.
+REJECTED = (400, 422)
+
+
+async def disconnected(request: Request) -> None:
+    """Return when the client has gone (after its body was read)."""
+    while True:
+        message = await request.receive()
+        if message["type"] == "http.disconnect":
+            return
+
+
+async def cancel_on_disconnect(request: Request, work: Awaitable[T]) -> T:
+    """Await ``work``, cancelling it when the client disconnects (the upstream call stops and
+    its pooled connection is freed); then :class:`ClientDisconnected`."""
+    task = asyncio.ensure_future(work)
+    watcher = asyncio.ensure_future(disconnected(request))
+    try:
+        await asyncio.wait({task, watcher}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        if not task.done():
+            task.cancel()
+        watcher.cancel()
+    if task.cancelled() or not task.done():
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        raise ClientDisconnected("the client closed the connection before the reply",
+                                 code="client_disconnected")
+    return task.result()
+
+
+def resend_as_sent(proxy: Proxy, exc: UpstreamStatusError, sent: Mapping[str, Any],
+                   body: Mapping[str, Any]) -> bool:
+    """Whether to send the client's ``body`` again as it sent it: the upstream rejected
+    (:data:`REJECTED`) the request ``sent``, to which the guard added fields (logprobs, ``n``,
+    ``include``) it may not support; the reply then has no signal and the no-confidence
+    policy decides. Logged and counted (``rejected_guard_fields``)."""
+    if exc.status not in REJECTED or sent == body:
+        return False
+    log.warning("the upstream rejected the guard's request fields (HTTP %d); retrying with "
+                "the client's request as sent", exc.status)
+    proxy.metrics.upstream_errors.inc("rejected_guard_fields")
+    return True
+
+
+async def sent(ex: Exchange[P], attempt: Callable[[P], Awaitable[T]]) -> tuple[T, P]:
+    """``attempt(plan)`` of the exchange's plan, and of the plan as the client sent its body
+    when the upstream rejects what the guard added (:func:`resend_as_sent`); with the plan
+    used."""
+    plan = ex.plan
+    try:
+        return await attempt(plan), plan
+    except UpstreamStatusError as exc:
+        if not resend_as_sent(ex.proxy, exc, plan.body, ex.body):
+            raise
+        plan = plan.as_sent(ex.body)
+        return await attempt(plan), plan
+
+
+async def forward(ex: Exchange[P], fetched: Fetched[P] | None = None) -> Forwarded[P]:
+    """The forward stage: the upstream's reply to the exchange (``fetched``: already read by
+    an early stream the upstream answered with JSON), judged, within the deadline."""
+    upstream = ex.upstream
+
+    async def exchange() -> Forwarded[P]:
+        got = fetched
+        if got is None:
+            (reply, events), plan = await sent(
+                ex, lambda plan: ex.api.fetch(upstream, plan, ex.headers))
+            got = Fetched(reply, events, plan)
+        answer, view = await ex.api.judged(ex, got.plan, got.reply)
+        return Forwarded(got.reply, got.events, got.plan, answer=answer, view=view,
+                         upstream_s=time.perf_counter() - ex.t_up)
+
+    return await cancel_on_disconnect(ex.request, upstream.within(
+        ex.settings.request_timeout, exchange()))

@@ -48,6 +48,7 @@ class AffixBatch:
         self.pair_keys = keys[order]
         self.pair_cols = np.array([c for _, _, c in pairs], dtype=np.int64)[order]
         self._seen: dict[str, tuple[int, int, int, int]] = {}
+        self._split: dict[str, list[str]] = {}
 
     @classmethod
     def build(cls, vec: Any, coef: Any) -> AffixBatch | None:
@@ -73,11 +74,28 @@ class AffixBatch:
             self._seen[w] = got
         return got
 
+    def _tokens(self, texts: Sequence[str]) -> list[list[str]]:
+        """The analyzer's word tokens of each text (``\\w+`` of the lowered text), found
+        word by word: a token never spans white space, so the tokens of a text are those of
+        its white-space separated words in order, each word's tokens cached."""
+        words = [t.lower().split() for t in texts]
+        split = self._split
+        missing = set(itertools.chain.from_iterable(words)).difference(split)
+        if len(split) + len(missing) > CACHE_SIZE:
+            split.clear()
+            missing = set(itertools.chain.from_iterable(words))
+        split.update((w, _TOKEN.findall(w)) for w in missing)
+        try:
+            return [list(itertools.chain.from_iterable(map(split.__getitem__, ws)))
+                    for ws in words]
+        except KeyError:  # cleared by another thread since
+            return [_TOKEN.findall(t.lower()) for t in texts]
+
     def score(self, texts: Sequence[str]) -> FloatArray:
         """The TF-IDF block's contribution to the linear score of each text (texts already
         cut to the model's length)."""
         n = len(texts)
-        per_text = [_TOKEN.findall(t.lower()) for t in texts]
+        per_text = self._tokens(texts)
         tokens = list(itertools.chain.from_iterable(per_text))
         lens = np.fromiter(map(len, per_text), dtype=np.int64, count=n)
         if not tokens:

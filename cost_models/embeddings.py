@@ -63,9 +63,9 @@ def _pooled_one(model: Any, text: str) -> NDArray[np.float32]:
     """wordllama's ``embed([text], norm=False)[0]`` without its batch machinery: the mean of
     the text's token vectors, summed in float32 in token order as its ``avg_pool`` does (one
     text has no padding), so the vector is the same bit for bit."""
-    ids, _ = _pieces().flat_ids([text])
+    ids = np.asarray(_pieces().ids(text), dtype=np.int64)
     table = model.embedding
-    np.clip(ids, 0, table.shape[0] - 1, out=ids)
+    np.minimum(ids, table.shape[0] - 1, out=ids)  # token ids are never negative
     pooled: NDArray[np.float32] = np.sum(table[ids], axis=0, dtype=np.float32) / np.float32(
         max(ids.shape[0], 1))
     return pooled

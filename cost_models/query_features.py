@@ -112,7 +112,6 @@ class LinearTextScorer:
         self._key: Any = shared if shared is not None else self  # no sharing: own key
         self.emb = emb
         self.emb_coef = np.asarray(coef[n:], dtype=np.float64)
-        self._emb_coef_list: list[float] = self.emb_coef.tolist()
         self.intercept = float(intercept)
         self.max_chars = max_chars
         self.in_order = in_order
@@ -186,8 +185,8 @@ class LinearTextScorer:
                 dot += (w / norm) * c
         if self.emb is not None:
             e = np.asarray(self.emb.weight * features.embedding(self.max_chars),
-                           dtype=np.float64).tolist()
-            for x, c in zip(e, self._emb_coef_list, strict=True):
-                if x != 0.0:  # the sparse row holds the non-zero columns only
-                    dot += x * c
+                           dtype=np.float64)
+            nz = e != 0.0  # the sparse row holds the non-zero columns only
+            # add.accumulate adds one after the other, as the sparse product does
+            dot = float(np.add.accumulate(np.concatenate(([dot], e[nz] * self.emb_coef[nz])))[-1])
         return dot + self.intercept

@@ -64,8 +64,19 @@ class PieceTokenizer:
 
     def ids(self, text: str) -> list[int]:
         """The token ids of one text."""
-        flat, _ = self.flat_ids([text])
-        ids: list[int] = flat.tolist()
+        if self._slow(text):
+            exact: list[int] = self._exact.encode(text, add_special_tokens=False).ids
+            return exact
+        cache = self._cache
+        ids: list[int] = []
+        for p in _pieces(text):
+            got = cache.get(p)
+            if got is None:
+                got = tuple(self._bare.encode(p, add_special_tokens=False).ids)
+                if len(cache) >= CACHE_SIZE:
+                    cache.clear()
+                cache[p] = got
+            ids += got
         return ids
 
     def flat_ids(self, texts: Sequence[str]) -> tuple[NDArray[np.int32], NDArray[np.int64]]:
@@ -75,7 +86,7 @@ class PieceTokenizer:
             seqs = [self._exact.encode(t, add_special_tokens=False).ids if self._slow(t)
                     else self.flat_ids([t])[0].tolist() for t in texts]
             return _flat(seqs, [len(q) for q in seqs])
-        per_text = [_PIECE.findall(MARK + t.replace(" ", MARK)) if t else [] for t in texts]
+        per_text = [_pieces(t) for t in texts]
         pieces = list(itertools.chain.from_iterable(per_text))
         cache = self._cache
         missing = list(set(pieces).difference(cache))
@@ -93,6 +104,17 @@ class PieceTokenizer:
         owner = np.repeat(np.arange(len(texts)), n_pieces)  # the text of each piece
         lens = np.bincount(owner, weights=piece_lens, minlength=len(texts))
         return _flat(seqs, lens)
+
+
+def _pieces(text: str) -> list[str]:
+    """The pieces of ``text`` once normalized (``▁`` prepended, spaces made ``▁``): by one
+    split at single spaces when the text has no ``▁``, no run of spaces and does not start
+    with one (each piece is then ``▁`` and a word), else by the pattern."""
+    if not text:
+        return []
+    if MARK in text or "  " in text or text[0] == " ":
+        return _PIECE.findall(MARK + text.replace(" ", MARK))
+    return [MARK + w for w in text.split(" ")]
 
 
 def _flat(seqs: Sequence[Sequence[int]], lens: Any) -> tuple[NDArray[np.int32],

@@ -50,6 +50,7 @@ from guard.confidence.extractors import (
     provided_signals,
 )
 from guard.context import remember_decision
+from guard.cost_scale import CostScale
 from guard.decision_config import DecisionConfig, NoConfidence, check_cost
 from guard.decision_records import (
     SIGNALS,
@@ -113,10 +114,10 @@ DEFAULT_POLICY = "default"
 
 def _default_parts(calibrator: Any, answerability: Any, alpha: float | None,
                    config: DecisionConfig | None, extractors: Iterable[Extractor] | None,
-                   signal: str | None) -> tuple[Any, Any, str] | None:
-    """``(calibrator, answerability, label)`` of the shipped default policy, or ``None`` when
-    the caller configured any of them (or ``alpha``, a signal, or extractors that do not
-    provide the default calibrator's signal)."""
+                   signal: str | None) -> tuple[Any, Any, str, CostScale | None] | None:
+    """``(calibrator, answerability, label, cost scale)`` of the shipped default policy, or
+    ``None`` when the caller configured any of them (or ``alpha``, a signal, or extractors
+    that do not provide the default calibrator's signal)."""
     if calibrator is not None or answerability is not None or alpha is not None \
             or signal is not None or (config is not None and config.alpha is not None):
         return None
@@ -125,7 +126,7 @@ def _default_parts(calibrator: Any, answerability: Any, alpha: float | None,
     policy = load_shipped_default()
     if extractors is not None and policy.calibrator.signal not in provided_signals(extractors):
         return None
-    return policy.calibrator, policy.answerability, policy.label
+    return policy.calibrator, policy.answerability, policy.label, policy.cost_scale
 
 
 class Guard:
@@ -166,6 +167,10 @@ class Guard:
         and records its name. ``None``: the bare rule (``alpha`` = 1, ``p`` uncalibrated,
         unless parts are given). A string: the name of the policy (``NAME@SHA8``) recorded
         in every decision (:meth:`from_policy` sets it).
+    cost_scale : CostScale, optional
+        A policy's strictly increasing map of the price (the costliest segment's ``E[L]``)
+        to ``E[L | price]`` (:mod:`guard.cost_scale`); the default policy's applies when no
+        cost model is given.
     """
 
     def __init__(
@@ -183,6 +188,7 @@ class Guard:
         config: DecisionConfig | None = None,
         answerability: AnswerabilityEstimator | None = None,
         policy: str | _UseDefault | None = USE_DEFAULT,
+        cost_scale: CostScale | None = None,
     ) -> None:
         if config is None:
             config = DecisionConfig.build(c_r=c_r, alpha=alpha, mode=mode,
@@ -205,8 +211,12 @@ class Guard:
             default = _default_parts(calibrator, answerability, alpha, config, extractors,
                                      signal)
             if default is not None:
-                calibrator, answerability, policy = default
+                calibrator, answerability, policy, scale = default
+                if cost_model is None and cost_scale is None:  # fitted for its cost model
+                    cost_scale = scale
         self._cost_model = cost_model
+        #: a policy's map of the price to ``E[L | price]`` (:mod:`guard.cost_scale`)
+        self.cost_scale = cost_scale
         self._cost_lock = threading.Lock()
         self.calibrator = calibrator
         self.signal = signal
@@ -296,7 +306,11 @@ class Guard:
             raise ConfigError(f"the cost model returned {costs[bad][0]} for a query; costs "
                               "must be > 0")
         k = int(np.argmax(costs))
-        return float(costs[k]), segments[k]
+        return self._scaled(float(costs[k])), segments[k]
+
+    def _scaled(self, price: float) -> float:
+        """The price on the policy's cost scale (as is without one)."""
+        return price if self.cost_scale is None else self.cost_scale(price)
 
     def _cost_one(self, query: str, features: Any) -> float:
         """``E[L]`` of one text, from its shared ``features`` when the model reads them."""
@@ -308,7 +322,7 @@ class Guard:
             cost = float(np.asarray(model.predict([query]), dtype=np.float64).ravel()[0])
         if not (math.isfinite(cost) and cost > 0.0):
             raise ConfigError(f"the cost model returned {cost} for a query; costs must be > 0")
-        return cost
+        return self._scaled(cost)
 
     def predict_alpha(self, query: str, *, features: Any = None) -> float:
         """``P(answerable | query)`` from the answerability model; ``features`` (the query's

@@ -138,8 +138,8 @@ def policy_guard(settings: Settings, cost_model: CostModel | None = None) -> Gua
             f"the policy {policy.label} reads {policy.signal!r}, which confidence="
             f"{settings.confidence!r} does not provide; serve with --confidence "
             f"{policy.confidence}")
-    if cost_model is not None:
-        policy.cost_model = cost_model
+    if cost_model is not None:  # the policy's cost scale was fitted for its own cost model
+        policy.cost_model, policy.cost_scale = cost_model, None
     overrides: dict[str, Any] = {
         "refusal_text": settings.refusal_text, "mode": settings.mode,
         "no_confidence": settings.no_confidence, "extractors": build_extractors(settings)}

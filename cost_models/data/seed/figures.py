@@ -18,12 +18,13 @@ from typing import Any
 
 from scipy.stats import spearmanr
 
+from cost_models.jsonl import read_jsonl
+
 HERE = Path(__file__).resolve().parent
 
 
 def _rows(name: str) -> list[dict[str, Any]]:
-    text = (HERE / name).read_text(encoding="utf-8")
-    return [json.loads(x) for x in text.splitlines() if x.strip()]
+    return read_jsonl(HERE / name)
 
 
 def appearances() -> Counter[str]:

@@ -4,20 +4,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import sys
 from pathlib import Path
 from typing import Any
 
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
+from rich.progress import Progress
 
 from benchmarks.collect import (
     CONFIDENCE_KINDS,
@@ -30,6 +22,8 @@ from benchmarks.collect import (
 )
 from benchmarks.grading.model_grader import GraderSettings
 from cost_models.datasets import load_seed, load_seed_questions, load_utilitybench
+from cost_models.jsonl import read_jsonl
+from cost_models.progress import progress_bar
 from guard.exceptions import CLIError, CollectError
 
 
@@ -138,12 +132,11 @@ def _grader(args: argparse.Namespace) -> GraderSettings | None:
 
 
 def _bar(label: str) -> Progress:
-    return Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    TextColumn("ETA"), TimeRemainingColumn())
+    return progress_bar(label, eta=True)
 
 
 def _report_stages(out: Path) -> None:
-    records = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines() if x.strip()]
+    records = read_jsonl(out, CollectError)
     agree, graded = stage_agreement(records)
     if graded:
         print(f"the model grader graded {graded} of {len(records)} records; it agreed with the "
@@ -151,7 +144,7 @@ def _report_stages(out: Path) -> None:
 
 
 def _run_ptrue(args: argparse.Namespace, items: list[Any]) -> int:
-    from benchmarks.ptrue_collect import read_jsonl, run_ptrue
+    from benchmarks.ptrue_collect import run_ptrue
 
     if not args.ptrue_of.exists():
         raise CLIError(f"{args.ptrue_of}: no such response file")
@@ -191,7 +184,7 @@ def run(args: argparse.Namespace) -> int:
     if args.regrade:
         if not args.out.exists():
             raise CLIError(f"{args.out}: no such file to re-grade")
-        total = sum(1 for x in args.out.read_text(encoding="utf-8").splitlines() if x.strip())
+        total = len(read_jsonl(args.out, CollectError))
         with _bar("regrade") as bar:
             task = bar.add_task("regrade", total=total)
             try:

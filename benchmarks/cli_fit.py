@@ -21,13 +21,14 @@ from policies.options import add_c_r_option, checked_c_r
 if TYPE_CHECKING:  # heavy imports (scikit-learn) only when the command runs
     from rich.console import Console
 
+    from benchmarks.bench.data import BenchData
     from benchmarks.bench.result import BenchResult
     from cost_models.datasets import DatasetItem
     from guard.policy import Policy
 
 #: What the card keeps of each bench policy row.
 CARD_BASELINES = ("guard", "guard_paper_rule", "model", "model_confidence",
-                 "confidence_threshold", "always_refuse", "oracle")
+                  "confidence_threshold", "always_refuse", "oracle")
 CARD_METRICS = ("utility_auc", "mean_utility", "answer_rate", "ans_acc", "ref_acc", "ece10")
 
 
@@ -56,6 +57,15 @@ def register(sub: Any) -> None:
     p.add_argument("--multi-signal", default=None, metavar="SIGNALS",
                    help="comma list of signals: a multi-signal calibrator on them and the "
                         "replies' text features instead of a single-signal one")
+    p.add_argument("--alpha-scale", action="store_true",
+                   help="recalibrate the answerability classifier's alpha for unseen kinds of "
+                        "questions: Platt scaling of its out-of-fold predictions, whole "
+                        "sources held out (guard.alpha_scale; five extra classifier fits)")
+    p.add_argument("--cost-scale", action="store_true",
+                   help="map the guard's price (the costliest segment's E[L]) to E[L | price] "
+                        "with a strictly increasing scale fitted on out-of-fold prices of the "
+                        "training questions (guard.cost_scale; five extra cost-model refits "
+                        "per fit)")
     p.add_argument("--from-audit", type=Path, metavar="DB", default=None,
                    help="refit from the decisions labelled through POST /v1/feedback in this "
                         "audit log (instead of --data / --responses)")
@@ -118,6 +128,16 @@ def evaluation_card(results: BenchResult, group_folds: bool) -> dict[str, Any]:
     return card
 
 
+def _training_data(source: str, data: BenchData) -> dict[str, Any]:
+    """The card's training-data fields: where the items came from, how many, their hash."""
+    from cost_models.persistence import sha256_rows
+
+    rows = zip(data.ids, data.questions, data.answerable, data.cost, strict=True)
+    return {"data": "the shipped seed set (cost_models/data/seed)" if source == "seed"
+            else str(source), "n": data.n,
+            "data_sha256": sha256_rows([(i, q, bool(a), float(c)) for i, q, a, c in rows])}
+
+
 def fit_from_data(args: argparse.Namespace, console: Console) -> tuple[Policy, dict[str, Any]]:
     from benchmarks.bench.crossfit import choose_signal, training_set
     from benchmarks.bench.data import load_bench, shipped_responses
@@ -125,7 +145,6 @@ def fit_from_data(args: argparse.Namespace, console: Console) -> tuple[Policy, d
     from benchmarks.bench.run import run_bench
     from benchmarks.progress import BENCH_PHASES, phases
     from cost_models.model_io import default_model_dir, load_model
-    from cost_models.persistence import sha256_rows
     from guard.policy import fit_policy
 
     items = _items(args.data)
@@ -139,7 +158,8 @@ def fit_from_data(args: argparse.Namespace, console: Console) -> tuple[Policy, d
     with phases("fit: cross-fitted evaluation", BENCH_PHASES) as progress:
         results = run_bench(items, responses, c_r=args.c_r, cost_model=args.cost_model,
                             signal=args.signal, folds=args.folds, n_boot=args.bootstrap,
-                            multi=_multi(args),
+                            multi=_multi(args), cost_scale=args.cost_scale,
+                            alpha_scale=args.alpha_scale,
                             seed=args.seed, trust=args.trust, group_folds=args.group_folds,
                             progress=progress)
     print_table(results, console)
@@ -162,14 +182,11 @@ def fit_from_data(args: argparse.Namespace, console: Console) -> tuple[Policy, d
         progress("fitting on all data")
         policy = fit_policy(training_set(data, signal, [source[i] for i in data.ids]),
                             signal=signal, c_r=args.c_r, name=name, cost_model=model,
-                            cost_model_ref=ref, multi=multi)
+                            cost_model_ref=ref, multi=multi, cost_scale=args.cost_scale,
+                            alpha_scale=args.alpha_scale)
     card = {
         "training": {
-            "data": "the shipped seed set (cost_models/data/seed)" if args.data == "seed"
-            else str(args.data),
-            "n": data.n, "data_sha256": sha256_rows(
-                [(i, q, bool(a), float(c)) for i, q, a, c in
-                 zip(data.ids, data.questions, data.answerable, data.cost, strict=True)]),
+            **_training_data(args.data, data),
             "responses": "the shipped SmolLM2-135M-Instruct responses "
                          "(benchmarks/data/smollm2/responses.jsonl)"
             if args.responses is None else str(args.responses),
@@ -203,7 +220,6 @@ def fit_pooled(args: argparse.Namespace, items: list[DatasetItem], console: Cons
     from benchmarks.bench.data import load_bench
     from benchmarks.bench.unseen import leave_one_model_out
     from cost_models.model_io import default_model_dir, load_model
-    from cost_models.persistence import sha256_rows
     from guard.policy import fit_policy
     from guard.policy.fit import fit_calibrator, fit_multi_calibrator
 
@@ -216,7 +232,8 @@ def fit_pooled(args: argparse.Namespace, items: list[DatasetItem], console: Cons
         pairs = leave_one_model_out(items, files, c_r=args.c_r, signal=args.signal,
                                     multi=multi, folds=args.folds,
                                     group_folds=args.group_folds, n_boot=args.bootstrap,
-                                    seed=args.seed,
+                                    seed=args.seed, cost_scale=args.cost_scale,
+                                    alpha_scale=args.alpha_scale,
                                     progress=lambda m: status.update(f"fit: evaluation: {m}"))
     data = [load_bench(items, f) for f in files]
     signal = choose_signal(data[0], multi[0] if multi else args.signal)
@@ -229,7 +246,8 @@ def fit_pooled(args: argparse.Namespace, items: list[DatasetItem], console: Cons
                             signal=signal, c_r=args.c_r,
                             name=args.name or args.out.resolve().name,
                             cost_model=load_model(default_model_dir(), trust=args.trust),
-                            cost_model_ref={"source": "shipped-default"}, calibrator=cal)
+                            cost_model_ref={"source": "shipped-default"}, calibrator=cal,
+                            cost_scale=args.cost_scale, alpha_scale=args.alpha_scale)
     evaluation = {}
     for own, left in pairs:
         model = str(own.responses.model)
@@ -244,11 +262,7 @@ def fit_pooled(args: argparse.Namespace, items: list[DatasetItem], console: Cons
                           f"oracle's gain {sh['share']:.3f}")
     card = {
         "training": {
-            "data": "the shipped seed set (cost_models/data/seed)" if args.data == "seed"
-            else str(args.data),
-            "n": first.n, "data_sha256": sha256_rows(
-                [(i, q, bool(a), float(c)) for i, q, a, c in
-                 zip(first.ids, first.questions, first.answerable, first.cost, strict=True)]),
+            **_training_data(args.data, first),
             "responses": ", ".join(shown(f) for f in files),
             "responses_sha256": {str(d.model): d.responses_sha256 for d in data},
             "model": "pooled: " + ", ".join(str(d.model) for d in data),

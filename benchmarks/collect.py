@@ -27,7 +27,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -45,6 +44,7 @@ from benchmarks.grading.model_grader import (
 )
 from benchmarks.ptrue_collect import ask_ptrue
 from cost_models.datasets import DatasetItem
+from cost_models.jsonl import append_jsonl, numbered_jsonl, read_text, write_jsonl
 from cost_models.upstream import RETRIED_STATUS, ChatClient, message_text
 from guard.confidence import VERBAL_INSTRUCTION, logprob_signal, parse_verbal_confidence
 from guard.confidence.consistency import consistency
@@ -57,7 +57,7 @@ from guard.exceptions import (
 )
 from guard.refusal_detection import REFUSAL_HINT
 from guard.response_records import parse_response_record
-from policies.exceptions import CollectError
+from policies.exceptions import CollectError, ConfigError
 
 log = logging.getLogger(__name__)
 CONFIDENCE_KINDS = ("logprobs", "verbal", "consistency", "ptrue")
@@ -277,12 +277,13 @@ async def collect(
     """
     for kind in s.confidence:
         if kind not in CONFIDENCE_KINDS:
-            raise ValueError(f"unknown confidence {kind!r}; allowed: {', '.join(CONFIDENCE_KINDS)}")
+            raise ConfigError(f"unknown confidence {kind!r}; allowed: "
+                              f"{', '.join(CONFIDENCE_KINDS)}")
     if s.concurrency < 1:
-        raise ValueError(f"concurrency must be >= 1, got {s.concurrency}")
+        raise ConfigError(f"concurrency must be >= 1, got {s.concurrency}")
     if s.prompt_style not in PROMPT_STYLES:
-        raise ValueError(f"unknown prompt style {s.prompt_style!r}; allowed: "
-                         f"{', '.join(PROMPT_STYLES)}")
+        raise ConfigError(f"unknown prompt style {s.prompt_style!r}; allowed: "
+                          f"{', '.join(PROMPT_STYLES)}")
     out.parent.mkdir(parents=True, exist_ok=True)
     seen = done_ids(out)
     queue: asyncio.Queue[DatasetItem] = asyncio.Queue()
@@ -312,9 +313,7 @@ async def collect(
                     except BaseException as exc:
                         failed.append(exc)
                         raise
-                    f.write(json.dumps(record, ensure_ascii=False) + "\n")
-                    f.flush()
-                    os.fsync(f.fileno())
+                    append_jsonl(f, record, durable=True)
                     written += 1
                     if on_done:
                         on_done(record)
@@ -334,15 +333,7 @@ async def collect(
 
 def _read_records(out: Path, by_id: dict[str, DatasetItem]) -> list[dict[str, Any]]:
     records = []
-    for n, line in enumerate(out.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise CollectError(f"{out}, line {n}: invalid JSON ({exc.msg})") from None
-        if not isinstance(rec, dict):
-            raise CollectError(f"{out}, line {n}: not a response record")
+    for n, rec in numbered_jsonl(read_text(out, CollectError), out, CollectError):
         if str(rec.get("id")) not in by_id:
             raise CollectError(f"{out}, line {n}: id {rec.get('id')!r} is not in the dataset")
         try:  # the one response-record reader's checks (the raw row is kept to rewrite it)
@@ -400,10 +391,7 @@ def regrade(items: Sequence[DatasetItem], out: Path, grader: GraderSettings | No
     records = _read_records(out, by_id)
     changed = asyncio.run(_regrade(records, by_id, grader, grader_transport, concurrency,
                                    on_done))
-    tmp = out.with_suffix(out.suffix + ".tmp")
-    tmp.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records),
-                   encoding="utf-8")
-    tmp.replace(out)
+    write_jsonl(out, records)
     return len(records), changed
 
 

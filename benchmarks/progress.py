@@ -22,13 +22,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-)
+
+from cost_models.progress import progress_bar
 
 #: the phases :func:`benchmarks.bench.run.run_bench` reports (the first names the fitting)
 BENCH_PHASES = 4
@@ -44,8 +39,7 @@ def phases(label: str, total: int, *, console: Console | None = None
     if not out.is_terminal:  # piped or logged: not even a newline
         yield lambda _msg: None
         return
-    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                   TextColumn("phases"), TimeElapsedColumn(), console=out, transient=True)
+    bar = progress_bar(unit="phases", console=out)
     with bar:
         task = bar.add_task(f"{label}: starting", total=total)
         started = 0

@@ -16,8 +16,6 @@ order, so a run stopped early leaves a uniform sample of them::
 from __future__ import annotations
 
 import asyncio
-import json
-import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -26,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from cost_models.datasets import DatasetItem
+from cost_models.jsonl import append_jsonl, read_jsonl
 from cost_models.upstream import ChatClient
 from guard.confidence.ptrue import ptrue_from_reply, ptrue_request
 from guard.exceptions import CollectError, UpstreamError
@@ -41,16 +40,6 @@ async def ask_ptrue(client: ChatClient, model: str, question: str, answer: str, 
     path = "/completions" if style == "completion" else "/chat/completions"
     reply = await client.complete(body, path=path)
     return ptrue_from_reply(reply)
-
-
-def read_jsonl(path: Path) -> list[dict[str, Any]]:
-    rows = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            row = json.loads(line)
-            if isinstance(row, dict):
-                rows.append(row)
-    return rows
 
 
 async def collect_ptrue(items: Sequence[DatasetItem], records: Sequence[Mapping[str, Any]],
@@ -77,9 +66,7 @@ async def collect_ptrue(items: Sequence[DatasetItem], records: Sequence[Mapping[
                 raise CollectError(f"P(True) for item {rid}: {exc}") from None
             row = {"id": rid, "ptrue": p, "top": top, "model": model, "prompt_style": style,
                    "latency_ms": round((time.perf_counter() - t0) * 1000.0, 1)}
-            f.write(json.dumps(row, ensure_ascii=False) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
+            append_jsonl(f, row, durable=True)
             written += 1
             if on_done:
                 on_done(row)

@@ -13,7 +13,6 @@ recorded signal, up to rounding). For tests, demos and parity checks; it is not 
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from collections.abc import Mapping
 from pathlib import Path
@@ -24,18 +23,21 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from cost_models.jsonl import read_jsonl
+from policies.exceptions import InvalidValueError
+
 
 def token_logprobs(mean: float, low10: float, n: int) -> list[float]:
     """``n`` token logprobs whose mean is ``mean`` and lowest-10% mean is ``low10``;
-    ``ValueError`` for a summary no ``n`` tokens can have."""
+    ``InvalidValueError`` (a ``ValueError``) for a summary no ``n`` tokens can have."""
     k = max(1, math.ceil(0.1 * n))
     if n == k:
         if abs(mean - low10) > 1e-12:
-            raise ValueError(f"{n} token(s) cannot have mean {mean} and L10% {low10}")
+            raise InvalidValueError(f"{n} token(s) cannot have mean {mean} and L10% {low10}")
         return [low10] * n
     rest = (n * mean - k * low10) / (n - k)
     if not low10 - 1e-12 <= rest <= 1e-12:
-        raise ValueError(f"no {n} tokens have mean {mean} and L10% {low10}")
+        raise InvalidValueError(f"no {n} tokens have mean {mean} and L10% {low10}")
     return [low10] * k + [min(rest, 0.0)] * (n - k)
 
 
@@ -89,7 +91,7 @@ def main() -> None:  # pragma: no cover - a thin command around replay_app
     args = p.parse_args()
     items = load_seed() if args.data == "seed" else load_utilitybench(args.data)
     question = {it.id: it.question for it in items}
-    records = [json.loads(line) for line in args.responses.read_text().splitlines() if line]
+    records = read_jsonl(args.responses)
     known = {question[r["id"]]: r for r in records if r["id"] in question}  # others: no item
     uvicorn.run(replay_app(known), host="127.0.0.1", port=args.port, log_level="warning")
 

@@ -33,6 +33,7 @@ from cost_models.annotation.judges import EscalationPanel, Judge, LLMJudge, item
 from cost_models.annotation.linking import cost_anchors, frequent_winners, most_shares
 from cost_models.annotation.tuples import TUPLE_SIZE, BWSTuple, build_tuples
 from cost_models.datasets import CANDIDATES, read_rows
+from cost_models.jsonl import append_jsonl, write_jsonl
 from policies.exceptions import InvalidValueError, JudgeError
 
 if TYPE_CHECKING:
@@ -164,16 +165,9 @@ def _add_duplicates(s: Any) -> None:
 
 
 def _progress(label: str) -> Progress:
-    # lazy: rich's progress machinery is not needed for --help
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeRemainingColumn,
-    )
+    from cost_models.progress import progress_bar
 
-    return Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    return progress_bar(label, eta=True)
 
 
 def read_tuples(path: Path) -> dict[str, list[str]]:
@@ -230,9 +224,7 @@ def _groups(rows: Sequence[dict[str, Any]], field: str, data: str) -> list[str]:
 
 def _write_tuples(out: Path, tuples: Sequence[BWSTuple]) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("w", encoding="utf-8") as f:
-        for t in tuples:
-            f.write(json.dumps(t.to_dict()) + "\n")
+    write_jsonl(out, (t.to_dict() for t in tuples))
 
 
 def run_tuples(args: argparse.Namespace) -> int:
@@ -394,10 +386,8 @@ def run_judge(args: argparse.Namespace) -> int:
                 failed.append(f"{tid}: {exc}")
                 new = []
             for j in new:
-                out.write(json.dumps({"tuple_id": j.tuple_id, "best": j.best, "worst": j.worst,
-                                      "judge": j.judge}) + "\n")
-                out.flush()
-                os.fsync(out.fileno())
+                append_jsonl(out, {"tuple_id": j.tuple_id, "best": j.best, "worst": j.worst,
+                                   "judge": j.judge}, durable=True)
             bar.advance(task)
     for client in clients:
         client.close()
@@ -452,9 +442,8 @@ def run_fit(args: argparse.Namespace) -> int:
     cost = dict(zip(fit.item_ids, fit.cost.tolist(), strict=False))
     eta = dict(zip(fit.item_ids, fit.eta.tolist(), strict=False))
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    with args.out.open("w", encoding="utf-8") as f:
-        for r, i in zip(items, ids, strict=True):
-            f.write(json.dumps({**r, "cost": cost[i], "eta": eta[i]}, ensure_ascii=False) + "\n")
+    write_jsonl(args.out, ({**r, "cost": cost[i], "eta": eta[i]}
+                           for r, i in zip(items, ids, strict=True)))
     c = fit.cost
     report = {
         "n_items": len(ids), "n_merged_duplicates": len(merged),
@@ -494,9 +483,7 @@ def run_duplicates(args: argparse.Namespace) -> int:
     pairs = candidate_pairs([str(r[col]) for r in rows], ids, groups, tfidf_min=args.tfidf_min,
                             embed_min=args.embed_min if args.embed_min >= 0 else None)
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    with args.out.open("w", encoding="utf-8") as f:
-        for p in pairs:
-            f.write(json.dumps(p, ensure_ascii=False) + "\n")
+    write_jsonl(args.out, pairs)
     print(f"{len(pairs)} candidate pair(s) in {args.out}: read each one to decide")
     return 0
 

@@ -120,9 +120,9 @@ def run_train(args: argparse.Namespace) -> int:
         )
     n_ridge = len(RIDGE_GRID) if args.kind.endswith("ridge") else 1
     total = args.folds * (n_ridge + 1 + len([k for k in compare if k != args.kind]))
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+    from cost_models.progress import progress_bar
 
-    with Progress(TextColumn("train (CV folds)"), BarColumn(), MofNCompleteColumn()) as bar:
+    with progress_bar("train (CV folds)") as bar:
         task = bar.add_task("cv", total=total)
         model, report = select_and_train(texts, cost, groups, kind=args.kind, compare=compare,
                                          cv=args.folds, c_r=args.c_r, group_name=args.group_col,

@@ -28,6 +28,8 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from cost_models.bounds import OptionalCost
+from cost_models.jsonl import parse_jsonl
 from policies.exceptions import DatasetError, InvalidValueError
 
 AnswerType = Literal["choice", "number", "text", "code"]
@@ -41,7 +43,7 @@ class DatasetItem(BaseModel):
     id: str
     question: str = Field(min_length=1)
     answerable: bool
-    cost: float | None = Field(default=None, gt=0)
+    cost: OptionalCost = None
     domain: str = "unknown"
     source: str = "unknown"
     reference: list[str] = Field(default_factory=list)
@@ -271,18 +273,7 @@ def read_rows(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
         if not all(isinstance(r, dict) for r in data):
             raise DatasetError(f"{p}: expected a JSON list of objects")
         return [dict(r) for r in data]
-    rows = []
-    for n, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DatasetError(f"{p}, line {n}: invalid JSON ({exc.msg})") from None
-        if not isinstance(obj, dict):
-            raise DatasetError(f"{p}, line {n}: expected a JSON object")
-        rows.append(obj)
-    return rows
+    return parse_jsonl(text, p)
 
 
 def _load_hf(name: str, split: str, timeout: float) -> list[dict[str, Any]]:

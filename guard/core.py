@@ -39,6 +39,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from guard.alpha_scale import AlphaScale
 from guard.calibration import raw_probability
 from guard.completion import choice_answer, is_completion, with_text
 from guard.confidence.extractors import (
@@ -50,6 +51,7 @@ from guard.confidence.extractors import (
     provided_signals,
 )
 from guard.context import remember_decision
+from guard.cost_scale import CostScale
 from guard.decision_config import DecisionConfig, NoConfidence, check_cost
 from guard.decision_records import (
     SIGNALS,
@@ -113,10 +115,12 @@ DEFAULT_POLICY = "default"
 
 def _default_parts(calibrator: Any, answerability: Any, alpha: float | None,
                    config: DecisionConfig | None, extractors: Iterable[Extractor] | None,
-                   signal: str | None) -> tuple[Any, Any, str] | None:
-    """``(calibrator, answerability, label)`` of the shipped default policy, or ``None`` when
-    the caller configured any of them (or ``alpha``, a signal, or extractors that do not
-    provide the default calibrator's signal)."""
+                   signal: str | None
+                   ) -> tuple[Any, Any, str, CostScale | None, AlphaScale | None] | None:
+    """``(calibrator, answerability, label, cost scale, answerability scale)`` of the shipped
+    default policy, or
+    ``None`` when the caller configured any of them (or ``alpha``, a signal, or extractors
+    that do not provide the default calibrator's signal)."""
     if calibrator is not None or answerability is not None or alpha is not None \
             or signal is not None or (config is not None and config.alpha is not None):
         return None
@@ -125,7 +129,8 @@ def _default_parts(calibrator: Any, answerability: Any, alpha: float | None,
     policy = load_shipped_default()
     if extractors is not None and policy.calibrator.signal not in provided_signals(extractors):
         return None
-    return policy.calibrator, policy.answerability, policy.label
+    return (policy.calibrator, policy.answerability, policy.label, policy.cost_scale,
+            policy.alpha_scale)
 
 
 class Guard:
@@ -166,6 +171,14 @@ class Guard:
         and records its name. ``None``: the bare rule (``alpha`` = 1, ``p`` uncalibrated,
         unless parts are given). A string: the name of the policy (``NAME@SHA8``) recorded
         in every decision (:meth:`from_policy` sets it).
+    cost_scale : CostScale, optional
+        A policy's strictly increasing map of the price (the costliest segment's ``E[L]``)
+        to ``E[L | price]`` (:mod:`guard.cost_scale`); the default policy's applies when no
+        cost model is given.
+    alpha_scale : AlphaScale, optional
+        A policy's recalibration of its answerability model's ``alpha`` for kinds of
+        questions it has not seen (:mod:`guard.alpha_scale`); applied to every ``alpha``
+        the answerability model predicts (not to an ``alpha=`` given).
     """
 
     def __init__(
@@ -183,6 +196,8 @@ class Guard:
         config: DecisionConfig | None = None,
         answerability: AnswerabilityEstimator | None = None,
         policy: str | _UseDefault | None = USE_DEFAULT,
+        cost_scale: CostScale | None = None,
+        alpha_scale: AlphaScale | None = None,
     ) -> None:
         if config is None:
             config = DecisionConfig.build(c_r=c_r, alpha=alpha, mode=mode,
@@ -205,8 +220,14 @@ class Guard:
             default = _default_parts(calibrator, answerability, alpha, config, extractors,
                                      signal)
             if default is not None:
-                calibrator, answerability, policy = default
+                calibrator, answerability, policy, scale, alpha_scale = default
+                if cost_model is None and cost_scale is None:  # fitted for its cost model
+                    cost_scale = scale
         self._cost_model = cost_model
+        #: a policy's map of the price to ``E[L | price]`` (:mod:`guard.cost_scale`)
+        self.cost_scale = cost_scale
+        #: a policy's recalibration of the answerability model (:mod:`guard.alpha_scale`)
+        self.alpha_scale = alpha_scale
         self._cost_lock = threading.Lock()
         self.calibrator = calibrator
         self.signal = signal
@@ -296,7 +317,11 @@ class Guard:
             raise ConfigError(f"the cost model returned {costs[bad][0]} for a query; costs "
                               "must be > 0")
         k = int(np.argmax(costs))
-        return float(costs[k]), segments[k]
+        return self._scaled(float(costs[k])), segments[k]
+
+    def _scaled(self, price: float) -> float:
+        """The price on the policy's cost scale (as is without one)."""
+        return price if self.cost_scale is None else self.cost_scale(price)
 
     def _cost_one(self, query: str, features: Any) -> float:
         """``E[L]`` of one text, from its shared ``features`` when the model reads them."""
@@ -308,7 +333,7 @@ class Guard:
             cost = float(np.asarray(model.predict([query]), dtype=np.float64).ravel()[0])
         if not (math.isfinite(cost) and cost > 0.0):
             raise ConfigError(f"the cost model returned {cost} for a query; costs must be > 0")
-        return cost
+        return self._scaled(cost)
 
     def predict_alpha(self, query: str, *, features: Any = None) -> float:
         """``P(answerable | query)`` from the answerability model; ``features`` (the query's
@@ -324,7 +349,7 @@ class Guard:
             a = float(np.asarray(model.predict_alpha([query]), dtype=np.float64).ravel()[0])
         if not 0.0 <= a <= 1.0:
             raise ConfigError(f"the answerability model returned {a}; it must be in [0, 1]")
-        return a
+        return a if self.alpha_scale is None else self.alpha_scale(a)
 
     def query_features(self, query: str) -> Any:
         """The features of ``query`` both models read, computed once

@@ -30,6 +30,7 @@ from typing import Any, Literal, cast, get_args
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
+from cost_models.bounds import OptionalProbability, RefusalCost
 from guard.decision_records import Mode
 from guard.exceptions import ConfigError
 from guard.refusal_detection import DEFAULT_REFUSAL_TEXT
@@ -56,21 +57,11 @@ class DecisionConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    c_r: float = DEFAULT_C_R
-    alpha: float | None = None
+    c_r: RefusalCost = DEFAULT_C_R
+    alpha: OptionalProbability = None
     mode: Mode = "enforce"
     no_confidence: NoConfidence = "refuse"
     refusal_text: str = DEFAULT_REFUSAL_TEXT
-
-    @field_validator("c_r", mode="before")
-    @classmethod
-    def _c_r(cls, value: Any) -> float:
-        return check_c_r(value)
-
-    @field_validator("alpha", mode="before")
-    @classmethod
-    def _alpha(cls, value: Any) -> float | None:
-        return None if value is None else check_probability(value, "alpha")
 
     @field_validator("mode", mode="before")
     @classmethod

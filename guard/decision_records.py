@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from cost_models.bounds import Cost, OptionalProbability, Probability, RefusalCost
 from guard.exceptions import ConfidenceError
 
 #: The confidence signals, in the order the guard prefers them without a calibrator.
@@ -33,7 +34,7 @@ Mode = Literal["enforce", "shadow"]
 CostSource = Literal["model", "caller"]
 PSource = Literal["calibrated", "uncalibrated", "caller", "prior", "none"]
 
-_Prob = Annotated[float | None, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
+_Prob = OptionalProbability
 _LogProb = Annotated[float | None, Field(le=0.0, allow_inf_nan=False)]
 
 
@@ -145,18 +146,18 @@ class DecisionRecord(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     request_id: str
-    cost: float = Field(gt=0.0, allow_inf_nan=False)
+    cost: Cost
     cost_source: CostSource
     p: _Prob
     p_source: PSource
     threshold: float
-    c_r: float = Field(ge=0.0, allow_inf_nan=False)
+    c_r: RefusalCost
     expected_utility_answer: float | None
     expected_utility_refuse: float
     decision: Decision
     mode: Mode
     latency_ms: float = Field(ge=0.0)
-    alpha: float = Field(default=1.0, ge=0.0, le=1.0)
+    alpha: Probability = 1.0
     signal: str | None = None
     signal_value: float | None = None
     policy: str | None = None

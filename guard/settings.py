@@ -30,7 +30,8 @@ from typing import Annotated, Any, Literal
 from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from guard.decision_config import DecisionConfig, check_c_r, check_mode
+from cost_models.bounds import Probability, RefusalCost
+from guard.decision_config import DecisionConfig, check_mode
 from guard.decision_records import Mode
 from guard.exceptions import ConfigError
 from guard.refusal_detection import DEFAULT_REFUSAL_TEXT
@@ -40,7 +41,7 @@ ConfidenceKind = Literal["logprobs", "verbal", "consistency", "caller", "ptrue"]
 #: The confidence sources ``--confidence`` accepts.
 CONFIDENCE_KINDS: tuple[str, ...] = ("logprobs", "verbal", "consistency", "caller", "ptrue")
 
-_Prob = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
+_Prob = Probability
 PREFIX = "UTILITYGUARD_"
 
 
@@ -80,7 +81,7 @@ class Settings(BaseSettings):
                     "sampled replies, the x-utilityguard-confidence header, or ptrue: token "
                     "logprobs and P(True), the model asked in one extra call whether its "
                     "reply is correct (chat completions)")
-    c_r: float = Field(default=DEFAULT_C_R, json_schema_extra={"metavar": "C_R"},
+    c_r: RefusalCost = Field(default=DEFAULT_C_R, json_schema_extra={"metavar": "C_R"},
                        description="price of an unnecessary refusal, >= 0")
     mode: Mode = Field(
         default="enforce",
@@ -224,12 +225,12 @@ class Settings(BaseSettings):
         description="hold a follow-up budget: adjust C_R online so that the estimated "
                     "unnecessary refusals stay at RATE of the answerable requests (0.05); off "
                     "by default (C_R stays fixed). See docs/budget.md")
-    c_r_min: float = Field(default=0.0, ge=0.0, allow_inf_nan=False,
-                           json_schema_extra={"metavar": "C_R"},
-                           description="the lowest C_R --refusal-budget may set")
-    c_r_max: float = Field(default=64.0, ge=0.0, allow_inf_nan=False,
-                           json_schema_extra={"metavar": "C_R"},
-                           description="the highest C_R --refusal-budget may set")
+    c_r_min: RefusalCost = Field(default=0.0,
+                                 json_schema_extra={"metavar": "C_R"},
+                                 description="the lowest C_R --refusal-budget may set")
+    c_r_max: RefusalCost = Field(default=64.0,
+                                 json_schema_extra={"metavar": "C_R"},
+                                 description="the highest C_R --refusal-budget may set")
     budget_window: int = Field(
         default=200, ge=8, json_schema_extra={"metavar": "N"},
         description="decisions in the --refusal-budget window (C_R steps every N/4)")
@@ -254,11 +255,6 @@ class Settings(BaseSettings):
         except ConfigError as exc:  # the guard's own checks, as a settings error
             raise ValueError(str(exc)) from None
         return self
-
-    @field_validator("c_r", mode="before")
-    @classmethod
-    def _check_c_r(cls, value: Any) -> float:
-        return check_c_r(value)  # the guard's one check of c_r (also the header parser's)
 
     @field_validator("mode", mode="before")
     @classmethod

@@ -9,18 +9,19 @@ grades. Computed from ``responses.jsonl`` and the seed set; nothing is typed in.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
+
+from cost_models.jsonl import read_jsonl
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED = ROOT / "cost_models" / "data" / "seed"
 
 
 def _rows(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+    return read_jsonl(path)
 
 
 def main(model: str) -> None:

@@ -28,6 +28,7 @@ import httpx
 from benchmarks.bench.data import shipped_responses
 from benchmarks.grading import grade
 from cost_models.datasets import DatasetItem, load_seed
+from cost_models.jsonl import read_jsonl
 from guard import Guard
 from guard.proxy.audit import DECISIONS, read_rows
 from guard.refusal_detection import REFUSAL_HINT
@@ -84,9 +85,7 @@ def label(url: str, n: int, seed: int) -> dict[str, Any]:
 
 def enforce(url: str, policy_dir: str, exclude: str) -> dict[str, Any]:
     used = set() if exclude == "none" else {r["query"] for r in read_rows(exclude, DECISIONS)}
-    recs: Mapping[str, dict[str, Any]] = {
-        (r := json.loads(line))["id"]: r
-        for line in shipped_responses().read_text().splitlines() if line}
+    recs: Mapping[str, dict[str, Any]] = {r["id"]: r for r in read_jsonl(shipped_responses())}
     items = [it for it in load_seed() if it.question not in used]
     guard = Guard.from_policy(policy_dir)
     tot = {"served": 0.0, "model": 0.0, "refuse": 0.0}

@@ -8,7 +8,6 @@ rules against the second-stage model grader (``collect --grader-upstream``).
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -16,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.grading import grade
+from cost_models.jsonl import read_jsonl
 
 Outcome = tuple[bool, bool | None]
 
@@ -73,8 +73,7 @@ def read_gold(path: Path) -> list[dict[str, Any]]:
     """The gold records (one JSON object a line: ``id``, the item's ``question``,
     ``reference``, ``answer_type``, ``answerable``, ``domain``, the ``response``, and the
     grade written by reading: ``answered``, ``correct``, ``note``)."""
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
-            if line.strip()]
+    return read_jsonl(path)
 
 
 def rules_vs_gold(gold: Iterable[dict[str, Any]], by: Sequence[str] = ("answer_type",)

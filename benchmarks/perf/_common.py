@@ -8,6 +8,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from policies.exceptions import InvalidValueError
+
 
 @dataclass(frozen=True)
 class PerfResult:
@@ -39,7 +41,7 @@ def median_times(
     process, frequency scaling) hits all of them alike; the median drops outliers.
     """
     if repeats < 1:
-        raise ValueError(f"repeats must be >= 1, got {repeats}")
+        raise InvalidValueError(f"repeats must be >= 1, got {repeats}")
     for _ in range(warmup):
         for f in funcs.values():
             f()

@@ -11,7 +11,6 @@ reference is one ``utility_auc`` call on the same records, so the ratio reads as
 
 from __future__ import annotations
 
-import json
 import tempfile
 import time
 from pathlib import Path
@@ -23,6 +22,7 @@ from benchmarks.perf._common import PerfResult
 from benchmarks.utility_auc import utility_auc
 from cost_models import CostRegressor, save_model
 from cost_models.datasets import load_utilitybench
+from cost_models.jsonl import write_jsonl
 
 N = 15_000
 SEED = 11
@@ -63,8 +63,8 @@ def run() -> list[PerfResult]:
         d = Path(tmp)
         items, resp = _items(N, SEED), None
         resp = _responses(items, SEED + 1)
-        (d / "items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in items))
-        (d / "responses.jsonl").write_text("".join(json.dumps(r) + "\n" for r in resp))
+        write_jsonl(d / "items.jsonl", items)
+        write_jsonl(d / "responses.jsonl", resp)
         train = _items(2_000, SEED + 2)
         model = CostRegressor(cv=3).fit([str(r["question"]) for r in train],
                                         [float(str(r["cost"])) for r in train])

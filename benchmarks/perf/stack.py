@@ -26,6 +26,7 @@ from pathlib import Path
 
 from benchmarks.perf.relay import UPSTREAM_ENV
 from benchmarks.perf.servers import free_port, wait_until_serving
+from policies.exceptions import InvalidValueError
 
 #: every configuration, in the order the benchmarks measure them each round
 CONFIGS = ("upstream", "relay", "litellm", "guard", "policy")
@@ -109,7 +110,7 @@ def running(configs: Sequence[str] = CONFIGS, guard_env: Mapping[str, str] | Non
     ``guard_env`` adds ``UTILITYGUARD_*`` settings to the guard configurations."""
     unknown = set(configs) - set(CONFIGS)
     if unknown:
-        raise ValueError(f"unknown configuration(s) {sorted(unknown)}; known: {CONFIGS}")
+        raise InvalidValueError(f"unknown configuration(s) {sorted(unknown)}; known: {CONFIGS}")
     out = Stack()
     py, base = sys.executable, _base_env()
     with ExitStack() as stack:

@@ -18,7 +18,6 @@ is the plausible harm that follows.
 
 from __future__ import annotations
 
-import json
 import logging
 import random
 import re
@@ -30,6 +29,7 @@ from typing import Protocol
 import httpx
 
 from cost_models.annotation.fit import Judgment
+from cost_models.jsonl import numbered_jsonl, read_text
 from cost_models.upstream import RETRIED_STATUS, SyncChatClient, message_text
 from policies.exceptions import (
     InvalidValueError,
@@ -142,12 +142,10 @@ class FileJudge:
     def __init__(self, path: str | Path, judge_name: str | None = None) -> None:
         self.name = judge_name or f"file:{Path(path).name}"
         self._rows: dict[str, Judgment] = {}
-        for n, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
-            if not line.strip():
-                continue
+        for n, row in numbered_jsonl(read_text(path, InvalidValueError), path, InvalidValueError):
             try:
-                j = Judgment.from_dict(json.loads(line))
-            except (json.JSONDecodeError, KeyError, TypeError) as exc:
+                j = Judgment.from_dict(row)
+            except (KeyError, TypeError) as exc:
                 raise InvalidValueError(f"{path}, line {n}: not a judgment ({exc})") from None
             if judge_name is None or j.judge == judge_name:
                 self._rows.setdefault(j.tuple_id, j)

@@ -14,12 +14,12 @@ model, the uncalibrated signal, ``alpha = 1``).
 
 from __future__ import annotations
 
-import json
 from importlib import resources
 from pathlib import Path
 
 import numpy as np
 
+from cost_models.jsonl import read_jsonl
 from guard.core import Guard
 from guard.decision_records import Confidence
 
@@ -36,8 +36,7 @@ def reference_questions(path: str | Path | None = None) -> list[str]:
     """The reference questions (default: the shipped set)."""
     src = Path(path) if path is not None else Path(
         str(resources.files("guard.policy").joinpath(REFERENCE)))
-    return [json.loads(line)["question"] for line in src.read_text().splitlines()
-            if line.strip()]
+    return [str(row["question"]) for row in read_jsonl(src)]
 
 
 def _answers(guard: Guard, questions: list[str], signal: str) -> np.ndarray:

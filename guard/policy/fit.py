@@ -25,8 +25,10 @@ from numpy.typing import NDArray
 
 from cost_models.answerability import AnswerabilityModel
 from cost_models.regressor import CostRegressor
+from guard.alpha_scale import AlphaScale, fit_alpha_scale
 from guard.calibration import LOG_SIGNALS, Calibrator
 from guard.calibration.multi import MultiSignalCalibrator, feature_rows
+from guard.cost_scale import CostScale, fit_cost_scale
 from guard.exceptions import CalibrationError, ConfigError
 from guard.policy.artifact import Policy
 from guard.protocols import CostModel
@@ -121,11 +123,49 @@ def refit_cost_model(like: CostRegressor, train: TrainingSet) -> CostRegressor:
     return m.fit(train.questions, train.cost, groups=train.groups or None)
 
 
+def out_of_fold_prices(train: TrainingSet, like: CostRegressor) -> FloatArray:
+    """Each training question priced as the runtime prices it (:meth:`guard.Guard.price`:
+    the costliest segment) by a cost model with ``like``'s settings refit on the other folds
+    (grouped by ``train.groups`` when there are enough, as the cost model's own CV)."""
+    from cost_models.regressor import folds
+    from guard.core import Guard
+
+    out = np.empty(train.n, dtype=np.float64)
+    groups = train.groups if train.groups and all(train.groups) else None
+    for fit_rows, held in folds(train.n, groups, like.cv, like.random_state):
+        guard = Guard(refit_cost_model(like, train.take(fit_rows)), policy=None)
+        out[held] = [guard.price(train.questions[i]).cost for i in held]
+    return out
+
+
+def fit_scale(train: TrainingSet, like: CostRegressor) -> CostScale:
+    """The cost scale (:mod:`guard.cost_scale`) of a cost model with ``like``'s settings:
+    out-of-fold prices of ``train``'s questions against their costs."""
+    return fit_cost_scale(out_of_fold_prices(train, like), train.cost)
+
+
+def fit_answerability_scale(train: TrainingSet) -> AlphaScale:
+    """The answerability scale (:mod:`guard.alpha_scale`): Platt scaling of each training
+    question's ``alpha`` from a classifier fitted on the other folds (whole sources held out
+    when ``train.groups`` has enough of them) against its label."""
+    from cost_models.regressor import folds
+
+    groups = train.groups if train.groups and all(train.groups) else None
+    oof = np.empty(train.n, dtype=np.float64)
+    for fit_rows, held in folds(train.n, groups, 5, 0):
+        part = train.take(fit_rows)
+        model, constant = fit_answerability(part)
+        oof[held] = (model.predict_alpha([train.questions[i] for i in held]) if model
+                     else constant)
+    return fit_alpha_scale(oof, train.answerable)
+
+
 def fit_policy(train: TrainingSet, *, signal: str, c_r: float, name: str = "policy",
                cost_model: CostModel | None = None, refit_cost: CostRegressor | None = None,
                calibrator: Calibrator | MultiSignalCalibrator | None = None,
                cost_model_ref: dict[str, Any] | None = None,
-               multi: Sequence[str] | None = None) -> Policy:
+               multi: Sequence[str] | None = None, cost_scale: bool = False,
+               alpha_scale: bool = False) -> Policy:
     """Fit every part of a policy on ``train`` (see the module docstring).
 
     Parameters
@@ -141,6 +181,12 @@ def fit_policy(train: TrainingSet, *, signal: str, c_r: float, name: str = "poli
     multi : sequence of str, optional
         Fit a :class:`~guard.calibration.multi.MultiSignalCalibrator` on these signals (and
         the reply features) instead of a single-signal one; ``signal`` is then its first.
+    cost_scale : bool
+        Fit a cost scale (:func:`fit_scale`; the cost model must be a
+        :class:`~cost_models.regressor.CostRegressor` or the shipped default).
+    alpha_scale : bool
+        Fit an answerability scale (:func:`fit_answerability_scale`; none when the rows have
+        one answerability class).
     """
     if multi:
         calibrator = fit_multi_calibrator(train, multi)
@@ -157,6 +203,20 @@ def fit_policy(train: TrainingSet, *, signal: str, c_r: float, name: str = "poli
     ref = cost_model_ref
     if refit_cost is not None:
         cost, ref = refit_cost_model(refit_cost, train), None
+    scale = fit_scale(train, _settings_of(refit_cost or cost)) if cost_scale else None
+    ascale = fit_answerability_scale(train) if alpha_scale and model is not None else None
     return Policy(name=name, c_r=float(c_r), signal=signal, confidence=confidence_kind(signal),
                   calibrator=calibrator, answerability=model, alpha_constant=constant,
-                  cost_model=cost, cost_model_ref=ref)
+                  cost_model=cost, cost_model_ref=ref, cost_scale=scale, alpha_scale=ascale)
+
+
+def _settings_of(cost: CostModel | None) -> CostRegressor:
+    """The cost model whose settings the scale's out-of-fold refits use."""
+    if cost is None:
+        from cost_models.model_io import default_model_dir, load_model
+
+        cost = load_model(default_model_dir())
+    if not isinstance(cost, CostRegressor):
+        raise ConfigError("a cost scale is fitted with refits of a CostRegressor; this cost "
+                          f"model is a {type(cost).__name__}")
+    return cost

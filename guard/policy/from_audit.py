@@ -81,9 +81,10 @@ def fit_from_audit(db: str | os.PathLike[str], *, c_r: float, name: str,
     ya = np.array([bool(r["label_answerable"]) for r in ans_rows], dtype=bool)
     answerability: AnswerabilityModel | None = base.answerability if base else None
     alpha_constant = base.alpha_constant if base else None
+    alpha_scale = base.alpha_scale if base else None  # fitted for the base's classifier
     if _enough(len(ans_rows), int(ya.sum()), min_labels):
         answerability = AnswerabilityModel().fit([r["query"] for r in ans_rows], ya)
-        alpha_constant = None
+        alpha_constant, alpha_scale = None, None
         parts["answerability"] = f"refit from {len(ans_rows)} answerable labels with query text"
     else:
         parts["answerability"] = (
@@ -93,10 +94,11 @@ def fit_from_audit(db: str | os.PathLike[str], *, c_r: float, name: str,
     cost_rows = [r for r in rows if r["query"] and r["label_cost"] is not None]
     cost_model = base.cost_model if base else None
     cost_ref = base.cost_model_ref if base else None
+    scale = base.cost_scale if base else None  # fitted for the base's cost model
     if len(cost_rows) >= min_labels:
         cost_model = CostRegressor().fit([r["query"] for r in cost_rows],
                                          [float(r["label_cost"]) for r in cost_rows])
-        cost_ref = None
+        cost_ref, scale = None, None
         parts["cost_model"] = f"refit from {len(cost_rows)} cost labels with query text"
     else:
         parts["cost_model"] = (f"kept from {base.label}" if base else "the shipped default") + (
@@ -104,7 +106,7 @@ def fit_from_audit(db: str | os.PathLike[str], *, c_r: float, name: str,
     policy = Policy(name=name, c_r=float(c_r), signal=signal, confidence=confidence_kind(signal),
                     calibrator=calibrator, answerability=answerability,
                     alpha_constant=alpha_constant, cost_model=cost_model,
-                    cost_model_ref=cost_ref)
+                    cost_model_ref=cost_ref, cost_scale=scale, alpha_scale=alpha_scale)
     card = {
         "training": {"data": f"labelled decisions of the audit log {db}", "n": len(rows),
                      "parts": parts, "label_provenance": label_provenance(rows),

@@ -404,7 +404,7 @@ def test_regrade_recomputes_grades_and_keeps_replies(tmp_path: Path) -> None:
         pytest.param('{"id": "q9", "response": "5"}', r"line 2: id 'q9' is not in the dataset",
                      id="unknown-id"),
         pytest.param('{"id": "q2", "resp', r"line 2: invalid JSON", id="invalid-json"),
-        pytest.param("[1, 2]", r"line 2: not a response record", id="not-an-object"),
+        pytest.param("[1, 2]", r"line 2: expected a JSON object", id="not-an-object"),
         pytest.param('{"id": "q2", "response": "5", "answered": "maybe"}',
                      r"line 2 \(id 'q2'\), field 'answered'", id="not-a-response-record"),
     ],

@@ -230,7 +230,7 @@ def test_dataset_item_contract() -> None:
     assert item.model_dump()["note"] == "kept"
     assert (item.domain, item.source, item.reference, item.answer_type) == (
         "unknown", "unknown", [], "text")
-    with pytest.raises(ValueError, match="greater than 0"):
+    with pytest.raises(ValueError, match=r"cost must be a finite number > 0"):
         DatasetItem(id="a", question="q?", answerable=True, cost=0.0)
     with pytest.raises(ValueError, match="frozen"):
         item.cost = 3.0  # type: ignore[misc]

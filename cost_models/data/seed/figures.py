@@ -27,18 +27,19 @@ from typing import Any
 import numpy as np
 from scipy.stats import chisquare, spearmanr
 
+from cost_models.jsonl import parse_jsonl, read_jsonl
+
 HERE = Path(__file__).resolve().parent
 
 
 def _rows(name: str, rev: str | None = None) -> list[dict[str, Any]]:
     """The JSONL file ``name`` of this folder, or as it was at git revision ``rev``."""
     if rev is None:
-        text = (HERE / name).read_text(encoding="utf-8")
-    else:
-        path = (HERE / name).relative_to(HERE.parents[2]).as_posix()
-        text = subprocess.run(["git", "show", f"{rev}:{path}"], cwd=HERE, check=True,
-                              capture_output=True, text=True).stdout
-    return [json.loads(x) for x in text.splitlines() if x.strip()]
+        return read_jsonl(HERE / name)
+    path = (HERE / name).relative_to(HERE.parents[2]).as_posix()
+    text = subprocess.run(["git", "show", f"{rev}:{path}"], cwd=HERE, check=True,
+                          capture_output=True, text=True).stdout
+    return parse_jsonl(text, f"{rev}:{path}")
 
 
 def appearances(rev: str | None = None) -> Counter[str]:

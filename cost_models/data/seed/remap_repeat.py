@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from cost_models.annotation.judges import parse_reply
+from cost_models.jsonl import read_jsonl
 
 _BEST = re.compile(r"^(\s*BEST:\s*)\d+", re.MULTILINE)
 _WORST = re.compile(r"^(\s*WORST:\s*)\d+", re.MULTILINE)
@@ -42,7 +43,7 @@ def remap(reply: str, shown: Sequence[str], items: Sequence[str]) -> str:
 
 
 def _rows(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+    return read_jsonl(path)
 
 
 def main(argv: Sequence[str]) -> int:

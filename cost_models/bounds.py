@@ -1,0 +1,53 @@
+"""Pydantic field types for the bounded numbers of the data contracts and settings, built on
+the one set of checks in :mod:`policies.validation` (so a bound is stated once, not again as
+``Field(ge=..., le=...)``).
+
+A field typed :data:`Probability`, :data:`Cost` or :data:`RefusalCost` is checked by
+:func:`~policies.validation.check_probability`, :func:`~policies.validation.check_cost` or
+:func:`~policies.validation.check_c_r`, whose message names the field; the ``Optional...``
+types also accept ``None``. Pydantic reports the check's message in its ``ValidationError``.
+
+>>> from pydantic import BaseModel
+>>> class Row(BaseModel):
+...     cost: Cost
+...     p: OptionalProbability = None
+>>> Row(cost="2.5").cost
+2.5
+>>> Row(cost=1, p=1.5)
+Traceback (most recent call last):
+...
+pydantic_core._pydantic_core.ValidationError: 1 validation error for Row
+p
+  Value error, p must be a finite number in [0.0, 1.0]; got 1.5 ...
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Annotated, Any
+
+from pydantic import BeforeValidator, ValidationInfo
+
+from policies.validation import check_c_r, check_cost, check_probability
+
+
+def _checked(check: Callable[[Any, str], float], *, optional: bool = False) -> BeforeValidator:
+    def validate(value: Any, info: ValidationInfo) -> float | None:
+        if optional and value is None:
+            return None
+        return check(value, info.field_name or "value")
+
+    return BeforeValidator(validate)
+
+
+#: A probability: a finite number in [0, 1].
+Probability = Annotated[float, _checked(check_probability)]
+#: A consequence cost ``L``: a finite number > 0.
+Cost = Annotated[float, _checked(check_cost)]
+#: The price of an unnecessary refusal ``C_R``: a finite number >= 0.
+RefusalCost = Annotated[float, _checked(check_c_r)]
+#: The same, or ``None``.
+OptionalProbability = Annotated[float | None, _checked(check_probability, optional=True)]
+OptionalCost = Annotated[float | None, _checked(check_cost, optional=True)]
+
+__all__ = ["Cost", "OptionalCost", "OptionalProbability", "Probability", "RefusalCost"]

@@ -47,6 +47,10 @@ def register(sub: Any) -> None:
                         "guard's calibrator is a multi-signal one on them and on the replies' "
                         "text features (hedges, requests for details, false-premise notes); "
                         "a signal a reply lacks is left out, not guessed")
+    p.add_argument("--alpha-scale", action="store_true",
+                   help="recalibrate the answerability classifier's alpha for unseen kinds of "
+                        "questions: Platt scaling of its out-of-fold predictions, whole "
+                        "sources held out (guard.alpha_scale; five extra classifier fits)")
     p.add_argument("--cost-scale", action="store_true",
                    help="map the guard's price (the costliest segment's E[L]) to E[L | price] "
                         "with a strictly increasing scale fitted on out-of-fold prices of the "
@@ -94,8 +98,9 @@ def _checked_options(args: argparse.Namespace) -> list[str] | None:
     if bad:
         raise CLIError(f"--multi-signal: unknown {', '.join(bad)}; allowed: "
                        f"{', '.join(REPLY_SIGNALS)}")
-    if args.policy and args.cost_scale:
-        raise CLIError("--policy brings its own cost scale (or none): drop --cost-scale")
+    if args.policy and (args.cost_scale or args.alpha_scale):
+        raise CLIError("--policy brings its own scales (or none): drop --cost-scale / "
+                       "--alpha-scale")
     if args.pool and not args.holdout_sources:
         raise CLIError("--pool goes with --holdout-sources")
     if (args.holdout_sources or args.leave_one_model_out) and (
@@ -135,6 +140,7 @@ def run(args: argparse.Namespace) -> int:
                 n_boot=args.bootstrap, seed=args.seed, trust=args.trust,
                 group_folds=args.group_folds, paired_full=args.paired_full_sweep,
                 policy=args.policy, multi=multi, cost_scale=args.cost_scale,
+                alpha_scale=args.alpha_scale,
                 progress=progress))
     out_console = Console()
     if not out_console.is_terminal:  # piped or logged: rich would squeeze the table into 80
@@ -197,7 +203,7 @@ def run_unseen(args: argparse.Namespace, items: list[Any], files: list[Path],
             for r in holdout_sources(items, files, sources, c_r=args.c_r, signal=args.signal,
                                      multi=multi, pool=args.pool, n_boot=args.bootstrap,
                                      seed=args.seed, progress=say,
-                                     cost_scale=args.cost_scale):
+                                     cost_scale=args.cost_scale, alpha_scale=args.alpha_scale):
                 rows.append(unseen_row(label, r))
                 results[f"{r.responses.model}/holdout"] = r.to_json()
         if args.leave_one_model_out:
@@ -206,7 +212,8 @@ def run_unseen(args: argparse.Namespace, items: list[Any], files: list[Path],
                                                   folds=args.folds,
                                                   group_folds=args.group_folds,
                                                   n_boot=args.bootstrap, seed=args.seed,
-                                                  progress=say, cost_scale=args.cost_scale):
+                                                  progress=say, cost_scale=args.cost_scale,
+                                                  alpha_scale=args.alpha_scale):
                 folds = "grouped folds" if args.group_folds else "random folds"
                 rows.append(unseen_row(f"own policy, {folds}", own))
                 rows.append(unseen_row(f"other models' calibrator, {folds}", left))

@@ -57,6 +57,10 @@ def register(sub: Any) -> None:
     p.add_argument("--multi-signal", default=None, metavar="SIGNALS",
                    help="comma list of signals: a multi-signal calibrator on them and the "
                         "replies' text features instead of a single-signal one")
+    p.add_argument("--alpha-scale", action="store_true",
+                   help="recalibrate the answerability classifier's alpha for unseen kinds of "
+                        "questions: Platt scaling of its out-of-fold predictions, whole "
+                        "sources held out (guard.alpha_scale; five extra classifier fits)")
     p.add_argument("--cost-scale", action="store_true",
                    help="map the guard's price (the costliest segment's E[L]) to E[L | price] "
                         "with a strictly increasing scale fitted on out-of-fold prices of the "
@@ -155,6 +159,7 @@ def fit_from_data(args: argparse.Namespace, console: Console) -> tuple[Policy, d
         results = run_bench(items, responses, c_r=args.c_r, cost_model=args.cost_model,
                             signal=args.signal, folds=args.folds, n_boot=args.bootstrap,
                             multi=_multi(args), cost_scale=args.cost_scale,
+                            alpha_scale=args.alpha_scale,
                             seed=args.seed, trust=args.trust, group_folds=args.group_folds,
                             progress=progress)
     print_table(results, console)
@@ -177,7 +182,8 @@ def fit_from_data(args: argparse.Namespace, console: Console) -> tuple[Policy, d
         progress("fitting on all data")
         policy = fit_policy(training_set(data, signal, [source[i] for i in data.ids]),
                             signal=signal, c_r=args.c_r, name=name, cost_model=model,
-                            cost_model_ref=ref, multi=multi, cost_scale=args.cost_scale)
+                            cost_model_ref=ref, multi=multi, cost_scale=args.cost_scale,
+                            alpha_scale=args.alpha_scale)
     card = {
         "training": {
             **_training_data(args.data, data),
@@ -227,6 +233,7 @@ def fit_pooled(args: argparse.Namespace, items: list[DatasetItem], console: Cons
                                     multi=multi, folds=args.folds,
                                     group_folds=args.group_folds, n_boot=args.bootstrap,
                                     seed=args.seed, cost_scale=args.cost_scale,
+                                    alpha_scale=args.alpha_scale,
                                     progress=lambda m: status.update(f"fit: evaluation: {m}"))
     data = [load_bench(items, f) for f in files]
     signal = choose_signal(data[0], multi[0] if multi else args.signal)
@@ -240,7 +247,7 @@ def fit_pooled(args: argparse.Namespace, items: list[DatasetItem], console: Cons
                             name=args.name or args.out.resolve().name,
                             cost_model=load_model(default_model_dir(), trust=args.trust),
                             cost_model_ref={"source": "shipped-default"}, calibrator=cal,
-                            cost_scale=args.cost_scale)
+                            cost_scale=args.cost_scale, alpha_scale=args.alpha_scale)
     evaluation = {}
     for own, left in pairs:
         model = str(own.responses.model)

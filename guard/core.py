@@ -39,6 +39,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from guard.alpha_scale import AlphaScale
 from guard.calibration import raw_probability
 from guard.completion import choice_answer, is_completion, with_text
 from guard.confidence.extractors import (
@@ -114,8 +115,10 @@ DEFAULT_POLICY = "default"
 
 def _default_parts(calibrator: Any, answerability: Any, alpha: float | None,
                    config: DecisionConfig | None, extractors: Iterable[Extractor] | None,
-                   signal: str | None) -> tuple[Any, Any, str, CostScale | None] | None:
-    """``(calibrator, answerability, label, cost scale)`` of the shipped default policy, or
+                   signal: str | None
+                   ) -> tuple[Any, Any, str, CostScale | None, AlphaScale | None] | None:
+    """``(calibrator, answerability, label, cost scale, answerability scale)`` of the shipped
+    default policy, or
     ``None`` when the caller configured any of them (or ``alpha``, a signal, or extractors
     that do not provide the default calibrator's signal)."""
     if calibrator is not None or answerability is not None or alpha is not None \
@@ -126,7 +129,8 @@ def _default_parts(calibrator: Any, answerability: Any, alpha: float | None,
     policy = load_shipped_default()
     if extractors is not None and policy.calibrator.signal not in provided_signals(extractors):
         return None
-    return policy.calibrator, policy.answerability, policy.label, policy.cost_scale
+    return (policy.calibrator, policy.answerability, policy.label, policy.cost_scale,
+            policy.alpha_scale)
 
 
 class Guard:
@@ -171,6 +175,10 @@ class Guard:
         A policy's strictly increasing map of the price (the costliest segment's ``E[L]``)
         to ``E[L | price]`` (:mod:`guard.cost_scale`); the default policy's applies when no
         cost model is given.
+    alpha_scale : AlphaScale, optional
+        A policy's recalibration of its answerability model's ``alpha`` for kinds of
+        questions it has not seen (:mod:`guard.alpha_scale`); applied to every ``alpha``
+        the answerability model predicts (not to an ``alpha=`` given).
     """
 
     def __init__(
@@ -189,6 +197,7 @@ class Guard:
         answerability: AnswerabilityEstimator | None = None,
         policy: str | _UseDefault | None = USE_DEFAULT,
         cost_scale: CostScale | None = None,
+        alpha_scale: AlphaScale | None = None,
     ) -> None:
         if config is None:
             config = DecisionConfig.build(c_r=c_r, alpha=alpha, mode=mode,
@@ -211,12 +220,14 @@ class Guard:
             default = _default_parts(calibrator, answerability, alpha, config, extractors,
                                      signal)
             if default is not None:
-                calibrator, answerability, policy, scale = default
+                calibrator, answerability, policy, scale, alpha_scale = default
                 if cost_model is None and cost_scale is None:  # fitted for its cost model
                     cost_scale = scale
         self._cost_model = cost_model
         #: a policy's map of the price to ``E[L | price]`` (:mod:`guard.cost_scale`)
         self.cost_scale = cost_scale
+        #: a policy's recalibration of the answerability model (:mod:`guard.alpha_scale`)
+        self.alpha_scale = alpha_scale
         self._cost_lock = threading.Lock()
         self.calibrator = calibrator
         self.signal = signal
@@ -338,7 +349,7 @@ class Guard:
             a = float(np.asarray(model.predict_alpha([query]), dtype=np.float64).ravel()[0])
         if not 0.0 <= a <= 1.0:
             raise ConfigError(f"the answerability model returned {a}; it must be in [0, 1]")
-        return a
+        return a if self.alpha_scale is None else self.alpha_scale(a)
 
     def query_features(self, query: str) -> Any:
         """The features of ``query`` both models read, computed once

@@ -219,7 +219,8 @@ def crossfit_guard(data: BenchData, signal: str, folds: Sequence[tuple[IntArray,
                    groups: Sequence[str], c_r: float, *, cost_model: CostRegressor,
                    refit: bool, calibrator: Calibrator | None = None,
                    multi: Sequence[str] | None = None,
-                   pooled: Sequence[BenchData] = (), cost_scale: bool = False) -> GuardFit:
+                   pooled: Sequence[BenchData] = (), cost_scale: bool = False,
+                   alpha_scale: bool = False) -> GuardFit:
     """Per fold, :func:`guard.policy.fit_policy` on the training folds (the function
     ``utilityguard fit`` calls on all data), then the held-out items decided by that policy's
     :class:`guard.Guard` (the runtime's code)."""
@@ -237,7 +238,7 @@ def crossfit_guard(data: BenchData, signal: str, folds: Sequence[tuple[IntArray,
             policy = fit_policy(full.take(train), signal=signal, c_r=c_r, name=f"fold-{k}",
                                 cost_model=cost_model, refit_cost=cost_model if refit else None,
                                 calibrator=cal, multi=None if pooled else multi,
-                                cost_scale=cost_scale)
+                                cost_scale=cost_scale, alpha_scale=alpha_scale)
         except CalibrationError as exc:
             raise BenchError(f"on a training fold: {exc}") from None
         methods.append(policy.calibrator.method_)
@@ -253,7 +254,9 @@ def crossfit_guard(data: BenchData, signal: str, folds: Sequence[tuple[IntArray,
         "probability": _probability_how(calibrator, methods, multi, pooled),
         "answerability": ("constant: the dataset has one answerability class" if one_class else
                           "out of fold: a text classifier (TF-IDF + logistic regression) "
-                          "fitted on the other folds' answerability labels"),
+                          "fitted on the other folds' answerability labels"
+                          + ("; its alpha Platt-scaled on grouped out-of-fold predictions of "
+                             "the other folds' items" if alpha_scale else "")),
         "decisions": "guard.Guard.decide with the policy fitted on the other folds "
                      "(guard.policy.fit_policy, as utilityguard fit)",
     }

@@ -88,7 +88,7 @@ def _crossfit(data: BenchData, items: list[DatasetItem], groups: list[str], fold
               c_r: float, cost_model: Path | None, calibrator: Path | None,
               signal: str | None, trust: bool, say: Step, *,
               multi: Sequence[str] | None = None,
-              pooled: Sequence[BenchData] = (), cost_scale: bool = False
+              pooled: Sequence[BenchData] = (), cost_scale: bool = False, alpha_scale: bool = False
               ) -> tuple[str, Path, Any]:
     """The default: a policy fitted per fold; the signal, the cost model dir and the fit
     (``multi`` / ``pooled``: see :func:`run_bench`)."""
@@ -105,7 +105,8 @@ def _crossfit(data: BenchData, items: list[DatasetItem], groups: list[str], fold
     sig = choose_signal(data, multi[0] if multi else signal)
     say("fitting a policy per fold")
     fit = crossfit_guard(data, sig, fold_idx, groups, c_r, cost_model=model, refit=refit,
-                         calibrator=cal, multi=multi, pooled=pooled, cost_scale=cost_scale)
+                         calibrator=cal, multi=multi, pooled=pooled, cost_scale=cost_scale,
+                         alpha_scale=alpha_scale)
     return sig, model_dir, fit
 
 
@@ -126,7 +127,7 @@ def run_bench(
     folds: int = 5, n_boot: int = 1000, seed: int = 0, trust: bool = False,
     group_folds: bool = False, paired_full: bool = False, progress: Step | None = None,
     policy: str | Path | Policy | None = None, multi: Sequence[str] | None = None,
-    pooled: Sequence[BenchData] = (), cost_scale: bool = False,
+    pooled: Sequence[BenchData] = (), cost_scale: bool = False, alpha_scale: bool = False,
 ) -> BenchResult:
     """Everything ``results.json`` holds (see :mod:`benchmarks.bench.report`).
 
@@ -141,7 +142,8 @@ def run_bench(
     other models' responses on the same items; the guard's calibrator of each fold is fitted
     on their replies to the training items instead of this model's (the model left out).
     ``cost_scale``: each fold's policy maps its price by a cost scale
-    (:func:`guard.policy.fit.fit_scale`, fitted on the training folds)."""
+    (:func:`guard.policy.fit.fit_scale`, fitted on the training folds); ``alpha_scale``: its
+    answerability classifier recalibrated (:func:`guard.policy.fit.fit_answerability_scale`)."""
     say = progress or (lambda _msg: None)
     t0 = time.perf_counter()
     data = load_bench(items, responses)
@@ -157,7 +159,8 @@ def run_bench(
     else:
         sig, model_dir, fit = _crossfit(data, items, groups, fold_idx, c_r, cost_model,
                                         calibrator, signal, trust, say, multi=multi,
-                                        pooled=pooled, cost_scale=cost_scale)
+                                        pooled=pooled, cost_scale=cost_scale,
+                                        alpha_scale=alpha_scale)
     probs = fit.probabilities(sig)
     runs = run_baselines(data, fit.cost, probs, fold_idx, c_r, fit.alpha, decided=fit.answer)
     say("bootstrap")

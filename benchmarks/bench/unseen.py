@@ -60,7 +60,8 @@ def parse_sources(spec: str, items: Sequence[DatasetItem]) -> set[str]:
 
 def fit_on(items: Sequence[DatasetItem], own: BenchData, others: Sequence[BenchData], *,
            c_r: float, signal: str | None, multi: Sequence[str] | None, pool: bool,
-           name: str, trust: bool = False, cost_scale: bool = False) -> Policy:
+           name: str, trust: bool = False, cost_scale: bool = False,
+           alpha_scale: bool = False) -> Policy:
     """A policy fitted on ``items``: cost model refit (the shipped one's settings), the
     answerability classifier, and a calibrator on ``own``'s replies (or, with ``pool``, on
     ``own``'s and ``others``' replies)."""
@@ -74,14 +75,15 @@ def fit_on(items: Sequence[DatasetItem], own: BenchData, others: Sequence[BenchD
         rows = pooled_rows([own, *others], set(own.ids), sig)
         cal = fit_multi_calibrator(rows, multi) if multi else fit_calibrator(rows, sig)
     return fit_policy(train, signal=sig, c_r=c_r, name=name, cost_model=cost,
-                      calibrator=cal, multi=None if pool else multi, cost_scale=cost_scale)
+                      calibrator=cal, multi=None if pool else multi, cost_scale=cost_scale,
+                      alpha_scale=alpha_scale)
 
 
 def holdout_sources(items: list[DatasetItem], files: Sequence[Path], sources: set[str], *,
                     c_r: float, signal: str | None = None, multi: Sequence[str] | None = None,
                     pool: bool = False, n_boot: int = 1000, seed: int = 0,
-                    progress: Step | None = None, cost_scale: bool = False
-                    ) -> list[BenchResult]:
+                    progress: Step | None = None, cost_scale: bool = False,
+                    alpha_scale: bool = False) -> list[BenchResult]:
     """One result per responses file: fitted without ``sources``, scored on them."""
     say = progress or (lambda _m: None)
     train_items = [it for it in items if it.source not in sources]
@@ -93,7 +95,7 @@ def holdout_sources(items: list[DatasetItem], files: Sequence[Path], sources: se
         say(f"{f.parent.name}: fitting on {len(train_items)} items of the other sources")
         policy = fit_on(train_items, train_data[k], others, c_r=c_r, signal=signal,
                         multi=multi, pool=pool, name=f"holdout-{f.parent.name}",
-                        cost_scale=cost_scale)
+                        cost_scale=cost_scale, alpha_scale=alpha_scale)
         say(f"{f.parent.name}: scoring on {len(test_items)} held-out items")
         out.append(run_bench(test_items, f, c_r=c_r, policy=policy, n_boot=n_boot, seed=seed,
                              progress=progress))
@@ -104,7 +106,8 @@ def leave_one_model_out(items: list[DatasetItem], files: Sequence[Path], *, c_r:
                         signal: str | None = None, multi: Sequence[str] | None = None,
                         folds: int = 5, group_folds: bool = True, n_boot: int = 1000,
                         seed: int = 0, progress: Step | None = None,
-                        cost_scale: bool = False) -> list[tuple[BenchResult, BenchResult]]:
+                        cost_scale: bool = False, alpha_scale: bool = False
+                        ) -> list[tuple[BenchResult, BenchResult]]:
     """Per model: ``(own policy, calibrator from the other models)``, same folds and seed."""
     if len(files) < 2:
         raise BenchError("--leave-one-model-out needs the responses of at least two models")
@@ -119,7 +122,8 @@ def leave_one_model_out(items: list[DatasetItem], files: Sequence[Path], *, c_r:
         others = [d for j, d in enumerate(data) if j != k]
         own, left = (run_bench(items, f, c_r=c_r, signal=signal, multi=multi, folds=folds,
                                n_boot=n_boot, seed=seed, group_folds=group_folds,
-                               progress=progress, pooled=pool, cost_scale=cost_scale)
+                               progress=progress, pooled=pool, cost_scale=cost_scale,
+                               alpha_scale=alpha_scale)
                      for pool in ((), others))
         out.append((own, left))
     return out

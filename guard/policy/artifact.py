@@ -11,7 +11,8 @@
     cost_model/            a saved cost model, or absent when policy.json references the
                            shipped default by its sha256
     (policy.json)          ``cost_scale``, optional: the knots of the map from the price to
-                           ``E[L | price]`` (:mod:`guard.cost_scale`), numbers only
+                           ``E[L | price]`` (:mod:`guard.cost_scale`), numbers only;
+                           ``alpha_scale``, optional: two numbers (:mod:`guard.alpha_scale`)
 
 Every part is data (arrays in ``.npz`` read without pickle, parameters in JSON, rebuilt by
 classes this package names: :mod:`cost_models.persistence`), so loading runs no code from the
@@ -47,6 +48,7 @@ from cost_models.persistence import (
     versions,
 )
 from cost_models.regressor import CostRegressor
+from guard.alpha_scale import AlphaScale
 from guard.calibration import Calibrator
 from guard.calibration.multi import MULTI_FILE, MultiSignalCalibrator
 from guard.cost_scale import CostScale
@@ -116,6 +118,8 @@ class Policy:
     cost_model_ref: dict[str, Any] | None = None
     #: the price -> ``E[L | price]`` map fitted with the cost model (:mod:`guard.cost_scale`)
     cost_scale: CostScale | None = None
+    #: the recalibration of ``answerability`` for unseen kinds (:mod:`guard.alpha_scale`)
+    alpha_scale: AlphaScale | None = None
     meta: dict[str, Any] = field(default_factory=dict)
     sha256: str | None = None
     path: Path | None = None
@@ -135,7 +139,7 @@ class Policy:
         kwargs.update(overrides)
         return Guard(self.cost_model, self.calibrator, answerability=self.answerability,
                      alpha=self.alpha_constant, policy=self.label, cost_scale=self.cost_scale,
-                     **kwargs)
+                     alpha_scale=self.alpha_scale, **kwargs)
 
     def alpha_of(self, questions: list[str]) -> list[float]:
         """``P(answerable)`` of each question (the constant when there is no model)."""
@@ -192,6 +196,7 @@ def save_policy(policy: Policy, directory: str | os.PathLike[str], *,
                           if isinstance(policy.calibrator, MultiSignalCalibrator) else {})},
         "answerability": answer, "cost_model": cost, "files": files,
         **({"cost_scale": policy.cost_scale.to_data()} if policy.cost_scale else {}),
+        **({"alpha_scale": policy.alpha_scale.to_data()} if policy.alpha_scale else {}),
         "versions": versions(), **(card or {}),
     }
     path = root / POLICY_FILE
@@ -273,10 +278,11 @@ def load_policy(path_or_name: str | os.PathLike[str], *, trust: bool = False) ->
         cost = None
     else:
         cost = load_model(root / str(cost_ref.get("dir", "cost_model")), trust=trust)
-    scale = meta.get("cost_scale")
+    scale, ascale = meta.get("cost_scale"), meta.get("alpha_scale")
     return Policy(name=str(meta["name"]), c_r=float(meta["c_r"]), signal=str(meta["signal"]),
                   confidence=str(meta["confidence"]), calibrator=calibrator,
                   answerability=model, alpha_constant=answer.get("constant"),
                   cost_model=cost, cost_model_ref=cost_ref, meta=meta,
                   cost_scale=None if scale is None else CostScale.from_data(scale),
+                  alpha_scale=None if ascale is None else AlphaScale.from_data(ascale),
                   sha256=hashlib.sha256(raw).hexdigest(), path=root)

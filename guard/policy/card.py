@@ -86,6 +86,12 @@ def policy_card(meta: dict[str, Any], label: str) -> str:
                       f"the strictly increasing cost scale in `policy.json` "
                       f"({len(scale.get('log_price', []))} knots, fitted on {scale.get('n')} "
                       "out-of-fold prices: `guard.cost_scale`)")
+    ascale = meta.get("alpha_scale")
+    if ascale and "model" in ans:
+        ans_line += (f", its `alpha` recalibrated for unseen kinds of questions by Platt scaling "
+                     f"of grouped out-of-fold predictions (slope {_f(ascale.get('slope'))}, "
+                     f"intercept {_f(ascale.get('intercept'))}, {ascale.get('n')} questions: "
+                     "`guard.alpha_scale`)")
     v = meta.get("versions") or {}
     pooled = _POOLED if str(tr.get("model", "")).startswith("pooled") else ""
     return f"""# Policy `{label}` — card

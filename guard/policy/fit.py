@@ -25,6 +25,7 @@ from numpy.typing import NDArray
 
 from cost_models.answerability import AnswerabilityModel
 from cost_models.regressor import CostRegressor
+from guard.alpha_scale import AlphaScale, fit_alpha_scale
 from guard.calibration import LOG_SIGNALS, Calibrator
 from guard.calibration.multi import MultiSignalCalibrator, feature_rows
 from guard.cost_scale import CostScale, fit_cost_scale
@@ -143,11 +144,28 @@ def fit_scale(train: TrainingSet, like: CostRegressor) -> CostScale:
     return fit_cost_scale(out_of_fold_prices(train, like), train.cost)
 
 
+def fit_answerability_scale(train: TrainingSet) -> AlphaScale:
+    """The answerability scale (:mod:`guard.alpha_scale`): Platt scaling of each training
+    question's ``alpha`` from a classifier fitted on the other folds (whole sources held out
+    when ``train.groups`` has enough of them) against its label."""
+    from cost_models.regressor import folds
+
+    groups = train.groups if train.groups and all(train.groups) else None
+    oof = np.empty(train.n, dtype=np.float64)
+    for fit_rows, held in folds(train.n, groups, 5, 0):
+        part = train.take(fit_rows)
+        model, constant = fit_answerability(part)
+        oof[held] = (model.predict_alpha([train.questions[i] for i in held]) if model
+                     else constant)
+    return fit_alpha_scale(oof, train.answerable)
+
+
 def fit_policy(train: TrainingSet, *, signal: str, c_r: float, name: str = "policy",
                cost_model: CostModel | None = None, refit_cost: CostRegressor | None = None,
                calibrator: Calibrator | MultiSignalCalibrator | None = None,
                cost_model_ref: dict[str, Any] | None = None,
-               multi: Sequence[str] | None = None, cost_scale: bool = False) -> Policy:
+               multi: Sequence[str] | None = None, cost_scale: bool = False,
+               alpha_scale: bool = False) -> Policy:
     """Fit every part of a policy on ``train`` (see the module docstring).
 
     Parameters
@@ -166,6 +184,9 @@ def fit_policy(train: TrainingSet, *, signal: str, c_r: float, name: str = "poli
     cost_scale : bool
         Fit a cost scale (:func:`fit_scale`; the cost model must be a
         :class:`~cost_models.regressor.CostRegressor` or the shipped default).
+    alpha_scale : bool
+        Fit an answerability scale (:func:`fit_answerability_scale`; none when the rows have
+        one answerability class).
     """
     if multi:
         calibrator = fit_multi_calibrator(train, multi)
@@ -183,9 +204,10 @@ def fit_policy(train: TrainingSet, *, signal: str, c_r: float, name: str = "poli
     if refit_cost is not None:
         cost, ref = refit_cost_model(refit_cost, train), None
     scale = fit_scale(train, _settings_of(refit_cost or cost)) if cost_scale else None
+    ascale = fit_answerability_scale(train) if alpha_scale and model is not None else None
     return Policy(name=name, c_r=float(c_r), signal=signal, confidence=confidence_kind(signal),
                   calibrator=calibrator, answerability=model, alpha_constant=constant,
-                  cost_model=cost, cost_model_ref=ref, cost_scale=scale)
+                  cost_model=cost, cost_model_ref=ref, cost_scale=scale, alpha_scale=ascale)
 
 
 def _settings_of(cost: CostModel | None) -> CostRegressor:

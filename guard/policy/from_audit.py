@@ -81,9 +81,10 @@ def fit_from_audit(db: str | os.PathLike[str], *, c_r: float, name: str,
     ya = np.array([bool(r["label_answerable"]) for r in ans_rows], dtype=bool)
     answerability: AnswerabilityModel | None = base.answerability if base else None
     alpha_constant = base.alpha_constant if base else None
+    alpha_scale = base.alpha_scale if base else None  # fitted for the base's classifier
     if _enough(len(ans_rows), int(ya.sum()), min_labels):
         answerability = AnswerabilityModel().fit([r["query"] for r in ans_rows], ya)
-        alpha_constant = None
+        alpha_constant, alpha_scale = None, None
         parts["answerability"] = f"refit from {len(ans_rows)} answerable labels with query text"
     else:
         parts["answerability"] = (
@@ -105,7 +106,7 @@ def fit_from_audit(db: str | os.PathLike[str], *, c_r: float, name: str,
     policy = Policy(name=name, c_r=float(c_r), signal=signal, confidence=confidence_kind(signal),
                     calibrator=calibrator, answerability=answerability,
                     alpha_constant=alpha_constant, cost_model=cost_model,
-                    cost_model_ref=cost_ref, cost_scale=scale)
+                    cost_model_ref=cost_ref, cost_scale=scale, alpha_scale=alpha_scale)
     card = {
         "training": {"data": f"labelled decisions of the audit log {db}", "n": len(rows),
                      "parts": parts, "label_provenance": label_provenance(rows),

@@ -1,5 +1,6 @@
-"""The cost scale: a strictly increasing map of the guard's price to E[L | price], fitted on
-out-of-fold prices, kept by a saved policy, applied by the Guard on every pricing path."""
+"""A policy's scales: the cost scale (a strictly increasing map of the guard's price to
+E[L | price]) and the answerability scale (alpha Platt-scaled for unseen kinds), each fitted
+out of fold, kept by a saved policy and applied by the Guard on every pricing path."""
 
 from __future__ import annotations
 
@@ -110,3 +111,59 @@ def test_a_policy_fitted_with_a_scale_saves_loads_and_decides_with_it(tmp_path: 
     q = "What is the dose of drug 3?"
     raw = float(loaded.cost_model.predict([q])[0])  # type: ignore[union-attr]
     assert loaded.guard().price(q).cost == pytest.approx(policy.cost_scale(raw))
+
+
+# --- the answerability scale (guard.alpha_scale) ---
+
+from guard.alpha_scale import AlphaScale, fit_alpha_scale  # noqa: E402
+
+
+def test_an_overconfident_alpha_is_pulled_towards_the_middle_and_order_is_kept() -> None:
+    rng = np.random.default_rng(3)
+    y = rng.random(3000) < 0.5
+    # z = +-0.8 + N(0, 1) has logit P(answerable | z) = 1.6 z; reported as sigmoid(4 z)
+    # it is 2.5 times too confident: the fitted slope is about 1.6 / 4 = 0.4
+    z = np.where(y, 0.8, -0.8) + rng.normal(0, 1.0, y.size)
+    scale = fit_alpha_scale(1 / (1 + np.exp(-4 * z)), y)
+    assert 0.33 < scale.slope < 0.47
+    assert scale(0.99) < 0.9 and scale(0.01) > 0.1
+    grid = np.linspace(0.001, 0.999, 500)
+    assert (np.diff(scale.apply(grid)) > 0).all()
+
+
+@pytest.mark.parametrize("data", [
+    {"kind": "platt", "slope": -1.0, "intercept": 0.0},  # would reverse the classifier
+    {"kind": "platt", "slope": float("inf"), "intercept": 0.0},
+    {"kind": "platt", "slope": "x", "intercept": 0.0},
+    {"kind": "other", "slope": 1.0, "intercept": 0.0},
+])
+def test_a_hostile_answerability_scale_is_refused(data: object) -> None:
+    with pytest.raises(ConfigError):
+        AlphaScale.from_data(data)
+
+
+class FixedAlpha:
+    def predict_alpha(self, texts: Sequence[str]) -> NDArray[np.float64]:
+        return np.full(len(texts), 0.9)
+
+
+def test_the_guard_scales_the_models_alpha_but_not_a_given_one() -> None:
+    half = AlphaScale(slope=0.5, intercept=0.0)
+    g = Guard(WordCost(), policy=None, answerability=FixedAlpha(), alpha_scale=half)
+    want = 1 / (1 + math.exp(-0.5 * math.log(9.0)))  # 0.75
+    assert g.price("What is the dose?").alpha == pytest.approx(want)
+    assert g.price(["Hi.", "What is the dose?"]).alpha == pytest.approx(want)
+    assert g.price("What is the dose?", alpha=0.9).alpha == 0.9
+
+
+def test_a_policy_fitted_with_an_answerability_scale_keeps_it(tmp_path: Path) -> None:
+    policy = fit_policy(_training(), signal="logprob_mean", c_r=2.0, name="a",
+                        alpha_scale=True)
+    assert policy.alpha_scale is not None and policy.alpha_scale.n == 200
+    save_policy(policy, tmp_path / "p")
+    loaded = load_policy(tmp_path / "p")
+    assert loaded.alpha_scale == policy.alpha_scale
+    q = "What is the dose of drug 3?"
+    raw = float(loaded.answerability.predict_alpha([q])[0])  # type: ignore[union-attr]
+    assert loaded.guard().price(q).alpha == pytest.approx(policy.alpha_scale(raw))
+    assert "recalibrated for unseen kinds" in (tmp_path / "p" / "README.md").read_text()

@@ -83,6 +83,33 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
+def _checked_options(args: argparse.Namespace) -> list[str] | None:
+    """Reject option combinations ``bench`` cannot run (a :class:`CLIError` each); the
+    ``--multi-signal`` signals, or ``None``."""
+    checked_c_r(args.c_r)
+    if args.folds < 2 or args.bootstrap < 0:
+        raise CLIError("--folds must be >= 2 and --bootstrap >= 0")
+    if args.responses is None and args.data != "seed":
+        raise CLIError("--responses is required with --data (the shipped responses are for "
+                       "the seed set)")
+    multi = ([x.strip() for x in args.multi_signal.split(",") if x.strip()]
+             if args.multi_signal else None)
+    bad = [x for x in multi or [] if x not in REPLY_SIGNALS]
+    if bad:
+        raise CLIError(f"--multi-signal: unknown {', '.join(bad)}; allowed: "
+                       f"{', '.join(REPLY_SIGNALS)}")
+    if args.policy and (args.cost_scale or args.alpha_scale):
+        raise CLIError("--policy brings its own scales (or none): drop --cost-scale / "
+                       "--alpha-scale")
+    if args.pool and not args.holdout_sources:
+        raise CLIError("--pool goes with --holdout-sources")
+    if (args.holdout_sources or args.leave_one_model_out) and (
+            args.policy or args.calibrator or args.cost_model):
+        raise CLIError("--holdout-sources / --leave-one-model-out fit their own policies: "
+                       "drop --policy / --calibrator / --cost-model")
+    return multi
+
+
 def run(args: argparse.Namespace) -> int:
     # lazy: the bench loads scikit-learn (and rich its console); --help does not need them
     from rich.console import Console
@@ -97,30 +124,10 @@ def run(args: argparse.Namespace) -> int:
     from benchmarks.bench.run import run_bench
     from benchmarks.progress import BENCH_PHASES, phases
 
-    checked_c_r(args.c_r)
-    if args.folds < 2 or args.bootstrap < 0:
-        raise CLIError("--folds must be >= 2 and --bootstrap >= 0")
+    multi = _checked_options(args)
     items = load_seed() if args.data == "seed" else load_utilitybench(args.data)
-    if args.responses is None and args.data != "seed":
-        raise CLIError("--responses is required with --data (the shipped responses are for "
-                       "the seed set)")
     files: list[Path] = args.responses or shipped_response_files()
-    multi = ([x.strip() for x in args.multi_signal.split(",") if x.strip()]
-             if args.multi_signal else None)
-    if multi:
-        bad = [x for x in multi if x not in REPLY_SIGNALS]
-        if bad:
-            raise CLIError(f"--multi-signal: unknown {', '.join(bad)}; allowed: "
-                           f"{', '.join(REPLY_SIGNALS)}")
-    if args.policy and (args.cost_scale or args.alpha_scale):
-        raise CLIError("--policy brings its own scales (or none): drop --cost-scale / "
-                       "--alpha-scale")
-    if args.pool and not args.holdout_sources:
-        raise CLIError("--pool goes with --holdout-sources")
     if args.holdout_sources or args.leave_one_model_out:
-        if args.policy or args.calibrator or args.cost_model:
-            raise CLIError("--holdout-sources / --leave-one-model-out fit their own policies: "
-                           "drop --policy / --calibrator / --cost-model")
         return run_unseen(args, items, files, multi)
     runs = []
     for k, responses in enumerate(files):

@@ -21,10 +21,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cost_models.features import _TOKEN, AFFIX, affix_analyzer
+from cost_models.word_table import WordTable, per_text
 
 FloatArray = NDArray[np.float64]
-#: the most distinct words whose columns are kept between batches
-CACHE_SIZE = 200_000
 
 
 class AffixBatch:
@@ -47,8 +46,7 @@ class AffixBatch:
         order = np.argsort(keys)
         self.pair_keys = keys[order]
         self.pair_cols = np.array([c for _, _, c in pairs], dtype=np.int64)[order]
-        self._seen: dict[str, tuple[int, int, int, int]] = {}
-        self._split: dict[str, list[str]] = {}
+        self._table = WordTable(self._word, width=4)
 
     @classmethod
     def build(cls, vec: Any, coef: Any) -> AffixBatch | None:
@@ -60,57 +58,47 @@ class AffixBatch:
             return None
         return cls(vec.vocabulary_, vec.idf_, coef)
 
-    def _word(self, w: str) -> tuple[int, int, int, int]:
-        """``(word id, unigram, prefix, suffix column)`` of one word, ``-1`` where none
-        (cached: at most :data:`CACHE_SIZE` words, then the cache starts again)."""
-        got = self._seen.get(w)
-        if got is None:
-            get = self.vocabulary.get
-            got = (self.words.get(w, -1), get(w, -1),
-                   get(">" + w[:AFFIX], -1) if len(w) > AFFIX else -1,
-                   get("<" + w[-AFFIX:], -1) if len(w) > AFFIX + 1 else -1)
-            if len(self._seen) >= CACHE_SIZE:
-                self._seen.clear()
-            self._seen[w] = got
-        return got
+    def _token(self, w: str) -> tuple[int, int, int, int]:
+        """``(word id, unigram, prefix, suffix column)`` of one token, ``-1`` where none."""
+        get = self.vocabulary.get
+        return (self.words.get(w, -1), get(w, -1),
+                get(">" + w[:AFFIX], -1) if len(w) > AFFIX else -1,
+                get("<" + w[-AFFIX:], -1) if len(w) > AFFIX + 1 else -1)
 
-    def _tokens(self, texts: Sequence[str]) -> list[list[str]]:
-        """The analyzer's word tokens of each text (``\\w+`` of the lowered text), found
-        word by word: a token never spans white space, so the tokens of a text are those of
-        its white-space separated words in order, each word's tokens cached."""
+    def _word(self, word: str) -> tuple[int, ...]:
+        """The :meth:`_token` rows of a white-space separated (lowered) word's tokens, one
+        after the other (a token never spans white space, so a text's tokens are its
+        words' tokens in order)."""
+        return tuple(itertools.chain.from_iterable(map(self._token, _TOKEN.findall(word))))
+
+    def clear(self) -> None:
+        """Forget the cached words (the next batch looks every word up again)."""
+        self._table.clear()
+
+    def _rows(self, texts: Sequence[str]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+        """``(rows, lengths)``: the :meth:`_token` row of every token of every text, in
+        order, as an ``(n_tokens, 4)`` array, and each text's number of tokens; each word
+        looked up once (:class:`cost_models.word_table.WordTable`)."""
         words = [t.lower().split() for t in texts]
-        split = self._split
-        missing = set(itertools.chain.from_iterable(words)).difference(split)
-        if len(split) + len(missing) > CACHE_SIZE:
-            split.clear()
-            missing = set(itertools.chain.from_iterable(words))
-        split.update((w, _TOKEN.findall(w)) for w in missing)
-        try:
-            return [list(itertools.chain.from_iterable(map(split.__getitem__, ws)))
-                    for ws in words]
-        except KeyError:  # cleared by another thread since
-            return [_TOKEN.findall(t.lower()) for t in texts]
+        rows, counts = self._table.rows(list(itertools.chain.from_iterable(words)))
+        return rows, per_text(counts, [len(w) for w in words])
 
     def score(self, texts: Sequence[str]) -> FloatArray:
         """The TF-IDF block's contribution to the linear score of each text (texts already
         cut to the model's length)."""
         n = len(texts)
-        per_text = self._tokens(texts)
-        tokens = list(itertools.chain.from_iterable(per_text))
-        lens = np.fromiter(map(len, per_text), dtype=np.int64, count=n)
-        if not tokens:
+        at, lens = self._rows(texts)
+        if not at.shape[0]:
             return np.zeros(n, dtype=np.float64)
-        distinct = list(dict.fromkeys(tokens))
-        index = {w: k for k, w in enumerate(distinct)}
-        info = np.array([self._word(w) for w in distinct], dtype=np.int64)
-        at = info[np.fromiter(map(index.__getitem__, tokens), dtype=np.int64,
-                              count=len(tokens))]
         owner = np.repeat(np.arange(n, dtype=np.int64), lens)
         # bigrams: neighbours within one text whose words both occur in a bigram term
         a, b = at[:-1, 0], at[1:, 0]
         ok = (owner[:-1] == owner[1:]) & (a >= 0) & (b >= 0)
         key = a[ok] * self.n_words + b[ok]
-        pos = np.minimum(np.searchsorted(self.pair_keys, key), max(len(self.pair_keys) - 1, 0))
+        order = np.argsort(key, kind="stable")  # sorted needles: a cache-friendly search
+        pos = np.empty_like(key)
+        pos[order] = np.searchsorted(self.pair_keys, key[order])
+        pos = np.minimum(pos, max(len(self.pair_keys) - 1, 0))
         hit = self.pair_keys[pos] == key if len(self.pair_keys) else np.zeros(0, dtype=bool)
         cols = np.concatenate([at[:, 1], at[:, 2], at[:, 3], self.pair_cols[pos[hit]]])
         rows = np.concatenate([owner, owner, owner, owner[:-1][ok][hit]])

@@ -23,10 +23,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from cost_models.word_table import WordTable, per_text
+
 MARK = "\u2581"  # ▁
 #: a piece of a normalized text: a run of ▁ and what follows up to the next ▁
 _PIECE = re.compile(f"{MARK}*[^{MARK}]+|{MARK}+")
-#: the most pieces kept (cleared when full: a hostile stream of new words bounds memory)
+#: the most pieces one-text tokenization keeps (cleared when full: a hostile stream of new
+#: words bounds memory; batches use :class:`cost_models.word_table.WordTable`)
 CACHE_SIZE = 200_000
 
 
@@ -55,12 +58,25 @@ class PieceTokenizer:
         self._exact.no_truncation()
         self.fast = splits_exactly(config)
         self._specials = tuple(t["content"] for t in config.get("added_tokens", []))
+        # a character every special token holds (``<``): a text without it holds none
+        shared = set.intersection(*(set(t) for t in self._specials)) if self._specials else set()
+        self._marker: str | None = min(shared) if shared else None
         bare = {**config, "normalizer": None, "padding": None, "truncation": None}
         self._bare = Tokenizer.from_str(json.dumps(bare))
-        self._cache: dict[str, tuple[int, ...]] = {}
+        self._cache: dict[str, tuple[int, ...]] = {}  # one text's pieces (ids)
+        self._table = WordTable(self._encode_key)  # a batch's (flat_ids)
+
+    def clear(self) -> None:
+        """Forget the cached pieces."""
+        self._cache.clear()
+        self._table.clear()
 
     def _slow(self, text: str) -> bool:
-        return not self.fast or any(s in text for s in self._specials)
+        if not self.fast:
+            return True
+        if self._marker is not None and self._marker not in text:  # the common case
+            return False
+        return any(s in text for s in self._specials)
 
     def ids(self, text: str) -> list[int]:
         """The token ids of one text."""
@@ -86,24 +102,26 @@ class PieceTokenizer:
             seqs = [self._exact.encode(t, add_special_tokens=False).ids if self._slow(t)
                     else self.flat_ids([t])[0].tolist() for t in texts]
             return _flat(seqs, [len(q) for q in seqs])
-        per_text = [_pieces(t) for t in texts]
-        pieces = list(itertools.chain.from_iterable(per_text))
-        cache = self._cache
-        missing = list(set(pieces).difference(cache))
-        if missing:
-            if len(cache) + len(missing) > CACHE_SIZE:
-                cache.clear()
-            encoded = self._bare.encode_batch_fast(missing, add_special_tokens=False)
-            cache.update(zip(missing, (tuple(e.ids) for e in encoded), strict=True))
-        try:
-            seqs = list(map(cache.__getitem__, pieces))
-        except KeyError:  # cleared by another thread since: encode them again
-            seqs = [tuple(self._bare.encode(p, add_special_tokens=False).ids) for p in pieces]
-        piece_lens = np.fromiter(map(len, seqs), dtype=np.int64, count=len(seqs))
-        n_pieces = np.fromiter(map(len, per_text), dtype=np.int64, count=len(per_text))
-        owner = np.repeat(np.arange(len(texts)), n_pieces)  # the text of each piece
-        lens = np.bincount(owner, weights=piece_lens, minlength=len(texts))
-        return _flat(seqs, lens)
+        keys = [_keys(t) for t in texts]
+        rows, counts = self._table.rows(list(itertools.chain.from_iterable(keys)))
+        return rows[:, 0].astype(np.int32), per_text(counts, [len(k) for k in keys])
+
+    def _encode_key(self, key: str) -> list[int]:
+        """The ids of one key of :func:`_keys` (a piece, or a word standing for ``▁word``)."""
+        piece = key if key.startswith(MARK) else MARK + key
+        ids: list[int] = self._bare.encode(piece, add_special_tokens=False).ids
+        return ids
+
+
+def _keys(text: str) -> list[str]:
+    """What :meth:`PieceTokenizer.flat_ids` looks up for ``text``: its words (``w`` standing
+    for the piece ``▁w``) when the text has no ``▁``, no run of spaces and does not start
+    with one, else its pieces (each starting with ``▁``, so never taken for a word)."""
+    if not text:
+        return []
+    if MARK in text or "  " in text or text[0] == " ":
+        return _PIECE.findall(MARK + text.replace(" ", MARK))
+    return text.split(" ")
 
 
 def _pieces(text: str) -> list[str]:

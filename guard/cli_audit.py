@@ -3,7 +3,7 @@
 ``audit export`` writes each decision record as one JSON line (docs/design.md's fields plus ``ts``,
 ``model``, ``stream`` and ``query``, which is null unless the proxy ran with
 ``audit_queries``), oldest first. ``audit report`` writes a self-contained HTML page of plots
-(:mod:`guard.proxy.audit.report`).
+(:mod:`guard.proxy.audit.page`).
 """
 
 from __future__ import annotations

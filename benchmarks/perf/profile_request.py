@@ -36,7 +36,8 @@ from guard.settings import Settings
 #: functions whose cumulative time per request the profile states on its own
 STAGES = {
     "price (cost, alpha)": "price",
-    "cost model": "predict_cost",
+    "cost model, one text": "_cost_one",
+    "cost model, every segment": "costliest",
     "answerability": "predict_alpha",
     "embedding (wordllama)": "embed",
     "decide": "decide_reply",

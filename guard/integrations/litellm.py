@@ -125,7 +125,7 @@ class UtilityGuardrail(CustomGuardrail):
 
     def build_guard(self) -> Guard:
         """The guard :attr:`settings` describe (as ``utilityguard serve`` builds it)."""
-        from guard.proxy.app import build_guard
+        from guard.proxy.build import build_guard
 
         return build_guard(self.settings)
 

@@ -34,8 +34,8 @@ from guard.proxy.deliver import chat_delivery
 from guard.proxy.exchange import Event, Exchange
 from guard.proxy.parse import parse_chat_request
 from guard.proxy.plan import ChatPlan, plan_request
+from guard.proxy.pool import Upstream
 from guard.proxy.signal_calls import wants_ptrue, with_ptrue, with_samples
-from guard.proxy.upstream import Upstream
 from guard.segments import Query
 from guard.settings import Settings
 

@@ -56,8 +56,8 @@ from guard.proxy.decide import decide, decision_body, fmt_value
 from guard.proxy.errors import upstream_failure
 from guard.proxy.exchange import Event, Exchange, Fetched, P
 from guard.proxy.forward import cancel_on_disconnect, disconnected, sent
+from guard.proxy.pool import Relay
 from guard.proxy.streaming import SSEReader, json_reply
-from guard.proxy.upstream import Relay
 
 log = logging.getLogger(__name__)
 #: Extractors whose signal is read without rewriting the reply's text (a shadow stream

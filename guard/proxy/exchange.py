@@ -22,9 +22,9 @@ from guard.segments import Query
 if TYPE_CHECKING:
     from starlette.requests import Request
 
-    from guard.proxy.app import Proxy
     from guard.proxy.parse import Overrides
-    from guard.proxy.upstream import Upstream
+    from guard.proxy.pool import Upstream
+    from guard.proxy.state import Proxy
     from guard.settings import Settings
 
 Event = dict[str, Any]

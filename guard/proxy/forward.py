@@ -2,7 +2,7 @@
 
 :func:`forward` sends the exchange's plan (:mod:`guard.proxy.plan`) with the API's
 :meth:`~guard.proxy.exchange.Api.fetch` through the route's pooled client
-(:class:`~guard.proxy.upstream.Upstream`). If the upstream rejects the request (HTTP 400 /
+(:class:`~guard.proxy.pool.Upstream`). If the upstream rejects the request (HTTP 400 /
 422) and the guard added fields to it, it is sent once more exactly as the client sent it
 (:func:`resend_as_sent`: no signal, the no-confidence policy decides). The reply is then
 judged (:meth:`~guard.proxy.exchange.Api.judged`: the consistency samples the upstream did
@@ -28,7 +28,7 @@ from guard.exceptions import ClientDisconnected, UpstreamStatusError
 from guard.proxy.exchange import Exchange, Fetched, Forwarded, P
 
 if TYPE_CHECKING:
-    from guard.proxy.app import Proxy
+    from guard.proxy.state import Proxy
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

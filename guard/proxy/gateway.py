@@ -1,7 +1,7 @@
 """The gateway around the routes: building them from ``--config``, reloading the file whole,
 ``GET /v1/models`` of a routed proxy, and ``GET /v1/decisions/{request_id}``.
 
-A route is a child :class:`~guard.proxy.app.Proxy` (:meth:`~guard.proxy.app.Proxy.child`)
+A route is a child :class:`~guard.proxy.state.Proxy` (:meth:`~guard.proxy.state.Proxy.child`)
 with the settings of :func:`guard.proxy.routes.route_settings` and the guard they describe.
 A reload builds every route of the file anew (in a thread) and swaps the whole table at
 once: a request already running finishes on the route it started with; a file that fails
@@ -25,7 +25,7 @@ from guard.proxy.parse import check_auth
 from guard.proxy.routes import RouteTable, load_config, route_settings
 
 if TYPE_CHECKING:
-    from guard.proxy.app import Proxy
+    from guard.proxy.state import Proxy
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 def build_table(root: Proxy) -> RouteTable[Proxy]:
     """Every route of ``root.configured.config``, its guard loaded: :class:`ConfigError`
     ``"FILE: routes[i].field: ..."`` for the first that fails."""
-    from guard.proxy.app import build_guard
+    from guard.proxy.build import build_guard
 
     path = root.configured.config
     assert path is not None

@@ -36,7 +36,7 @@ from guard.proxy.exchange import Api, Exchange, P
 from guard.proxy.labels import key_id
 
 if TYPE_CHECKING:
-    from guard.proxy.app import Proxy
+    from guard.proxy.state import Proxy
     from guard.settings import Settings
 
 log = logging.getLogger(__name__)

@@ -40,6 +40,7 @@ from guard.proxy.deliver import responses_delivery
 from guard.proxy.exchange import Event, Exchange
 from guard.proxy.parse import parse_responses_request
 from guard.proxy.plan import ResponsesPlan, plan_responses
+from guard.proxy.pool import Upstream
 from guard.proxy.responses_stream import (
     FINAL_TYPES,
     check_event,
@@ -50,7 +51,6 @@ from guard.proxy.responses_stream import (
     replay,
 )
 from guard.proxy.streaming import json_reply
-from guard.proxy.upstream import Upstream
 from guard.segments import Query, as_text
 from guard.settings import Settings
 

@@ -23,7 +23,7 @@ from guard.confidence.ptrue import PTRUE_KEY, PTrueExtractor, ptrue_from_reply, 
 from guard.core import Guard
 from guard.exceptions import UpstreamError
 from guard.proxy.plan import ChatPlan
-from guard.proxy.upstream import Upstream
+from guard.proxy.pool import Upstream
 from guard.refusal_detection import is_refusal
 
 log = logging.getLogger(__name__)

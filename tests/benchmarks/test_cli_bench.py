@@ -223,8 +223,8 @@ def _empty(rows: list[dict[str, Any]]) -> list[str]:
                      id="inf-logprob"),
         pytest.param(_string_logprob, ROW7 + r"'confidence.logprob_mean': .*number.*'low'",
                      id="text-logprob"),
-        pytest.param(_verbal_percent, ROW7 + r"'confidence.verbal': .*less than or equal to 1, "
-                     r"got 85",
+        pytest.param(_verbal_percent, ROW7 + r"'confidence.verbal': verbal must be a finite "
+                     r"number in \[0\.0, 1\.0\]; got 85",
                      id="verbal-out-of-range"),
         pytest.param(_no_signal, r": no answered response has a confidence signal",
                      id="no-confidence-signal"),

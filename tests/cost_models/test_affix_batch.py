@@ -28,6 +28,8 @@ def test_scores_equal_the_vectorizers() -> None:
     want = vec.transform(texts) @ coef
     np.testing.assert_allclose(batch.score(texts), want, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(batch.score(texts), want, rtol=1e-12, atol=1e-12)  # cached
+    batch.clear()
+    np.testing.assert_allclose(batch.score(texts[::-1]), want[::-1], rtol=1e-12, atol=1e-12)
     assert batch.score([]).shape == (0,)
     assert (want != 0).mean() > 0.9  # the texts hit the vocabulary: the check is not vacuous
 

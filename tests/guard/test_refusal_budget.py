@@ -150,7 +150,7 @@ def test_bad_config_is_named(kwargs: dict[str, float], match: str) -> None:
 
 def test_a_route_of_the_config_file_holds_its_own_budget() -> None:
     from guard.core import Guard
-    from guard.proxy.app import refusal_budget
+    from guard.proxy.build import refusal_budget
     from guard.proxy.routes import RouteConfig, route_settings
     from guard.settings import Settings
 

@@ -12,13 +12,13 @@ Modules, in dependency order:
 * :mod:`~guard.proxy.audit.writer` — :class:`AuditWriter`, the bounded non-blocking batching
   writer with reconnection (what the proxy runs).
 * :mod:`~guard.proxy.audit.export` — :func:`export_jsonl`.
-* :mod:`~guard.proxy.audit.svg`, :mod:`~guard.proxy.audit.report` — ``audit report``: a
+* :mod:`~guard.proxy.audit.svg`, :mod:`~guard.proxy.audit.page` — ``audit report``: a
   self-contained HTML page of inline SVG plots (:func:`write_report`).
 """
 
 from guard.exceptions import AuditStoreError, AuditStoreUnavailable
 from guard.proxy.audit.export import export_jsonl
-from guard.proxy.audit.report import write_report
+from guard.proxy.audit.page import write_report
 from guard.proxy.audit.schema import (
     COLUMNS,
     DECISIONS,

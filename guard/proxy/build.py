@@ -1,0 +1,100 @@
+"""Building a route's :class:`~guard.Guard` from the proxy's settings.
+
+:func:`build_guard` loads what ``serve`` names: a fitted policy (:func:`policy_guard`), or a
+cost model and calibrator, or the shipped default policy, or the bare rule (``--policy
+none``), with the confidence extractors of ``--confidence`` (:func:`build_extractors`);
+loading errors surface here, before serving. :func:`refusal_budget` is the
+``--refusal-budget`` controller of a route's ``C_R``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from guard.calibration import Calibrator
+from guard.confidence.extractors import Extractor, extractors_for
+from guard.core import Guard
+from guard.exceptions import ConfigError
+from guard.protocols import CostModel
+from guard.refusal_budget import BudgetConfig, RefusalBudget
+from guard.settings import Settings
+
+#: The confidence signals each ``--confidence`` kind provides (what a calibrator may read).
+SIGNALS_OF: dict[str, tuple[str, ...]] = {
+    "logprobs": ("logprob_mean", "logprob_low10"), "verbal": ("verbal",),
+    "consistency": ("consistency",), "caller": ("caller",),
+    "ptrue": ("logprob_mean", "logprob_low10", "ptrue"),
+}
+
+
+#: ``--policy none``: the bare rule (no default policy).
+NO_POLICY = "none"
+
+
+def build_extractors(settings: Settings) -> tuple[Extractor, ...]:
+    """The confidence extractors for ``settings.confidence`` (none for ``"caller"``)."""
+    return extractors_for(settings.confidence,
+                          consistency_samples=settings.consistency_samples)
+
+
+def build_guard(settings: Settings, cost_model: CostModel | None = None) -> Guard:
+    """The Guard described by ``settings``; ``cost_model`` overrides ``settings.cost_model``
+    (and a policy's)."""
+    bare = settings.policy == NO_POLICY
+    if settings.policy is not None and not bare:
+        return policy_guard(settings, cost_model)
+    if cost_model is None and settings.cost_model is not None:
+        from cost_models import load_model
+
+        cost_model = load_model(settings.cost_model, trust=settings.trust_artifacts)
+    calibrator = None
+    if settings.calibrator is not None:
+        calibrator = Calibrator.load(settings.calibrator, trust=settings.trust_artifacts)
+        allowed = SIGNALS_OF[settings.confidence]
+        if calibrator.signal not in allowed:
+            raise ConfigError(
+                f"the calibrator in {settings.calibrator} reads {calibrator.signal!r}, which "
+                f"confidence={settings.confidence!r} does not provide ({', '.join(allowed)})")
+    # no --policy: the parts not given come from the shipped default policy (Guard's
+    # default); --policy none: the bare rule
+    if bare:
+        return Guard(cost_model, calibrator, config=settings.decision_config(),
+                     extractors=build_extractors(settings), policy=None)
+    return Guard(cost_model, calibrator, config=settings.decision_config(),
+                 extractors=build_extractors(settings))
+
+
+def policy_guard(settings: Settings, cost_model: CostModel | None = None) -> Guard:
+    """The Guard of ``settings.policy`` (a fitted policy), with the proxy's settings for
+    mode, refusal text, no-confidence policy and extractors; ``C_R`` is the policy's unless
+    set explicitly."""
+    from guard.policy import load_policy
+
+    if settings.cost_model is not None or settings.calibrator is not None:
+        raise ConfigError("a policy carries its own cost model and calibrator: pass --policy "
+                          "without --cost-model / --calibrator")
+    policy = load_policy(str(settings.policy), trust=settings.trust_artifacts)
+    allowed = SIGNALS_OF[settings.confidence]
+    if policy.signal not in allowed:
+        raise ConfigError(
+            f"the policy {policy.label} reads {policy.signal!r}, which confidence="
+            f"{settings.confidence!r} does not provide; serve with --confidence "
+            f"{policy.confidence}")
+    if cost_model is not None:  # the policy's cost scale was fitted for its own cost model
+        policy.cost_model, policy.cost_scale = cost_model, None
+    overrides: dict[str, Any] = {
+        "refusal_text": settings.refusal_text, "mode": settings.mode,
+        "no_confidence": settings.no_confidence, "extractors": build_extractors(settings)}
+    if "c_r" in settings.model_fields_set:
+        overrides["c_r"] = settings.c_r
+    return policy.guard(**overrides)
+
+
+def refusal_budget(settings: Settings, guard: Guard) -> RefusalBudget | None:
+    """The ``--refusal-budget`` controller, starting from the guard's C_R (None when off)."""
+    if settings.refusal_budget is None:
+        return None
+    return RefusalBudget(BudgetConfig(
+        rate=settings.refusal_budget, c_r_min=settings.c_r_min, c_r_max=settings.c_r_max,
+        window=settings.budget_window, max_step=settings.budget_max_step,
+        key_share=settings.budget_key_share), c_r=guard.c_r)

@@ -121,6 +121,15 @@ def _utility_curves(data: BenchData, runs: dict[str, Any], c_r: float) -> dict[s
     return curves
 
 
+def _responses_summary(data: BenchData) -> ResponsesSummary:
+    """Which responses file was scored, whose, and how it matched the dataset."""
+    return ResponsesSummary(
+        file=data.responses_file, sha256=data.responses_sha256, model=data.model,
+        missing_responses=data.missing_responses, unmatched_responses=data.unmatched_responses,
+        answered=int(data.answered.sum()),
+        correct=int((data.answered & data.answerable & data.correct).sum()))
+
+
 def run_bench(
     items: list[DatasetItem], responses: Path, *, c_r: float = DEFAULT_C_R,
     cost_model: Path | None = None, calibrator: Path | None = None, signal: str | None = None,
@@ -179,12 +188,7 @@ def run_bench(
     return BenchResult(
         c_r=c_r,
         n=data.n,
-        responses=ResponsesSummary(
-            file=data.responses_file, sha256=data.responses_sha256, model=data.model,
-            missing_responses=data.missing_responses,
-            unmatched_responses=data.unmatched_responses,
-            answered=int(data.answered.sum()),
-            correct=int((data.answered & data.answerable & data.correct).sum())),
+        responses=_responses_summary(data),
         settings=BenchSettings(
             signal=sig, cost=fit.how["cost"], cost_model=str(model_dir),
             probability=probs.how, answerability=fit.how["answerability"],

@@ -36,7 +36,7 @@ def test_evaluate_scores_learnable_signal_on_held_out_sources() -> None:
                              [i["answerable"] for i in items], [str(i["source"]) for i in items],
                              features_cv.REPRESENTATIONS["affix TF-IDF + 0.5 x wordllama"])
     assert r["spearman"] > 0.7 and r["roc_auc"] > 0.9
-    assert r["alpha"] in features_cv.ALPHAS and r["C"] in features_cv.CS
+    assert r["ridge"] in features_cv.RIDGE_GRID and r["C"] in features_cv.CS
 
 
 def test_main_prints_one_row_per_representation(tmp_path: Path,

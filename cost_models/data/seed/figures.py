@@ -6,30 +6,45 @@ Counts by domain and style, cost statistics, judgments per item, the blind-repea
 exposure (tuples an item is in, after merging duplicates) against ``L`` and the Spearman
 correlation between them. Everything is computed from ``items.jsonl``, ``tuples.jsonl``,
 ``judgments.jsonl``, ``duplicates.jsonl`` and ``fit.json``; nothing is typed in.
+
+``python cost_models/data/seed/figures.py --before REV`` adds the comparison with the files at
+git revision REV (the fit before a top-up): Spearman(``L``, appearances) before and after,
+mean appearances per cost decile, how the top and bottom deciles moved, the positions the
+judges of each tuple prefix chose (chi-square against equal shares), and each blind repeat
+judge's agreement with the first judgments of the tuples it repeated.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
-from collections import Counter
+import subprocess
+from collections import Counter, defaultdict
 from pathlib import Path
 from statistics import median
 from typing import Any
 
-from scipy.stats import spearmanr
+import numpy as np
+from scipy.stats import chisquare, spearmanr
 
-from cost_models.jsonl import read_jsonl
+from cost_models.jsonl import parse_jsonl, read_jsonl
 
 HERE = Path(__file__).resolve().parent
 
 
-def _rows(name: str) -> list[dict[str, Any]]:
-    return read_jsonl(HERE / name)
+def _rows(name: str, rev: str | None = None) -> list[dict[str, Any]]:
+    """The JSONL file ``name`` of this folder, or as it was at git revision ``rev``."""
+    if rev is None:
+        return read_jsonl(HERE / name)
+    path = (HERE / name).relative_to(HERE.parents[2]).as_posix()
+    text = subprocess.run(["git", "show", f"{rev}:{path}"], cwd=HERE, check=True,
+                          capture_output=True, text=True).stdout
+    return parse_jsonl(text, f"{rev}:{path}")
 
 
-def appearances() -> Counter[str]:
+def appearances(rev: str | None = None) -> Counter[str]:
     """Tuples each kept item is in, a removed duplicate's tuples counted for its kept copy."""
-    dup = {r["id"]: r["duplicate_of"] for r in _rows("duplicates.jsonl")}
+    dup = {r["id"]: r["duplicate_of"] for r in _rows("duplicates.jsonl", rev)}
 
     def root(i: str) -> str:
         while i in dup:
@@ -37,9 +52,73 @@ def appearances() -> Counter[str]:
         return i
 
     out: Counter[str] = Counter()
-    for t in _rows("tuples.jsonl"):
+    for t in _rows("tuples.jsonl", rev):
         out.update({root(i) for i in t["items"]})
     return out
+
+
+def _deciles(cost: dict[str, float]) -> dict[str, int]:
+    """Each item's cost decile, 0 (cheapest) to 9."""
+    cuts = np.quantile(list(cost.values()), np.linspace(0.1, 0.9, 9))
+    return {i: int(np.searchsorted(cuts, c, side="right")) for i, c in cost.items()}
+
+
+def compare(rev: str) -> None:
+    """Exposure and costs now against the files at ``rev``."""
+    before = {i["id"]: i["cost"] for i in _rows("items.jsonl", rev)}
+    after = {i["id"]: i["cost"] for i in _rows("items.jsonl")}
+    ids = sorted(after)
+    seen_b, seen_a = appearances(rev), appearances()
+    print(f"\nagainst {rev}: Spearman(L, appearances) before "
+          f"{spearmanr([before[i] for i in ids], [seen_b[i] for i in ids])[0]:.3f}, after "
+          f"{spearmanr([after[i] for i in ids], [seen_a[i] for i in ids])[0]:.3f}; "
+          f"Spearman(L before, L after) "
+          f"{spearmanr([before[i] for i in ids], [after[i] for i in ids])[0]:.3f}")
+    dec_b, dec_a = _deciles(before), _deciles(after)
+    print("\n| cost decile (before) | mean appearances before | after |\n| --- | --- | --- |")
+    for d in range(10):
+        grp = [i for i in ids if dec_b[i] == d]
+        print(f"| {d + 1} | {np.mean([seen_b[i] for i in grp]):.2f} | "
+              f"{np.mean([seen_a[i] for i in grp]):.2f} |")
+    for name, d in (("top", 9), ("bottom", 0)):
+        was = {i for i in ids if dec_b[i] == d}
+        now = {i for i in ids if dec_a[i] == d}
+        cut_b = (min if d else max)(before[i] for i in was)
+        cut_a = (min if d else max)(after[i] for i in now)
+        moved = Counter(dec_a[i] + 1 for i in was - now)
+        print(f"{name} decile: cut {cut_b:.3f} -> {cut_a:.3f}; {len(was & now)} of {len(was)} "
+              f"stay; the others went to deciles {dict(sorted(moved.items()))}")
+    moved_by = Counter(abs(dec_a[i] - dec_b[i]) for i in ids)
+    print("items by deciles moved:", dict(sorted(moved_by.items())))
+    _positions_and_repeats(rev)
+
+
+def _positions_and_repeats(rev: str) -> None:
+    """Positions chosen by the new judgments' tuple prefixes; blind repeats' agreement."""
+    old = {(j["tuple_id"], j["judge"]) for j in _rows("judgments.jsonl", rev)}
+    tuples = {t["tuple_id"]: t["items"] for t in _rows("tuples.jsonl")}
+    new = [j for j in _rows("judgments.jsonl") if (j["tuple_id"], j["judge"]) not in old]
+    first = [j for j in new if "repeat" not in j["judge"]]
+    for kind in ("best", "worst"):
+        pos = Counter(tuples[j["tuple_id"]].index(j[kind]) + 1 for j in first)
+        counts = [pos[k] for k in range(1, 5)]
+        print(f"new first-pass judgments ({len(first)}), {kind}: positions 1-4 {counts}, "
+              f"chi-square p {chisquare(counts).pvalue:.2f}")
+    by_tuple: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for j in _rows("judgments.jsonl"):
+        by_tuple[j["tuple_id"]].append(j)
+    for judge in sorted({j["judge"] for j in new if "repeat" in j["judge"]}):
+        groups: dict[str, list[tuple[bool, bool]]] = defaultdict(list)
+        for r in (j for j in new if j["judge"] == judge):
+            for f in by_tuple[r["tuple_id"]]:
+                if f["judge"] != judge and "repeat" not in f["judge"]:
+                    groups[f["judge"].rstrip("0123456789")].append(
+                        (f["best"] == r["best"], f["worst"] == r["worst"]))
+        for g, pairs in sorted(groups.items()):
+            b, w = np.mean([p[0] for p in pairs]), np.mean([p[1] for p in pairs])
+            both = np.mean([p[0] and p[1] for p in pairs])
+            print(f"{judge} vs {g}*: {len(pairs)} tuples, best {b:.1%}, worst {w:.1%}, "
+                  f"both {both:.1%}")
 
 
 def main() -> None:
@@ -81,4 +160,9 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--before", metavar="REV", help="also compare with the files at git REV")
+    args = ap.parse_args()
     main()
+    if args.before:
+        compare(args.before)

@@ -7,12 +7,16 @@ This script SELECTS (it does not judge): with a fixed seed, 800 of the kept item
 exactly 5 tuples and lie in cost deciles 1-9 (not the top decile), drawn uniformly; each is
 then put in two more tuples with anchors (``annotate tuples --ratio 0.5 --min-per-item 2``).
 
-``python cost_models/data/seed/select_balance.py > balance_items.jsonl`` (from the repository
-root; reads ``items.jsonl`` and the tuples through ``figures.appearances``).
+``python cost_models/data/seed/select_balance.py --rev 2120022 > balance_items.jsonl`` (from
+the repository root; reads ``items.jsonl`` and the tuples through ``figures.appearances``, as
+they were at git revision REV: the fit before this top-up, which the refit after it replaced).
+``--anchors`` prints the anchor pool instead: the kept items in 5 or more tuples, less the
+selected ones (``annotate tuples --anchors``).
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import random
 import sys
@@ -27,9 +31,9 @@ SEED = 20261225
 N_ITEMS = 800
 
 
-def select() -> list[dict[str, object]]:
-    items = _rows("items.jsonl")
-    seen = appearances()
+def select(rev: str | None = None) -> list[dict[str, object]]:
+    items = _rows("items.jsonl", rev)
+    seen = appearances(rev)
     costs = np.array([i["cost"] for i in items])
     top_cut = float(np.quantile(costs, 0.9))
     pool = sorted((i for i in items if seen[i["id"]] == 5 and i["cost"] < top_cut),
@@ -37,8 +41,19 @@ def select() -> list[dict[str, object]]:
     return random.Random(SEED).sample(pool, N_ITEMS)
 
 
+def anchor_pool(rev: str | None = None) -> list[dict[str, object]]:
+    """Kept items in 5 or more tuples that :func:`select` did not pick, in file order."""
+    picked = {i["id"] for i in select(rev)}
+    seen = appearances(rev)
+    return [i for i in _rows("items.jsonl", rev) if seen[i["id"]] >= 5 and i["id"] not in picked]
+
+
 def main() -> None:
-    for item in select():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rev", help="read the files as they were at this git revision")
+    ap.add_argument("--anchors", action="store_true", help="print the anchor pool instead")
+    args = ap.parse_args()
+    for item in (anchor_pool if args.anchors else select)(args.rev):
         sys.stdout.write(json.dumps(item, ensure_ascii=False) + "\n")
 
 

@@ -66,11 +66,50 @@ def test_the_held_out_sample_covers_both_models_and_every_style() -> None:
             assert r["correct"] is False
 
 
-def test_the_rules_on_the_held_out_half_stay_above_the_measured_floor() -> None:
-    # measured, not the goal: the goal is 97% per model (issue 22); the SmolLM2 test half
-    # reached 91.9% (136/148) and Gemma 97.9% (143/146) when the rules were last changed.
-    # This floor catches a rule change that loses ground on replies it was not tuned on.
-    test = [r for r in read_gold(HELDOUT) if r["split"] == "test"]
-    for model in ("smollm2-135m-instruct", "gemma-3-270m"):
-        result = rules_vs_gold([r for r in test if r["model"] == model])
-        assert result.rate >= 0.90, (model, result.table())
+def test_the_rules_on_the_tuning_samples_stay_at_the_measured_level() -> None:
+    # since the third, fresh sample, the first two samples (900 records) are tuning data: the
+    # rules of issue 22 were changed on them, and agree with 885 (98.3%): 294 of the first
+    # 300, 591 of the second 600 (SmolLM2 291/300, Gemma 300/300)
+    first, second = read_gold(GOLD), read_gold(HELDOUT)
+    assert rules_vs_gold(first).agree >= 294
+    for model, floor in (("smollm2-135m-instruct", 291), ("gemma-3-270m", 300)):
+        result = rules_vs_gold([r for r in second if r["model"] == model])
+        assert result.agree >= floor, (model, result.table())
+
+
+FRESH = GOLD.parent / "gold_fresh.jsonl"
+
+
+def test_the_fresh_sample_covers_both_models_and_every_style_and_names_its_readers() -> None:
+    gold = read_gold(FRESH)
+    assert len(gold) == 548 and len({(r["model"], r["id"]) for r in gold}) == 548
+    assert len({r["id"] for r in gold}) < 548  # ids repeat across models: keyed by (id, model)
+    cells = Counter((r["model"], r["style"]) for r in gold)
+    assert len(cells) == 18 and min(cells.values()) >= 24
+    assert {r["split"] for r in gold} == {"test"}
+    assert {r["reader"] for r in gold} == {f"claude-reader-f{k}" for k in range(1, 5)}
+    earlier = {(r.get("model", "smollm2-135m-instruct"), r["id"])
+               for r in read_gold(GOLD) + read_gold(HELDOUT)}
+    assert not earlier & {(r["model"], r["id"]) for r in gold}
+    for r in gold:
+        if not r["answered"]:
+            assert r["correct"] is None
+        elif not r["answerable"]:
+            assert r["correct"] is False
+
+
+def test_the_rules_on_the_fresh_sample_stay_at_the_measured_level() -> None:
+    # a regression floor at the level measured once, after the last rule change (issue 22):
+    # SmolLM2 277/296 (93.6%), Gemma 247/252 (98.0%). The goal (97% per model) is not met
+    # for SmolLM2; a rule change that loses any of these records fails here.
+    gold = read_gold(FRESH)
+    for model, floor in (("smollm2-135m-instruct", 277), ("gemma-3-270m", 247)):
+        result = rules_vs_gold([r for r in gold if r["model"] == model])
+        assert result.agree >= floor, (model, result.table())
+
+
+def test_disagreements_are_keyed_by_model_and_id() -> None:
+    gold = read_gold(FRESH)
+    result = rules_vs_gold(gold)
+    n = result.total - result.agree
+    assert len(set(result.disagreements)) == len(result.disagreements) == n

@@ -1,19 +1,16 @@
 """Real servers on 127.0.0.1 for the proxy tests: a fake OpenAI upstream and the proxy.
 
 Both run under uvicorn in a background thread on a free port and stop at teardown. The fake
-upstream is deterministic: what it answers depends on keywords in the last user message, and
-it records every request it receives (body and headers) for the tests to inspect.
-
-Keywords: ``sure`` / ``unsure`` set the token logprob (p = 0.99 / 0.135; default 0.905),
-``dose`` / ``cheap`` set the fake cost (L = 20 / 0.5; default 4), ``self-refuse`` makes the
-model refuse, ``status-400`` / ``status-429`` / ``status-503`` / ``status-text`` answer with
-that error, ``sleep`` answers after 2 s, ``not-json`` answers garbage, ``ignore-n`` returns one
-choice whatever ``n`` is, ``strict`` rejects a request with ``logprobs`` (HTTP 400), ``tool``
-answers with a tool call, ``vary`` makes samples disagree,
-``mixed`` makes choice 0 sure and every other choice unsure (p = 0.05), saying and reasoning
-:data:`MIXED_LEAK`. A P(True) call (``Question: ... Proposed answer: ...``) gets a one-token
-verdict (:meth:`FakeUpstream._verdict`). ``/v1/responses`` answers the
-Responses API the same way (:meth:`FakeUpstream.responses`).
+upstream is deterministic and records every request it receives (body and headers) for the
+tests to inspect. What it answers is a :class:`Scenario`, made from the scenario words of the
+last user message through the one explicit map :data:`SCENARIO_WORDS`: whole words only
+(``unsure`` is its own entry, not ``sure`` inside a longer word; ``leak-sure`` holds ``leak``
+and ``sure``), so a question that merely contains "pressure" or "sleeping" gets the default
+scenario. The words and what they set are listed in :data:`SCENARIO_WORDS`; ``dose`` /
+``cheap`` set the fake cost (:class:`KeywordCost`: L = 20 / 0.5; default 4). A P(True) call
+(``Question: ... Proposed answer: ...``) gets a one-token verdict (:meth:`FakeUpstream._verdict`).
+``/v1/responses`` answers the Responses API under the same scenarios
+(:meth:`FakeUpstream.responses`).
 """
 
 from __future__ import annotations
@@ -59,11 +56,98 @@ UPSTREAM_KEY = "sk-upstream-SECRET-c41d2"
 START_TIMEOUT = 15.0
 
 
+@dataclass(frozen=True)
+class Scenario:
+    """What the fake upstreams do for one request (the defaults: an ordinary answer)."""
+
+    #: the logprob of every answer token (default p = 0.905)
+    logprob: float = -0.1
+    #: the verbal confidence a ``Confidence: N%`` prompt gets, and the P(True) verdict
+    confident: bool = True
+    self_refuse: bool = False
+    status: int | None = None  # answer with that HTTP error
+    status_text: bool = False  # answer HTTP 418 with a plain-text body
+    sleep_s: float = 0.0
+    not_json: bool = False
+    ignore_n: bool = False  # one choice whatever ``n`` is
+    strict: bool = False  # reject a request that asks for logprobs (HTTP 400)
+    tool: bool = False  # answer with a tool call / function call
+    vary: bool = False  # samples disagree
+    mixed: bool = False  # choice 0 as asked, every other choice unsure, saying MIXED_LEAK
+    no_verdict: bool = False  # a P(True) verdict that is neither True nor False
+    truncated: bool = False  # a Responses stream cut before its final event
+    smuggle: bool = False  # Responses text deltas that the final object does not hold
+    # the hostile upstream's scenarios
+    echo: bool = False
+    echo_500: bool = False
+    drip: bool = False
+    slow: bool = False
+    leak: bool = False
+    hostile_sure: bool = False
+    huge_mib: int | None = None
+
+
+#: The one map from a scenario word of the question to what it sets in the :class:`Scenario`.
+SCENARIO_WORDS: dict[str, dict[str, Any]] = {
+    "sure": {"logprob": -0.01, "hostile_sure": True},  # p = 0.99
+    "unsure": {"logprob": -2.0, "confident": False},  # p = 0.135; verbal 10%, P(True) 0.05
+    "self-refuse": {"self_refuse": True},
+    "status-400": {"status": 400}, "status-429": {"status": 429}, "status-503": {"status": 503},
+    "status-text": {"status_text": True},
+    "sleep": {"sleep_s": 2.0},
+    "not-json": {"not_json": True},
+    "ignore-n": {"ignore_n": True},
+    "strict": {"strict": True},
+    "tool": {"tool": True},
+    "vary": {"vary": True},
+    "mixed": {"mixed": True},
+    "no-verdict": {"no_verdict": True},
+    "truncated": {"truncated": True},
+    "smuggle": {"smuggle": True},
+    "echo": {"echo": True}, "echo-500": {"echo": True, "echo_500": True},
+    "drip": {"drip": True},
+    "slow": {"slow": True},
+    "leak": {"leak": True},
+}
+_WORD = re.compile(r"[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*")
+
+
+def scenario_words(text: str) -> set[str]:
+    """The words of ``text`` and the parts of its hyphenated words (case kept).
+
+    >>> sorted(scenario_words("unsure? leak-sure status-429, pressure"))
+    ['429', 'leak', 'leak-sure', 'pressure', 'status', 'status-429', 'sure', 'unsure']
+    """
+    words = set(_WORD.findall(text))
+    return words | {part for w in words for part in w.split("-")}
+
+
+def scenario_of(text: str) -> Scenario:
+    """The scenario ``text`` (the last user message) asks for, through :data:`SCENARIO_WORDS`
+    (``huge-N``: a reply of N MiB)."""
+    words = scenario_words(text)
+    fields: dict[str, Any] = {}
+    for word, sets in SCENARIO_WORDS.items():
+        if word in words:
+            fields.update(sets)
+    if "unsure" in words:  # both words given: the unsure logprob stands
+        fields.update(SCENARIO_WORDS["unsure"])
+    if (m := re.search(r"\bhuge-(\d+)\b", text)) is not None:
+        fields["huge_mib"] = int(m.group(1))
+    return Scenario(**fields)
+
+
 class KeywordCost:
-    """The fake cost model: ``dose`` -> 20, ``cheap`` -> 0.5, otherwise 4."""
+    """The fake cost model: a text with the word ``dose`` -> 20, ``cheap`` -> 0.5, otherwise 4
+    (whole words, as :func:`scenario_words` reads them)."""
 
     def predict(self, texts: Sequence[str]) -> Any:
-        return np.array([20.0 if "dose" in t else 0.5 if "cheap" in t else 4.0 for t in texts])
+        return np.array([self.cost(t) for t in texts])
+
+    @staticmethod
+    def cost(text: str) -> float:
+        words = scenario_words(text)
+        return 20.0 if "dose" in words else 0.5 if "cheap" in words else 4.0
 
 
 def _last_user(body: dict[str, Any]) -> str:
@@ -109,12 +193,12 @@ class FakeUpstream:
         self.requests.append({"path": "/v1/responses", "body": body,
                               "headers": dict(request.headers)})
         inp = body.get("input")
-        q = inp if isinstance(inp, str) else json.dumps(inp)
-        if "strict" in q and "message.output_text.logprobs" in (body.get("include") or []):
+        sc = scenario_of(inp if isinstance(inp, str) else json.dumps(inp))
+        if sc.strict and "message.output_text.logprobs" in (body.get("include") or []):
             return JSONResponse({"error": {"message": "include is not supported", "type":
                                            "invalid_request_error", "param": "include",
                                            "code": None}}, status_code=400)
-        lp = -2.0 if "unsure" in q else -0.01 if "sure" in q else -0.1
+        lp = sc.logprob
         with_lp = "message.output_text.logprobs" in (body.get("include") or [])
         tokens = [{"token": t, "logprob": lp, "bytes": [], "top_logprobs": []}
                   for t in ANSWER.split(" ")] if with_lp else None
@@ -124,7 +208,7 @@ class FakeUpstream:
                 **({"logprobs": tokens} if tokens else {})}
         item: dict[str, Any] = {"type": "message", "id": "msg_1", "status": "completed",
                                 "role": "assistant", "content": [part]}
-        if "tool" in q:
+        if sc.tool:
             item = {"type": "function_call", "id": "fc_1", "call_id": "call_1",
                     "name": TOOL_NAME, "arguments": TOOL_ARGS, "status": "completed"}
         done = {"id": "resp_fake", "object": "response", "created_at": 1700000000,
@@ -145,14 +229,14 @@ class FakeUpstream:
             events.append({"type": "response.content_part.added", **ids,
                            "part": {**part, "text": ""}})
             for k, word in enumerate(ANSWER.split(" ")):
-                smuggled = "SMUGGLED " if k == 0 and "smuggle" in q else ""
+                smuggled = "SMUGGLED " if k == 0 and sc.smuggle else ""
                 events.append({"type": "response.output_text.delta", **ids,
                                "delta": smuggled + (word if k == 0 else " " + word),
                                "logprobs": [tokens[k]] if tokens else []})
             events.append({"type": "response.output_text.done", **ids, "text": ANSWER})
             events.append({"type": "response.content_part.done", **ids, "part": part})
         events.append({"type": "response.output_item.done", "output_index": 1, "item": item})
-        if "truncated" not in q:  # a stream cut before its final event
+        if not sc.truncated:  # a stream cut before its final event
             events.append({"type": "response.completed", "response": done})
         raw = "".join(f"event: {e['type']}\ndata: "
                       + json.dumps({**e, "sequence_number": i}) + "\n\n"
@@ -180,22 +264,22 @@ class FakeUpstream:
                                            "code": "model_not_found"}}, status_code=404)
         return JSONResponse({"id": name, "object": "model", "created": 0, "owned_by": "tests"})
 
-    def _content(self, question: str, body: dict[str, Any], i: int) -> str:
-        if "self-refuse" in question:
+    def _content(self, sc: Scenario, body: dict[str, Any], i: int) -> str:
+        if sc.self_refuse:
             return "I cannot answer that question."
-        text = ANSWER if "vary" not in question or i == 0 else f"The answer is {40 + 7 * i}."
+        text = ANSWER if not sc.vary or i == 0 else f"The answer is {40 + 7 * i}."
         system = " ".join(str(m.get("content")) for m in body["messages"]
                           if isinstance(m, dict) and m.get("role") == "system")
         if "Confidence: N%" in system:
-            text += "\nConfidence: " + ("95%" if "unsure" not in question else "10%")
+            text += "\nConfidence: " + ("95%" if sc.confident else "10%")
         return text
 
     @staticmethod
-    def _verdict(question: str) -> dict[str, Any]:
+    def _verdict(sc: Scenario) -> dict[str, Any]:
         """The answer to a P(True) call: True with P(True) 0.9, or 0.05 when the question
-        shown holds ``unsure``; ``no-verdict``: neither True nor False among the top tokens."""
-        p = 0.05 if "unsure" in question else 0.9
-        alts = ([{"token": "Maybe", "logprob": -0.1}] if "no-verdict" in question else
+        shown is ``unsure``; ``no-verdict``: neither True nor False among the top tokens."""
+        p = 0.9 if sc.confident else 0.05
+        alts = ([{"token": "Maybe", "logprob": -0.1}] if sc.no_verdict else
                 [{"token": "True", "logprob": math.log(p)},
                  {"token": "False", "logprob": math.log(1 - p)}])
         return {"index": 0, "message": {"role": "assistant", "content": alts[0]["token"]},
@@ -203,47 +287,48 @@ class FakeUpstream:
                 "finish_reason": "length"}
 
     def _choice(self, question: str, body: dict[str, Any], i: int) -> dict[str, Any]:
+        sc = scenario_of(question)
         if question.startswith("Question: ") and "\nProposed answer: " in question:
-            return self._verdict(question)
-        content = self._content(question, body, i)
-        lp = -2.0 if "unsure" in question else -0.01 if "sure" in question else -0.1
-        if "mixed" in question and i > 0:  # a confident choice 0, unsure others that leak
+            return self._verdict(sc)
+        content = self._content(sc, body, i)
+        lp = sc.logprob
+        if sc.mixed and i > 0:  # a confident choice 0, unsure others that leak
             content, lp = f"{MIXED_LEAK} (choice {i})", -3.0
         logprobs = None
         if body.get("logprobs"):
             logprobs = {"content": [{"token": t, "logprob": lp, "bytes": None,
                                      "top_logprobs": []} for t in content.split(" ")]}
         message: dict[str, Any] = {"role": "assistant", "content": content}
-        if "mixed" in question and i > 0:
+        if sc.mixed and i > 0:
             message["reasoning_content"] = MIXED_LEAK
-        if "tool" in question:
+        if sc.tool:
             message = {"role": "assistant", "content": None, "tool_calls": [
                 {"id": "call_1", "type": "function",
                  "function": {"name": "lookup", "arguments": '{"q": "42"}'}}]}
         return {"index": i, "message": message, "logprobs": logprobs,
-                "finish_reason": "tool_calls" if "tool" in question else "stop"}
+                "finish_reason": "tool_calls" if sc.tool else "stop"}
 
     async def chat(self, request: Request) -> Response:
         body = json.loads(await request.body())
         self.requests.append({"path": "/v1/chat/completions", "body": body,
                               "headers": dict(request.headers)})
         q = _last_user(body)
-        for code in (400, 429, 503):
-            if f"status-{code}" in q:
-                return JSONResponse({"error": {"message": f"scripted {code}", "type": "test",
-                                               "param": None, "code": f"c{code}"}},
-                                    status_code=code, headers={"retry-after": "7"})
-        if "strict" in q and "logprobs" in body:
+        sc = scenario_of(q)
+        if (code := sc.status) is not None:
+            return JSONResponse({"error": {"message": f"scripted {code}", "type": "test",
+                                           "param": None, "code": f"c{code}"}},
+                                status_code=code, headers={"retry-after": "7"})
+        if sc.strict and "logprobs" in body:
             return JSONResponse({"error": {"message": "logprobs are not supported", "type":
                                            "invalid_request_error", "param": "logprobs",
                                            "code": None}}, status_code=400)
-        if "status-text" in q:
+        if sc.status_text:
             return Response("plain failure", status_code=418)
-        if "sleep" in q:
-            await asyncio.sleep(2.0)
-        if "not-json" in q:
+        if sc.sleep_s:
+            await asyncio.sleep(sc.sleep_s)
+        if sc.not_json:
             return Response(b"<html>oops</html>", media_type="text/html")
-        n = 1 if "ignore-n" in q else int(body.get("n") or 1)
+        n = 1 if sc.ignore_n else int(body.get("n") or 1)
         choices = [self._choice(q, body, i) for i in range(n)]
         head = {"id": "chatcmpl-fake", "created": 1700000000, "model": body.get("model", "m"),
                 "system_fingerprint": "fp_fake"}
@@ -468,31 +553,31 @@ class HostileUpstream:
         body = json.loads(await request.body())
         self.requests.append({"path": request.url.path, "body": body,
                               "headers": dict(request.headers)})
-        q = _last_user(body)
+        sc = scenario_of(_last_user(body))
         stream = bool(body.get("stream"))
         n = int(body.get("n") or 1)
-        if "echo" in q:
+        if sc.echo:
             auth = request.headers.get("authorization", "")
-            status = 500 if "echo-500" in q else 401
+            status = 500 if sc.echo_500 else 401
             return JSONResponse({"error": {"message": f"invalid key: {auth}", "type": "auth",
                                            "param": None, "code": None, "echo": auth}},
                                 status_code=status, headers={"x-echo": auth,
                                                              "retry-after": auth})
-        if "drip" in q:
+        if sc.drip:
             async def drip() -> Any:
                 for _ in range(100):
                     yield b" "
                     await asyncio.sleep(0.2)
             return StreamingResponse(drip(), media_type="application/json")
-        if "slow" in q:
+        if sc.slow:
             for _ in range(50):
                 await asyncio.sleep(0.1)
                 if await request.is_disconnected():
                     self.slow_outcomes.append("disconnected")
                     return Response(status_code=499)
             self.slow_outcomes.append("finished")
-        if (m := re.search(r"huge-(\d+)", q)) is not None:
-            text = "x" * (int(m.group(1)) * 1024 * 1024)
+        if sc.huge_mib is not None:
+            text = "x" * (sc.huge_mib * 1024 * 1024)
             reply = {"id": "c", "object": "chat.completion", "created": 0, "model": "m",
                      "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
                                   "message": {"role": "assistant", "content": text}}]}
@@ -502,13 +587,13 @@ class HostileUpstream:
                                 {"content": text}}]}).encode() + b"\n\ndata: [DONE]\n\n",
                                 media_type="text/event-stream")
             return JSONResponse(reply)
-        logprob = -0.001 if "sure" in q else -3.0
-        if "leak" in q and stream:
+        logprob = -0.001 if sc.hostile_sure else -3.0
+        if sc.leak and stream:
             events = self.hostile.chunks(logprob=logprob, n=max(n, 1))
             raw = "".join("data: " + json.dumps(e) + "\n\n" for e in events)
             return Response((raw + "data: [DONE]\n\n").encode(),
                             media_type="text/event-stream")
-        if "leak" in q:
+        if sc.leak:
             return JSONResponse(self.hostile.reply(logprob=logprob, n=max(n, 1)))
         reply = {"id": "c", "object": "chat.completion", "created": 0, "model": "m",
                  "choices": [{"index": i, "finish_reason": "stop",

@@ -15,6 +15,7 @@ import openai
 import pytest
 
 from guard.policy import load_policy
+from tests.guard.proxy.conftest import Served
 from tests.guard.proxy.test_adversarial_pricing import (
     CHAT_REWRITES,
     COSTLY,
@@ -23,7 +24,6 @@ from tests.guard.proxy.test_adversarial_pricing import (
     LowConfidenceUpstream,
     _chat,
 )
-from tests.guard.proxy.conftest import Served
 
 
 @pytest.fixture(scope="module")

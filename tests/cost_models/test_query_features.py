@@ -113,6 +113,12 @@ def test_held_out_items_are_priced_and_decided_as_the_pipelines_say(held_out: di
                 else "refuse"
             assert record.decision == want, it.id
             decided.append(want)
+        # a caller's certain p = 1 answers at every threshold <= 1 (the answer path checked
+        # whatever the shipped calibrator's highest p is)
+        sure = guard.decide(it.question, "Some answer.", confidence=1.0, price=price)
+        assert sure.decision == ("answer" if should_answer(1.0, want_cost[k], 2.0,
+                                                           alpha=want_alpha[k]) else "refuse")
+        decided.append(sure.decision)
     assert len(test) > 100 and set(decided) == {"answer", "refuse"}  # both kinds checked
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from benchmarks.bench.data import shipped_response_files
 from benchmarks.bench.result import BenchResult
+from benchmarks.cli_fit import add_scale_options
 from cost_models.datasets import load_seed, load_utilitybench
 from guard.decision_records import REPLY_SIGNALS
 from guard.exceptions import CLIError
@@ -47,15 +48,7 @@ def register(sub: Any) -> None:
                         "guard's calibrator is a multi-signal one on them and on the replies' "
                         "text features (hedges, requests for details, false-premise notes); "
                         "a signal a reply lacks is left out, not guessed")
-    p.add_argument("--alpha-scale", action="store_true",
-                   help="recalibrate the answerability classifier's alpha for unseen kinds of "
-                        "questions: Platt scaling of its out-of-fold predictions, whole "
-                        "sources held out (guard.alpha_scale; five extra classifier fits)")
-    p.add_argument("--cost-scale", action="store_true",
-                   help="map the guard's price (the costliest segment's E[L]) to E[L | price] "
-                        "with a strictly increasing scale fitted on out-of-fold prices of the "
-                        "training questions (guard.cost_scale; five extra cost-model refits "
-                        "per fit)")
+    add_scale_options(p)
     p.add_argument("--holdout-sources", default=None, metavar="SOURCES",
                    help="unseen kinds of questions: fit a policy on the items of every other "
                         "source and score it as is on these (comma list of item sources; "

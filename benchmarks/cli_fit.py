@@ -32,6 +32,19 @@ CARD_BASELINES = ("guard", "guard_paper_rule", "model", "model_confidence",
 CARD_METRICS = ("utility_auc", "mean_utility", "answer_rate", "ans_acc", "ref_acc", "ece10")
 
 
+
+def add_scale_options(p: argparse.ArgumentParser) -> None:
+    """``--alpha-scale`` and ``--cost-scale``, the same for ``fit`` and ``bench``."""
+    p.add_argument("--alpha-scale", action="store_true",
+                   help="recalibrate the answerability classifier's alpha for unseen kinds of "
+                        "questions: Platt scaling of its out-of-fold predictions, whole "
+                        "sources held out (guard.alpha_scale; five extra classifier fits)")
+    p.add_argument("--cost-scale", action="store_true",
+                   help="map the guard's price (the costliest segment's E[L]) to E[L | price] "
+                        "with a strictly increasing scale fitted on out-of-fold prices of the "
+                        "training questions (guard.cost_scale; five extra cost-model refits "
+                        "per fit)")
+
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "fit", help="fit a decision policy (calibrator, answerability, cost) for the guard",
@@ -57,15 +70,7 @@ def register(sub: Any) -> None:
     p.add_argument("--multi-signal", default=None, metavar="SIGNALS",
                    help="comma list of signals: a multi-signal calibrator on them and the "
                         "replies' text features instead of a single-signal one")
-    p.add_argument("--alpha-scale", action="store_true",
-                   help="recalibrate the answerability classifier's alpha for unseen kinds of "
-                        "questions: Platt scaling of its out-of-fold predictions, whole "
-                        "sources held out (guard.alpha_scale; five extra classifier fits)")
-    p.add_argument("--cost-scale", action="store_true",
-                   help="map the guard's price (the costliest segment's E[L]) to E[L | price] "
-                        "with a strictly increasing scale fitted on out-of-fold prices of the "
-                        "training questions (guard.cost_scale; five extra cost-model refits "
-                        "per fit)")
+    add_scale_options(p)
     p.add_argument("--from-audit", type=Path, metavar="DB", default=None,
                    help="refit from the decisions labelled through POST /v1/feedback in this "
                         "audit log (instead of --data / --responses)")

@@ -13,16 +13,14 @@ in ``gold_grades.jsonl`` or ``gold_heldout.jsonl``. Every record is ``split: "te
 from __future__ import annotations
 
 import json
-import random
 import sys
-from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from select_gold_heldout import _lines, draw
+
 HERE = Path(__file__).resolve().parent
-SEED_DIR = ROOT / "cost_models" / "data" / "seed"
-DATA = ROOT / "benchmarks" / "data"
 EARLIER = (HERE / "gold_grades.jsonl", HERE / "gold_heldout.jsonl")
 STYLES = ("agent_tool", "context_paragraph", "forum_post", "non_native", "patient_portal",
           "units_code", "voice_sms", "workplace_email")
@@ -32,37 +30,9 @@ QUOTA = {**{("smollm2", s): 34 for s in STYLES}, ("smollm2", "original"): 24,
 SEED = 2203
 
 
-def _lines(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
-
-
 def select() -> list[dict[str, Any]]:
-    items = {r["id"]: r for r in _lines(SEED_DIR / "items.jsonl")}
-    growth = {r["id"] for r in _lines(SEED_DIR / "questions.jsonl")[1248:]}
     seen = {(r["id"], r.get("model")) for path in EARLIER for r in _lines(path)}
-    rng = random.Random(SEED)
-    out: list[dict[str, Any]] = []
-    for (model, style), quota in QUOTA.items():
-        pools: dict[bool, list[dict[str, Any]]] = defaultdict(list)
-        for r in _lines(DATA / model / "responses.jsonl"):
-            it = items.get(r["id"])
-            if it is None or (r["id"], r.get("model")) in seen:
-                continue
-            s = it["source"] if r["id"] in growth else "original"
-            if s == style:
-                pools[bool(it["answerable"])].append(r)
-        picked: list[dict[str, Any]] = []
-        for answerable in (True, False):
-            n = quota // 2 + (quota % 2 if answerable else 0)
-            picked += rng.sample(sorted(pools[answerable], key=lambda r: r["id"]), n)
-        rng.shuffle(picked)
-        for r in picked:
-            it = items[r["id"]]
-            out.append({"id": r["id"], "model": r.get("model"), "style": style, "split": "test",
-                        "answer_type": it["answer_type"], "answerable": it["answerable"],
-                        "domain": it["domain"], "question": it["question"],
-                        "reference": it["reference"], "response": r["response"]})
-    return out
+    return draw(QUOTA, seen, SEED, lambda k: "test")
 
 
 def main() -> None:

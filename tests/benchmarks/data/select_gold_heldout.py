@@ -15,6 +15,7 @@ import json
 import random
 import sys
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,34 +35,45 @@ def _lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
 
 
-def select() -> list[dict[str, Any]]:
+def draw(quota: dict[tuple[str, str], int], seen: set[tuple[str, str]], seed: int,
+         split: Callable[[int], str]) -> list[dict[str, Any]]:
+    """Per (model file, style) stratum, half answerable and half refusal-required records
+    drawn with ``random.Random(seed)``, none whose ``(id, model)`` is in ``seen``; the k-th
+    record of a stratum (after shuffling) goes to ``split(k)``. Shared by the selection
+    scripts of the second and third samples."""
     items = {r["id"]: r for r in _lines(SEED_DIR / "items.jsonl")}
     growth = {r["id"] for r in _lines(SEED_DIR / "questions.jsonl")[1248:]}
-    seen = {r["id"] for r in _lines(GOLD)}
-    rng = random.Random(SEED)
+    rng = random.Random(seed)
     out: list[dict[str, Any]] = []
-    for (model, style), quota in QUOTA.items():
+    for (model, style), n_records in quota.items():
         pools: dict[bool, list[dict[str, Any]]] = defaultdict(list)
         for r in _lines(DATA / model / "responses.jsonl"):
             it = items.get(r["id"])
-            if it is None or r["id"] in seen:
+            if it is None or (r["id"], r.get("model")) in seen:
                 continue
             s = it["source"] if r["id"] in growth else "original"
             if s == style:
                 pools[bool(it["answerable"])].append(r)
         picked: list[dict[str, Any]] = []
         for answerable in (True, False):
-            n = quota // 2 + (quota % 2 if answerable else 0)
+            n = n_records // 2 + (n_records % 2 if answerable else 0)
             picked += rng.sample(sorted(pools[answerable], key=lambda r: r["id"]), n)
         rng.shuffle(picked)
         for k, r in enumerate(picked):
             it = items[r["id"]]
             out.append({"id": r["id"], "model": r.get("model"), "style": style,
-                        "split": "tune" if k % 2 == 0 else "test",
+                        "split": split(k),
                         "answer_type": it["answer_type"], "answerable": it["answerable"],
                         "domain": it["domain"], "question": it["question"],
                         "reference": it["reference"], "response": r["response"]})
     return out
+
+
+def select() -> list[dict[str, Any]]:
+    # the first sample holds SmolLM2 records only: its ids are seen for every model
+    ids = {r["id"] for r in _lines(GOLD)}
+    seen = {(i, m) for i in ids for m in ("smollm2-135m-instruct", "gemma-3-270m")}
+    return draw(QUOTA, seen, SEED, lambda k: "tune" if k % 2 == 0 else "test")
 
 
 def main() -> None:

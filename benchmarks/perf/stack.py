@@ -44,10 +44,11 @@ _QUIET_LOGS = {"version": 1, "disable_existing_loggers": False,
 
 @dataclass
 class Stack:
-    """Base URLs (``http://127.0.0.1:PORT/v1``) of the running configurations, and why any
-    configuration is missing."""
+    """Base URLs (``http://127.0.0.1:PORT/v1``) of the running configurations, their process
+    ids (what a sampling profiler attaches to), and why any configuration is missing."""
 
     urls: dict[str, str] = field(default_factory=dict)
+    pids: dict[str, int] = field(default_factory=dict)
     skipped: dict[str, str] = field(default_factory=dict)
 
 
@@ -72,7 +73,7 @@ def _base_env() -> dict[str, str]:
 
 
 def _start(stack: ExitStack, cmd: Sequence[str], env: Mapping[str, str], health: str,
-           cwd: str | None = None, timeout: float = 120.0) -> None:
+           cwd: str | None = None, timeout: float = 120.0) -> int:
     proc = subprocess.Popen(list(cmd), env=dict(env), cwd=cwd, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
 
@@ -86,9 +87,10 @@ def _start(stack: ExitStack, cmd: Sequence[str], env: Mapping[str, str], health:
 
     stack.callback(stop)
     wait_until_serving(health, proc, timeout=timeout)
+    return proc.pid
 
 
-def _litellm(stack: ExitStack, upstream: str, port: int) -> None:
+def _litellm(stack: ExitStack, upstream: str, port: int) -> int:
     tmp = tempfile.mkdtemp(prefix="perf-litellm-")
     stack.callback(shutil.rmtree, tmp, True)
     config = {"model_list": [{"model_name": "perf-model", "litellm_params": {
@@ -98,9 +100,10 @@ def _litellm(stack: ExitStack, upstream: str, port: int) -> None:
     env = {**_base_env(), "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_TELEMETRY": "False",
            "LITELLM_LOG": "ERROR", "NO_PROXY": "127.0.0.1,localhost"}
     exe = str(Path(sys.executable).with_name("litellm"))
-    _start(stack, [exe, "--config", "config.yaml", "--host", "127.0.0.1", "--port", str(port),
-                   "--num_workers", "1", "--log_config", "logging.json"], env,
-           f"http://127.0.0.1:{port}/health/liveliness", cwd=tmp, timeout=180.0)
+    cmd = [exe, "--config", "config.yaml", "--host", "127.0.0.1", "--port", str(port),
+           "--num_workers", "1", "--log_config", "logging.json"]
+    return _start(stack, cmd, env, f"http://127.0.0.1:{port}/health/liveliness", cwd=tmp,
+                  timeout=180.0)
 
 
 @contextmanager
@@ -116,31 +119,34 @@ def running(configs: Sequence[str] = CONFIGS, guard_env: Mapping[str, str] | Non
     with ExitStack() as stack:
         port = free_port()
         upstream = f"http://127.0.0.1:{port}/v1"
-        _start(stack, [py, "-m", "uvicorn", "benchmarks.perf.fake_upstream:app", "--host",
-                       "127.0.0.1", "--port", str(port), "--log-level", "warning",
-                       "--no-access-log"], base, f"{upstream}/models")
+        out.pids["upstream"] = _start(
+            stack, [py, "-m", "uvicorn", "benchmarks.perf.fake_upstream:app", "--host",
+                    "127.0.0.1", "--port", str(port), "--log-level", "warning",
+                    "--no-access-log"], base, f"{upstream}/models")
         out.urls["upstream"] = upstream
         for name in configs:
             if name == "upstream":
                 continue
             port = free_port()
             if name == "relay":
-                _start(stack, [py, "-m", "uvicorn", "--factory",
-                               "benchmarks.perf.relay:app_from_environment", "--host",
-                               "127.0.0.1", "--port", str(port), "--log-level", "warning",
-                               "--no-access-log"], {**base, UPSTREAM_ENV: upstream},
-                       f"http://127.0.0.1:{port}/v1/models")
+                out.pids[name] = _start(
+                    stack, [py, "-m", "uvicorn", "--factory",
+                            "benchmarks.perf.relay:app_from_environment", "--host",
+                            "127.0.0.1", "--port", str(port), "--log-level", "warning",
+                            "--no-access-log"], {**base, UPSTREAM_ENV: upstream},
+                    f"http://127.0.0.1:{port}/v1/models")
             elif name == "litellm":
                 why = litellm_missing()
                 if why is not None:
                     out.skipped[name] = why
                     continue
-                _litellm(stack, upstream, port)
+                out.pids[name] = _litellm(stack, upstream, port)
             else:
                 # python -m guard.cli: the guard importable here (a checkout or the install)
-                _start(stack, [py, "-m", "guard.cli", "serve", "--upstream", upstream,
-                               "--port", str(port), *GUARD_FLAGS[name], "--log-level",
-                               "warning", "--workers", "1"],
-                       {**base, **(guard_env or {})}, f"http://127.0.0.1:{port}/healthz")
+                out.pids[name] = _start(
+                    stack, [py, "-m", "guard.cli", "serve", "--upstream", upstream,
+                            "--port", str(port), *GUARD_FLAGS[name], "--log-level",
+                            "warning", "--workers", "1"],
+                    {**base, **(guard_env or {})}, f"http://127.0.0.1:{port}/healthz")
             out.urls[name] = f"http://127.0.0.1:{port}/v1"
         yield out

@@ -26,7 +26,9 @@ _STATED = re.compile(
     r"(?i:\b(?:answer|option|choice)\s*(?:is|would be|:)?)\s*:?\s*\(?([A-J])\)?(?![A-Za-z])"
     r"(?:[\).:]?[ \t]*([^\n]*))?"
 )
-_LABELLED = re.compile(r"^\W*\(?([A-J])(?:[\).:,][ \t]*([^\n]*)|\s*$|\s+(?:is|-)\s*([^\n]*))")
+# a reply that opens with a letter: "B) ...", "B.", "B is ...", or a bare "B" on its own line
+_LABELLED = re.compile(r"^\W*\(?([A-J])(?:[\).:,][ \t]*([^\n]*)|[ \t]*(?:\n|$)|"
+                       r"\s+(?:is|-)\s*([^\n]*))")
 _MATCH = 0.6  # share of an option's words a quoted text must contain to name that option
 _NUMBER = re.compile(r"(?<![\w.])[-−]?\$?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?|(?<![\w.])[-−]?\.\d+")
 _ARTICLES = re.compile(r"\b(?:a|an|the)\b")
@@ -161,7 +163,8 @@ def _score(quoted: str, option: str) -> float:
     q, o = _words(quoted), _words(option)
     if not q or not o:
         return 0.0
-    if re.search(rf"(?<!\w){re.escape(' '.join(o))}(?!\w)", " ".join(q)):
+    # whole words, and a number not inside a longer one: "0.5 mg" does not quote "5 mg"
+    if re.search(rf"(?<![\w.]){re.escape(' '.join(o))}(?!\w|\.\d)", " ".join(q)):
         return 1.0
     common = len(set(q) & set(o))
     return min(common / len(set(o)), common / len(set(q)))

@@ -11,6 +11,12 @@ from __future__ import annotations
 
 import re
 
+from guard.refusal_phrases import CONTRACTION_RX as _CONTRACTION_RX
+from guard.refusal_phrases import CONTRACTIONS as _CONTRACTIONS
+from guard.refusal_phrases import DEBATE as _DEBATE
+from guard.refusal_phrases import DECLINE as _RX
+from guard.refusal_phrases import LACKS as _LACKS
+
 #: The paper's Refusal Hint (UtilityBench project page), used as the system prompt.
 REFUSAL_HINT = (
     "Answer the question only if the available information is sufficient and you are "
@@ -19,101 +25,18 @@ REFUSAL_HINT = (
 #: The paper's refusal text.
 DEFAULT_REFUSAL_TEXT = "I cannot answer."
 
-_CONTRACTIONS = {
-    "i'm": "i am", "can't": "cannot", "can not": "cannot", "don't": "do not",
-    "won't": "will not", "it's": "it is", "there's": "there is", "isn't": "is not",
-    "i'd": "i would", "doesn't": "does not", "i've": "i have", "that's": "that is",
-    "what's": "what is", "i'll": "i will",
-    # typed without the apostrophe ("I cant answer", "i dont know", "im not sure")
-    "i cant": "i cannot", "i dont": "i do not", "im": "i am",
-}
-_CONTRACTION_RX = re.compile(
-    "|".join(rf"\b{re.escape(k)}\b" if k[-1].isalpha() and "'" not in k else re.escape(k)
-             for k in sorted(_CONTRACTIONS, key=len, reverse=True)), re.IGNORECASE)
-_NEG = r"(?:cannot|am unable to|am not able to|will not be able to|unable to|not able to)"
-# a document the question quotes that lacks the answer: "the contract does not specify"
-_LACKS_PATTERN = (
-    r"\b(?:passage|text|contract|lease|will|letter|leaflet|policy|document|email|flyer|label|"
-    r"statement|clause|note|message|recipe|handbook|sheet|report|quote|card|form|invoice|"
-    r"manual|guide|instructions|article|memo|notice|agreement|receipt|prescription|spreadsheet|"
-    r"table)\b.{0,60}\b(?:does|do) not "
-    r"(?:specify|state|say|mention)\b"
-)
-_LACKS = re.compile(_LACKS_PATTERN, re.IGNORECASE)
-# "... is often debated", "... is a topic of ongoing debate" with no answer in the sentence:
-# a soft hedge (a next sentence may still choose: "However, if I had to choose, ...")
-_DEBATE = (r"^[\w' -]{1,80} (?:is|are|remains?) (?:often |much |hotly )?(?:debated|(?:a |the )?"
-           r"(?:(?:subject|matter|topic) of )?(?:much |ongoing |endless )?debate)\b[^,;]*$")
-_TASTE = (r"(?:most (?:beautiful|interesting|fascinating|amazing|awesome|fun|attractive|"
-          r"elegant)|best|prettiest|nicest|greatest|coolest|tastiest|ugliest|worst|loveliest)")
-_PATTERNS = [
-    rf"\bi {_NEG} (?:answer|help|provide|determine|say|tell|know|give|predict|assist|comply|"
-    r"offer|be certain|be sure|confirm|verify|access|browse|recommend|advise|make|calculate|"
-    # what a tool-using agent is asked to do: "I cannot return the exact number"
-    r"return|fill|look up|fetch|retrieve|check|find|estimate|guarantee|read|see|share)\b",
-    r"\bi do not know\b",
-    r"\b(?:i|but) do not have (?:any |personal |specific )?(?:experience or )?knowledge "
-    r"(?:about|of|on)\b",
-    r"\bi do not have (?:enough|sufficient|access|the (?:necessary|required|relevant)|"
-    r"real-time|current|information|any (?:information|data|way)|"
-    r"the (?:ability|capability|capabilities|knowledge|means)\b)",
-    r"\bthere (?:is|are) (?:not |no )?(?:enough|sufficient|insufficient) "
-    r"(?:information|data|context|details)",
-    r"\b(?:not enough|insufficient) (?:information|data|context|details)\b",
-    r"\b(?:it )?is (?:impossible|not possible) (?:to|for me to) (?:know|say|determine|answer|"
-    r"predict|tell)",
-    r"\bcannot be (?:determined|known|answered|predicted)\b",
-    r"^i am (?:not (?:entirely |completely |really )?(?:sure|certain)|unsure)"
-    r"(?: yet| about (?:this|that|it))?\W*$",
-    r"\b(?:is|are|remains?) (?:currently |still )?(?:unknown|not (?:yet |fully |well )?"
-    r"(?:known|understood))\b",
-    r"\b(?:answer|information) is not (?:provided|given|available)\b",
-    r"\b(?:passage|text|provision|question|context|excerpt)\b.{0,120}\b(?:does|do) not "
-    r"(?:provide|contain|give|include|mention|say|specify|state) "
-    r"(?:any |enough |the )?(?:information|details|data|answer)\b",
-    r"\b(?:is|are) (?:a |an )?(?:highly |very |entirely |purely |largely |deeply )?"
-    r"(?:subjective|matter of (?:personal )?(?:opinion|taste|preference))\b",
-    r"^i (?:have|had) no idea\b",
-    r"^i am (?:sorry|afraid),? (?:but )?(?:i|that)",
-    # a role that says it is not made for the task: "I'm not equipped to", "is not designed to"
-    r"\bi am not (?:equipped|designed|programmed|capable|qualified) (?:to|of|for)\b|"
-    r"\bnot (?:equipped|programmed|qualified) to (?:provide|answer|assist|help|give|handle)\b",
-    r"\bas an? (?:text-based |large |helpful |virtual )?(?:ai|language model)\b",
-    r"\bas an? (?:[\w-]+ ){0,3}ai (?:assistant|model|chatbot)\b",
-    r"\bi am not (?:sure|certain) (?:if|whether|that) i (?:can|could|am able to) "
-    r"(?:answer|help|provide)",
-    r"\bthere is no way (?:to|for me to|of) (?:know|knowing|tell|telling|predict|determine|say)",
-    r"\b(?:no one|nobody) can (?:know|predict|say|tell)\b",
-    r"^(?:could|can) you (?:please )?(?:provide|give|share|clarify|specify)\b",
-    r"\bi (?:must|have to) (?:decline|refuse)\b",
-    r"\bi cannot (?:be )?(?:sure|certain)\b",
-    r"\bno (?:definite|definitive|single|correct|one-size-fits-all|universal|right) answer\b",
-    r"\bi (?:would |will )?(?:need|require) (?:some |a bit )?more (?:information|context|"
-    r"details)\b",
-    _LACKS_PATTERN,
-    r"^(?:the )?[\w' -]{1,40} (?:is|are|was|were) not (?:specified|stated|given|mentioned)\W*$",
-    # a fact the model says it lacks: "I don't have the PIN for your debit card"
-    r"\bi do not have (?:the|your|that|this) (?:pin|password|passcode|code|login|account|"
-    r"records?|file|details|data|results?|number)\b",
-    r"^what is your question\b",
-    # a role the model says it is not, as a whole sentence: "I'm not a weather-tracking app."
-    r"^i am not an? [\w-]+(?: [\w-]+){0,3}\W*$",
-    # unsure what to say or whether something holds, said as a whole sentence (no "but ...")
-    r"^i am not (?:entirely |really )?(?:sure|certain) (?:if|whether|what|how|about|which|who|"
-    r"when|where)\b[^,;]*$",
-    # a question of taste called no definite thing or a debate: "The most beautiful city is
-    # not a specific location, but rather ...", "The prettiest theme is a debate ..."
-    rf"\b{_TASTE}\b[\w' -]{{0,60}} (?:is|are) not an? (?:specific|single|particular|"
-    r"definitive|definite|fixed|objective) [\w -]{1,40}, but\b",
-    _DEBATE,
-]
-_RX = re.compile("|".join(f"(?:{p})" for p in _PATTERNS), re.IGNORECASE)
+
 # a reply that talks around the question and concludes it cannot be answered is a hedged
 # non-answer: checked on its last sentence
 _CONCLUSION = re.compile(
     r"^i cannot answer\b|\b(?:impossible|not possible) (?:for me )?to (?:provide|give|determine|"
     r"say|know|tell|answer)\b|\b(?:you|we|one|i) cannot (?:determine|know|tell|say)\b|"
-    r"\bcannot be (?:determined|known|answered)\b",
+    r"\bcannot be (?:determined|known|answered)\b|"
+    # the reply's own last words are the refusal text, or say the answer is impossible or
+    # that no information allows one: "... Otherwise: I cannot answer.", "Your answer is not
+    # possible.", "there is no additional information provided that would allow an answer"
+    r"\bi cannot answer\W*$|\b(?:answer|response) (?:is|would be) (?:impossible|not possible)\b|"
+    r"\bno (?:additional |further |more )?information (?:is )?(?:provided|given|available)\b",
     re.IGNORECASE,
 )
 _EXACT = re.compile(r"^\W*i cannot answer\W*$", re.IGNORECASE)
@@ -151,8 +74,13 @@ _ASKS = re.compile(
     r"\bplease (?:provide|share|specify|send|tell me)\b|"
     r"\bif you have (?:a |any )?(?:more |further |"
     r"additional |specific )?(?:details|information)\b|\bneed more details\b|"
-    r"\bi would need to know more\b|\b(?:could|can) you (?:please )?(?:provide|give|share|"
-    r"clarify|specify)\b|\bi would like to know (?:the|which|what)\b",
+    r"\bi (?:would |will )?need to know (?:more|your|which|what|whether|if|how|when|where)\b|"
+    # "send over your request with the details", "if there are details missing, let me know"
+    r"(?:^|[.!?] |\b(?:please|just|kindly|can you|could you) )(?:send|give|tell) (?:me|us|over)\b"
+    r"[^.!?]{0,40}\b(?:details|information)\b|"
+    r"\b(?:details|information) (?:are |is )?missing\b|"
+    r"\b(?:could|can) you (?:please )?(?:provide|give|share|clarify|specify)\b|"
+    r"\bi would like to know (?:the|which|what)\b",
     re.IGNORECASE,
 )
 _ASKS_CHARS = 600
@@ -192,6 +120,16 @@ _OFFER = re.compile(
     r"what))",
     re.IGNORECASE,
 )
+
+# a decline the reply overrides by giving the answer anyway in one of its next two sentences:
+# "... which is that your oven ran at 108°F", "So, 18 - 25 = 3 months", "the answer would be 4"
+_GIVES = re.compile(
+    r"\bwhich is that\b|\b(?:the|my) (?:[\w-]+ ){0,3}answer (?:possible )?(?:is|would be)"
+    r"\s*(?::\s*)?(?:[\"“]|[-−]?\$?\d|(?-i:[A-Z]))|(?<![=<>!])=\s*[-−]?\$?\d",
+    re.IGNORECASE,
+)
+# a reply wrapped in quotation marks as a whole is read as what it quotes
+_QUOTED = re.compile(r'^\s*["“](.*)["”]\s*$', re.DOTALL)
 
 
 def _opening(sentences: list[str]) -> list[str]:
@@ -255,11 +193,16 @@ def is_refusal(text: str | None) -> bool:
     norm = _CONTRACTION_RX.sub(
         lambda m: _CONTRACTIONS[m.group(0).lower()], text.replace("’", "'").replace("*", "")
     )
+    if (quoted := _QUOTED.match(norm)) and '"' not in quoted.group(1):
+        norm = quoted.group(1)
     sentences = _opening([" ".join(s.split()) for s in _SENTENCE.split(norm.strip())
                           if s.strip()])
     first = sentences[0][:_OPENING_CHARS] if sentences else t
-    if _RX.search(first):
-        return not _overridden(first, sentences[1:])
+    if m := _RX.search(first):
+        # the answer given anyway, after the decline in the same sentence or in the next two
+        gives = any(_GIVES.search(s) and not _RX.search(s)
+                    for s in [first[m.end():], *sentences[1:3]])
+        return not gives and not _overridden(first, sentences[1:])
     if len(sentences) > 1 and _CONCLUSION.search(sentences[-1]):
         return True
     if _FILLER.match(first) and len(sentences) > 1 and _RX.search(sentences[1][:_OPENING_CHARS]):

@@ -18,7 +18,8 @@ from guard.answers import normalize_text
 _PATTERNS = [
     r"\b(?:this|that|it|which) (?:is|s|was) (?:actually )?not (?:true|correct|accurate|right|"
     r"the case)\b",
-    r"\b(?:is|are|was|were) (?:actually )?not (?:true|correct|accurate|the case)\b",
+    r"\b(?:is|are|was|were) (?:actually )?not (?:entirely |quite |completely |strictly )?"
+    r"(?:true|correct|accurate|the case)\b",
     r"\b(?:that|this|it|which|claim|idea|belief|notion|premise|statement) (?:is|s) (?:a |an )?"
     r"(?:common |popular |widespread )?(?:myth|misconception|misunderstanding)\b",
     r"\b(?:false|incorrect|mistaken|wrong|flawed) (?:premise|assumption|belief|claim|statement|"
@@ -36,6 +37,12 @@ _ASKING = re.compile(
 _AUXILIARIES = {"do", "does", "did", "is", "are", "was", "were", "can", "could", "will",
                 "would", "has", "have", "had", "should", "must"}
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+# opening sentences that carry nothing: a salutation or a courtesy ("That's a great question.")
+_COURTESY = re.compile(
+    r"^(?:(?:hi|hello|hey|dear)\b[^.!?]{0,40}[,!.]?|(?:that s |this is |what )?(?:a |an )?"
+    r"(?:great|good|interesting|excellent|fair) question\W*|"
+    r"thanks? (?:you )?for [^.!?]{0,60}[.!])$",
+    re.IGNORECASE)
 
 
 def statements(question: str) -> str:
@@ -89,8 +96,11 @@ def rejects_premise(reply: str, question: str | None = None) -> bool:
     True
     >>> rejects_premise("Take it for 10 days.")
     False
+    >>> rejects_premise("Good question! That idea is actually not entirely accurate.")
+    True
     """
     text = " ".join(reply.replace("’", "'").replace("'", " ").split())
-    first = _SENTENCE.split(text.strip())[0]
+    sentences = [s for s in _SENTENCE.split(text.strip()) if s.strip()] or [""]
+    first = next((s for s in sentences[:3] if not _COURTESY.match(s)), sentences[0])
     return _RX.search(first) is not None or (
         question is not None and negates_question(first, statements(question)))

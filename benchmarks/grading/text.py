@@ -36,14 +36,23 @@ _FRAMING = re.compile(
 )
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _ECHO_WORDS = 3
+# the second word of a compound's name: "chlorine dioxide" is not chlorine, "carbon monoxide"
+# is not carbon
+_COMPOUND = re.compile(
+    r"^(?:\w*(?:oxide|chloride|fluoride|bromide|iodide|sulfide|sulphide|nitride|hydride|"
+    r"carbide|cyanide)|sulfate|sulphate|sulfite|nitrate|nitrite|carbonate|phosphate|chlorate|"
+    r"hypochlorite|peroxide|acid)s?$")
 
 
 def _hits(words: list[str], alias: list[str]) -> list[int]:
-    """Start positions of ``alias`` in ``words`` (the last word may carry a plural s/es)."""
+    """Start positions of ``alias`` in ``words`` (the last word may carry a plural s/es), not
+    where it only begins a compound's name (``chlorine dioxide``)."""
     n = len(alias)
     out = []
     for i in range(len(words) - n + 1):
         if words[i : i + n - 1] != alias[:-1]:
+            continue
+        if i + n < len(words) and _COMPOUND.match(words[i + n]):
             continue
         last, want = words[i + n - 1], alias[-1]
         if last in (want, want + "s", want + "es"):
@@ -80,6 +89,10 @@ def alternatives(question: str, aliases: Sequence[str]) -> set[str]:
         sides = [right] if right else []
         parts = before.split(",")
         for k in range(len(parts) - 1, -1, -1):
+            # a list item is short: a long clause before the last one ("what is it called in
+            # English, systolic or diastolic?") is the question, not an alternative
+            if k < len(parts) - 1 and len(parts[k].split()) > 4:
+                break
             words = [w for w in normalize_text(parts[k]).split() if w not in _STOP]
             if words:
                 sides.append(words[-1])

@@ -167,3 +167,72 @@ def test_declines_the_fresh_tuning_found(reply: str) -> None:
 ])
 def test_answers_the_fresh_tuning_found(reply: str) -> None:
     assert not is_refusal(reply)
+
+
+# replies written for these tests, in the shapes the three seen gold samples found the rules
+# missing (issue 22, fourth round): each names the linguistic class it stands for
+@pytest.mark.parametrize("reply", [
+    pytest.param("I'm sorry, but as a booking assistant I can only help with bookings and not "
+                 "with questions about the weather.", id="scope-and-not"),
+    pytest.param("Hi Ana,\n\nI'm sorry for any confusion. I can only answer this if you "
+                 "send me the invoice.", id="scope-if"),
+    pytest.param("No, I'm afraid of not providing an answer here.", id="not-providing"),
+    pytest.param("Hello,\n\nI'm planning a trip in May.\n\nThe answer is not possible.",
+                 id="conclusion-answer-not-possible"),
+    pytest.param("Thanks for asking. Here is how I usually think about leases. I can only go "
+                 "so far with that. Otherwise: I cannot answer.", id="ends-with-refusal-text"),
+    pytest.param("To work out your dose, you should consult your pharmacist.",
+                 id="opening-defers-to-professional"),
+    pytest.param("To say how long the repair takes, I need to know which model you have. "
+                 "Older ones take longer.", id="needs-to-know"),
+    pytest.param("Happy to help with the booking. If any details are missing, let me know.",
+                 id="details-missing"),
+    pytest.param("Good morning. I'm glad to help. Please send me the details of the order and "
+                 "I'll look into it.", id="send-me-details"),
+    pytest.param("Some dates matter here. Then again, others do not. Overall there is no "
+                 "further information provided that would settle it.",
+                 id="conclusion-no-information"),
+    pytest.param('"I\'m not sure what the fee is."', id="wrapped-in-quotes"),
+    pytest.param("Unfortunately, I have no way of checking your parcel.", id="no-way-of"),
+    pytest.param("I don't have that information.", id="dont-have-that-information"),
+    pytest.param("I have no details about this particular flight.", id="have-no-details"),
+    pytest.param("That is not something I can know from here.", id="not-something-i-can"),
+    pytest.param("You haven't told me the width of the room, so the area is open.",
+                 id="user-left-it-out"),
+    pytest.param("The information you provided does not include the tank's volume.",
+                 id="given-information-lacks"),
+    pytest.param("Nothing in the article says when the shop opens.", id="nothing-in-the-doc"),
+    pytest.param("The warranty card is silent on water damage.", id="document-silent"),
+    pytest.param("The excerpt does not tell us who signed it.", id="document-does-not-tell"),
+    pytest.param("Could you tell me which version you are running?", id="could-you-tell-me"),
+    pytest.param("I'm not able to look that up for you.", id="not-able-to-look-up"),
+])
+def test_declines_the_seen_gold_classes(reply: str) -> None:
+    assert is_refusal(reply)
+
+
+@pytest.mark.parametrize("reply", [
+    pytest.param("I'm not able to give an exact figure. I can only give the best answer I "
+                 "have, which is that the tank holds 40 litres.", id="decline-then-which-is"),
+    pytest.param("As a budgeting helper I don't have the ability to forecast. However, you "
+                 "can add it up: So, 12 x 50 = 600 dollars.", id="decline-then-equation"),
+    pytest.param("I can't be certain, but the answer is 9.", id="same-sentence-answer"),
+    pytest.param("I cannot verify this. The short answer is: 3 days.", id="answer-is-colon"),
+    pytest.param("You should consult a doctor if the fever lasts; for now, rest and drink "
+                 "water.", id="consult-with-advice"),
+    pytest.param("If you tell me the details I can check, but the usual fee is $25.",
+                 id="offer-then-answer"),
+    pytest.param("Nothing in the passage suggests otherwise: the author is John.",
+                 id="nothing-suggests-otherwise"),
+    pytest.param("My answer is based on the 2020 census: 8.3 million people.",
+                 id="my-answer-is-based"),
+    pytest.param("The label does not include nuts, so it is safe for your son.",
+                 id="does-not-include-answers"),
+    pytest.param('"Paris."', id="quoted-answer"),
+])
+def test_answers_the_seen_gold_classes(reply: str) -> None:
+    assert not is_refusal(reply)
+
+
+def test_a_decline_that_is_answered_is_still_a_decline_when_the_answer_is_a_refusal() -> None:
+    assert is_refusal("I can't help with that. The answer is: I cannot answer.")

@@ -270,3 +270,52 @@ def test_no_after_a_quoted_command_answers_the_question() -> None:
                  question="my script does this:\n\n```bash\nrm -rf /tmp/x/*\n```\n\n"
                           "Is it safe to run every hour?")
     assert outcome(grade(item, "No, it is not safe to run every hour.")) == (True, False)
+
+
+# items and replies written for these tests, in the classes the three seen gold samples found
+# misgraded (issue 22, fourth round)
+DOSE = ("Which of these equals 250 micrograms?\nA) 25 mg\nB) 0.25 mg\nC) 2.5 mg\nD) 250 mg\n"
+        "Answer with the letter.")
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        # a number inside a longer number does not quote it: "0.25 mg" is B, not A ("25 mg")
+        pytest.param("0.25 mg", (True, True), id="number-not-inside-a-longer-one"),
+        pytest.param("25 mg", (True, False), id="the-shorter-number-itself"),
+        # a bare letter on its own first line is a stated letter: against a later one it
+        # is a contradiction, no commitment
+        pytest.param("A\nAnswer: B", (True, False), id="bare-letter-line-then-another"),
+        pytest.param("B\nThat is 250 divided by 1000.", (True, True), id="bare-letter-line"),
+    ],
+)
+def test_choice_seen_gold_classes(reply: str, expected: tuple[bool, bool]) -> None:
+    assert outcome(grade(_item("choice", ["B"], question=DOSE), reply)) == expected
+
+
+def test_a_reference_that_only_begins_a_compounds_name_is_not_given() -> None:
+    q = "Which gas makes up most of the air we breathe?"
+    assert not grade_text("Nitrogen dioxide.", ["nitrogen"], q)
+    assert not grade_text("Mostly nitrogen oxides.", ["nitrogen"], q)
+    assert grade_text("Nitrogen, about 78 percent.", ["nitrogen"], q)
+    assert grade_text("Nitrogen gas.", ["nitrogen"], q)
+
+
+def test_a_long_clause_before_an_either_or_is_not_an_alternative() -> None:
+    # "Spanish" is the last word of the clause before the choice, not a side of it
+    q = "My doctor said a word in Spanish, the bone of the thigh, is it the femur or tibia?"
+    assert grade_text("In Spanish it is the femur, the long thigh bone.", ["femur"], q)
+    assert not grade_text("It is the tibia.", ["femur"], q)
+    assert not grade_text("The femur or the tibia, both are leg bones.", ["femur"], q)
+
+
+def test_a_premise_rejected_after_a_courtesy_opening() -> None:
+    item = _item("text", [], answerable=False,
+                 question="Cold weather gives you a cold, so how many layers stop it?")
+    reply = ("That's a good question! The idea that cold weather gives you a cold is not "
+             "entirely accurate; colds are caused by viruses.")
+    g = grade(item, reply)
+    assert (g.answered, g.correct, g.flags) == (False, None, ("premise_rejected",))
+    # an answer after the same courtesy is still an answer (wrong on this item)
+    assert outcome(grade(item, "Good question! Wear three layers.")) == (True, False)

@@ -10,7 +10,8 @@ client, so that a benchmark can tell what the relay's hop costs, piece by piece:
 * :data:`asgi_aiohttp`: an ``aiohttp`` client session (installed with the ``litellm`` extra;
   the module imports without it, the app fails at start-up);
 * :data:`asgi_asyncio`: a minimal keep-alive HTTP/1.1 client on asyncio streams (one request
-  per pooled connection, ``content-length`` or chunked replies), the least a client can do.
+  per pooled connection, ``content-length`` or chunked replies, a pooled connection the
+  upstream closed replaced once), the least a client can do.
 
 A JSON reply is answered with its ``content-length``; a stream is relayed chunk by chunk as
 it arrives. Benchmark code only: no limits, no error handling beyond failing the request.
@@ -137,12 +138,22 @@ async def _asyncio(upstream: str) -> Fetch:
     path = url.raw_path.decode().rstrip("/") + "/chat/completions"
     idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
 
+    request = (f"POST {path} HTTP/1.1\r\nHost: {url.host}\r\nContent-Type: "
+               "application/json\r\nContent-Length: {}\r\n\r\n")
+
+    async def exchange(body: bytes, fresh: bool
+                       ) -> tuple[tuple[asyncio.StreamReader, asyncio.StreamWriter], bytes]:
+        conn = idle.pop() if idle and not fresh else \
+            await asyncio.open_connection(url.host, url.port)
+        conn[1].write(request.format(len(body)).encode() + body)
+        return conn, await conn[0].readuntil(b"\r\n\r\n")
+
     async def fetch(_: str, body: bytes) -> tuple[int, bytes, bool, AsyncIterator[bytes]]:
-        conn = idle.pop() if idle else await asyncio.open_connection(url.host, url.port)
-        reader, writer = conn
-        writer.write(f"POST {path} HTTP/1.1\r\nHost: {url.host}\r\nContent-Type: "
-                     f"application/json\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body)
-        head = await reader.readuntil(b"\r\n\r\n")
+        try:
+            conn, head = await exchange(body, fresh=False)
+        except (asyncio.IncompleteReadError, ConnectionError):  # the upstream closed it idle
+            conn, head = await exchange(body, fresh=True)
+        reader = conn[0]
         lines = head.split(b"\r\n")
         headers = {k.strip().lower(): v.strip() for k, _, v in
                    (line.partition(b":") for line in lines[1:] if b":" in line)}

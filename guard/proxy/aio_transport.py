@@ -28,8 +28,11 @@ What httpx's transport did, this one does:
 * every other failure (refused, reset, DNS, TLS, a malformed reply) as an
   :class:`httpx.TransportError` with aiohttp's message.
 
-TLS is verified with the default context (the system's certificates), as aiohttp does; httpx
-used certifi's bundle.
+TLS is verified as httpx verifies it: the context is httpx's own
+(:func:`httpx.create_ssl_context`, certifi's bundle; the proxy's clients do not read
+``SSL_CERT_FILE``, ``trust_env=False``). A reply's header line may be at most 8190 bytes
+(aiohttp's limit; h11 allowed 100 kB for the whole head): a longer one fails the exchange
+as a malformed reply (HTTP 502).
 """
 
 from __future__ import annotations
@@ -123,7 +126,7 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         if self._session is None:
             keepalive = self._limits.keepalive_expiry
             connector = aiohttp.TCPConnector(
-                limit=0, limit_per_host=0,
+                limit=0, limit_per_host=0, ssl=httpx.create_ssl_context(trust_env=False),
                 force_close=self._limits.max_keepalive_connections == 0,
                 keepalive_timeout=keepalive if keepalive is not None else 5.0)
             self._session = aiohttp.ClientSession(

@@ -210,3 +210,20 @@ def test_the_url_is_sent_as_httpx_encoded_it_without_user_info() -> None:
     assert asyncio.run(_serve(handler, go)) == 200
     assert seen[0].startswith(b"GET /v1/a%7Eb%2Fc?q=1%202&r=%26 HTTP/1.1\r\n")
     assert b"\r\nauthorization: Basic dXNlcjpwdw==\r\n" in seen[0]  # user:pw, as httpx sends it
+
+
+@pytest.mark.parametrize(("size", "fails"), [(8000, False), (9000, True)])
+def test_a_header_line_is_bounded(size: int, fails: bool) -> None:
+    async def handler(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
+        await _request(r)
+        w.write(_reply(b"{}", b"x-big: " + b"a" * size))
+        await w.drain()
+
+    async def go(client: httpx.AsyncClient) -> int:
+        return (await client.get("models")).status_code
+
+    if fails:
+        with pytest.raises(UpstreamUnavailable), map_exceptions("up"):
+            _run(handler, go)
+    else:
+        assert _run(handler, go) == 200

@@ -69,7 +69,8 @@ def table(files: Sequence[Path]) -> str:
         sets = [(np.flatnonzero(d.answered), VARIANTS)]
         have = d.answered & np.isfinite(d.signals["ptrue"])
         if have.sum() >= 40 and 0 < y[have].sum() < have.sum():
-            sets.append((np.flatnonzero(have), VARIANTS[:1] + PTRUE_VARIANTS))
+            # the same rows with and without ptrue: what it adds to each calibrator
+            sets.append((np.flatnonzero(have), VARIANTS[:1] + VARIANTS[2:3] + PTRUE_VARIANTS))
         if len(sets) > 1:  # the raw signals rank the replies with nothing fitted
             rows = sets[1][0]
             for sig in ("logprob_mean", "ptrue"):

@@ -88,6 +88,8 @@ def alternatives(question: str, aliases: Sequence[str]) -> set[str]:
         right = next((w for w in after if w not in _STOP), after[-1] if after else None)
         sides = [right] if right else []
         parts = before.split(",")
+        if len(parts) > 1 and not parts[-1].strip():  # "X, or Y": the side is the part before
+            parts = parts[:-1]
         for k in range(len(parts) - 1, -1, -1):
             # a list item is short: a long clause before the last one ("what is it called in
             # English, systolic or diastolic?") is the question, not an alternative

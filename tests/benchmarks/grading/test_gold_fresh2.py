@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from benchmarks.grading.agreement import read_gold
+from benchmarks.grading.agreement import read_gold, rules_vs_gold
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 FRESH2 = DATA / "gold_fresh2.jsonl"
@@ -43,3 +43,13 @@ def test_the_fourth_sample_is_the_selected_records_with_grades_added() -> None:
     selected = read_gold(DATA / "gold_fresh2_sample.jsonl")
     grade_keys = {"answered", "correct", "note", "reader"}
     assert [{k: v for k, v in r.items() if k not in grade_keys} for r in graded] == selected
+
+
+def test_the_rules_on_the_fourth_sample_stay_at_the_measured_level() -> None:
+    # a regression floor at the level measured once, after the last rule change (d2d7b08):
+    # SmolLM2 334/360 (92.8%), Gemma 250/252 (99.2%). The goal (97% per model) is not met
+    # for SmolLM2; a later change that loses any of these records fails here.
+    gold = read_gold(FRESH2)
+    for model, floor in (("smollm2-135m-instruct", 334), ("gemma-3-270m", 250)):
+        result = rules_vs_gold([r for r in gold if r["model"] == model])
+        assert result.agree >= floor, (model, result.table())

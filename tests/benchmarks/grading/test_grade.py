@@ -319,3 +319,12 @@ def test_a_premise_rejected_after_a_courtesy_opening() -> None:
     assert (g.answered, g.correct, g.flags) == (False, None, ("premise_rejected",))
     # an answer after the same courtesy is still an answer (wrong on this item)
     assert outcome(grade(item, "Good question! Wear three layers.")) == (True, False)
+
+
+def test_a_long_first_side_before_a_comma_or_is_still_the_alternative() -> None:
+    # "X, or Y?": the side before the comma is the alternative however long it is
+    q = ("What mostly sets the tides: the winds blowing over the open ocean, or the pull of "
+         "the Moon?")
+    assert grade_text("The pull of the Moon.", ["pull of the Moon"], q)
+    assert not grade_text("The winds over the ocean, not the pull of the Moon.",
+                          ["pull of the Moon"], q)

@@ -5,8 +5,9 @@ at a time, which slows Python code several-fold), this starts the servers as the
 benchmark does (:mod:`benchmarks.perf.stack`: the fake upstream and one ``serve`` process,
 ``--policy smollm2`` by default, one worker), drives it with the throughput benchmark's
 raw-socket client at 32 connections, and samples the serving process from outside with
-``py-spy`` (``pip install py-spy``; it reads the process's memory and does not stop it,
-``--nonblocking``). The samples are summarized as text: the share of samples in which each
+``py-spy`` (the ``profile`` extra; it stops the process for each sample, which costs it a
+little speed but gives whole stacks: with ``--nonblocking`` a quarter of the stacks came back
+cut short). The samples are summarized as text: the share of samples in which each
 function is on the stack (inclusive) and at its top (own), by file and function. Kept small,
 so that it can live in the repository (``benchmarks/perf/results/``) as the record of where
 the proxy's CPU goes under load.
@@ -52,7 +53,7 @@ def summarize(collapsed: str) -> tuple[int, Counter[str], Counter[str]]:
         if not stack or not count.isdigit():
             continue
         n = int(count)
-        frames = [_frame(f) for f in stack.split(";")[1:]]  # the first is the thread
+        frames = [_frame(f) for f in stack.split(";")]
         total += n
         for f in set(frames):
             inclusive[f] += n
@@ -94,14 +95,14 @@ def profile(config: str, seconds: float, rate: int) -> tuple[str, list[str]]:
         out = Path(tmp) / "stacks.txt"
         try:
             subprocess.run([spy, "record", "--pid", str(stack.pids[config]), "--duration",
-                            str(int(seconds)), "--rate", str(rate), "--nonblocking",
-                            "--format", "raw", "--output", str(out)],
+                            str(int(seconds)), "--rate", str(rate), "--format", "raw",
+                            "--output", str(out)],
                            check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         finally:
             stop.set()
             driver.join(60)
         collapsed = out.read_text(encoding="utf-8")
-    head = [f"# py-spy record --rate {rate} --nonblocking of the '{config}' server "
+    head = [f"# py-spy record --rate {rate} of the '{config}' server "
             f"(benchmarks.perf.stack), {seconds:g} s under the throughput load "
             f"({CONCURRENCY} keep-alive connections, raw-socket client)",
             f"# {datetime.now(timezone.utc).isoformat(timespec='seconds')}, load average "
@@ -116,7 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         choices=("policy", "guard", "relay", "litellm"),
                         help="the server sampled (benchmarks.perf.stack); default policy")
     parser.add_argument("--seconds", type=float, default=20.0)
-    parser.add_argument("--rate", type=int, default=250, help="samples per second")
+    parser.add_argument("--rate", type=int, default=100, help="samples per second")
     parser.add_argument("--out", type=Path, help="write the summary here (default: stdout)")
     parser.add_argument("--stacks", type=Path, help="also keep py-spy's collapsed stacks here")
     args = parser.parse_args(argv)

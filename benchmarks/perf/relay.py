@@ -2,9 +2,11 @@
 
 FastAPI on uvicorn, one pooled :class:`httpx.AsyncClient` built with the guard proxy's client
 settings (the :class:`guard.settings.Settings` defaults: timeouts, pool limits,
-``trust_env=False``, the upstream as ``base_url``). ``POST /v1/chat/completions`` sends the
-client's body upstream as received and answers the upstream's bytes, status and content type;
-a streaming request is relayed chunk by chunk as it arrives. Nothing is parsed, priced,
+``trust_env=False``, the upstream as ``base_url``) and its transport (aiohttp's connections
+when the ``fast-upstream`` extra is installed: :mod:`guard.proxy.aio_transport`).
+``POST /v1/chat/completions`` sends the client's body upstream as received and answers the
+upstream's bytes, status and content type; a streaming request is relayed chunk by chunk as
+it arrives. Nothing is parsed, priced,
 decided or logged: whatever the guard proxy takes beyond this is the guard's cost.
 
 Serve it with ``UTILITYGUARD_PERF_RELAY_UPSTREAM=http://127.0.0.1:PORT/v1 python -m uvicorn
@@ -22,30 +24,37 @@ from fastapi import FastAPI, Request
 from starlette.background import BackgroundTask
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
+from guard.proxy import aio_transport
 from guard.settings import Settings
 
 #: the environment variable naming the upstream (``http://HOST:PORT/v1``)
 UPSTREAM_ENV = "UTILITYGUARD_PERF_RELAY_UPSTREAM"
+#: set to ``httpcore`` for httpx's own transport even where aiohttp is installed (the
+#: ``client_floor`` benchmark's "before")
+TRANSPORT_ENV = "UTILITYGUARD_PERF_RELAY_TRANSPORT"
 
 
-def client_for(upstream: str) -> httpx.AsyncClient:
-    """An upstream client configured as the guard proxy configures its own."""
+def client_for(upstream: str, *, httpcore: bool = False) -> httpx.AsyncClient:
+    """An upstream client configured as the guard proxy configures its own (``httpcore``:
+    with httpx's own transport instead of the proxy's)."""
     s = Settings(_env_file=None)  # type: ignore[call-arg]  # (pydantic-settings keyword)
+    limits = httpx.Limits(max_connections=s.max_connections,
+                          max_keepalive_connections=s.max_keepalive)
     return httpx.AsyncClient(
         base_url=upstream.rstrip("/") + "/",
         timeout=httpx.Timeout(s.read_timeout, connect=s.connect_timeout, pool=s.pool_timeout),
-        limits=httpx.Limits(max_connections=s.max_connections,
-                            max_keepalive_connections=s.max_keepalive),
+        limits=limits, transport=None if httpcore else aio_transport.transport_for(limits),
         trust_env=False)
 
 
-def create_relay(upstream: str) -> FastAPI:
-    """The relay app in front of ``upstream`` (its ``.../v1`` URL)."""
+def create_relay(upstream: str, *, httpcore: bool = False) -> FastAPI:
+    """The relay app in front of ``upstream`` (its ``.../v1`` URL); ``httpcore``: see
+    :func:`client_for`."""
     holder: dict[str, httpx.AsyncClient] = {}
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        async with client_for(upstream) as client:
+        async with client_for(upstream, httpcore=httpcore) as client:
             holder["client"] = client
             yield
 
@@ -81,4 +90,4 @@ def app_from_environment() -> FastAPI:
     upstream = os.environ.get(UPSTREAM_ENV)
     if not upstream:
         raise SystemExit(f"set {UPSTREAM_ENV} to the upstream's http://HOST:PORT/v1")
-    return create_relay(upstream)
+    return create_relay(upstream, httpcore=os.environ.get(TRANSPORT_ENV) == "httpcore")

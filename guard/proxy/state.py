@@ -26,6 +26,7 @@ from guard.core import Guard
 from guard.decision_records import DecisionRecord
 from guard.exceptions import ConfigError
 from guard.protocols import CostModel
+from guard.proxy import aio_transport
 from guard.proxy.audit import AuditWriter
 from guard.proxy.audit.schema import SECURITY_EVENTS
 from guard.proxy.build import refusal_budget
@@ -129,16 +130,19 @@ class Proxy:
         if found is None:
             if s.upstream is None:
                 raise ConfigError("no upstream: pass --upstream URL or set UTILITYGUARD_UPSTREAM")
+            limits = httpx.Limits(max_connections=s.max_connections,
+                                  max_keepalive_connections=s.max_keepalive)
             client = httpx.AsyncClient(
-                base_url=s.upstream + "/", trust_env=False, transport=self._transport,
+                base_url=s.upstream + "/", trust_env=False,
+                transport=self._transport or aio_transport.transport_for(limits),
                 timeout=httpx.Timeout(s.read_timeout, connect=s.connect_timeout,
-                                      pool=s.pool_timeout),
-                limits=httpx.Limits(max_connections=s.max_connections,
-                                    max_keepalive_connections=s.max_keepalive))
+                                      pool=s.pool_timeout), limits=limits)
             # readiness has its own small client: a busy pool must not make /readyz wait
-            probe = httpx.AsyncClient(base_url=s.upstream + "/", trust_env=False,
-                                      transport=self._transport, timeout=READY_TIMEOUT_S,
-                                      limits=httpx.Limits(max_connections=2))
+            small = httpx.Limits(max_connections=2)
+            probe = httpx.AsyncClient(
+                base_url=s.upstream + "/", trust_env=False,
+                transport=self._transport or aio_transport.transport_for(small),
+                timeout=READY_TIMEOUT_S, limits=small)
             found = self._pools[key] = Upstream(client, max_bytes=s.max_upstream_bytes,
                                                 probe=probe)
         return found

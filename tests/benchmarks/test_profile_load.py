@@ -6,10 +6,10 @@ from __future__ import annotations
 from benchmarks.perf.profile_load import render, summarize
 
 STACKS = "\n".join([
-    "thread (1);main (/v/lib/python3.11/site-packages/app.py:1);f (/work/x/guard/a.py:5) 3",
-    "thread (1);main (/v/lib/python3.11/site-packages/app.py:1);g (/work/x/guard/b.py:7);"
+    "main (/v/lib/python3.11/site-packages/app.py:1);f (/work/x/guard/a.py:5) 3",
+    "main (/v/lib/python3.11/site-packages/app.py:1);g (/work/x/guard/b.py:7);"
     "g (/work/x/guard/b.py:9) 1",
-    "thread (1);main (/v/lib/python3.11/site-packages/app.py:1) 2",
+    "main (/v/lib/python3.11/site-packages/app.py:1) 2",
     "not a sample line",
 ])
 

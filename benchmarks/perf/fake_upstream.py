@@ -62,7 +62,8 @@ MODELS = json.dumps({"object": "list", "data": [{"id": "perf-model", "object": "
                                                  "owned_by": "perf"}]}).encode()
 
 
-async def _body(receive: Receive) -> bytes:
+async def read_body(receive: Receive) -> bytes:
+    """The whole request body of an ASGI request (shared with ``relay_clients``)."""
     chunks = []
     while True:
         msg = await receive()
@@ -93,7 +94,7 @@ async def app(scope: Scope, receive: Receive, send: Send) -> None:
     path = scope["path"]
     status = 200
     if path.endswith("/chat/completions"):
-        raw = await _body(receive)
+        raw = await read_body(receive)
         stream = b'"stream": true' in raw or b'"stream":true' in raw
         body, ctype = (STREAM, b"text/event-stream") if stream else (COMPLETION,
                                                                     b"application/json")

@@ -28,6 +28,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from benchmarks.perf.__main__ import load_average
+from benchmarks.perf.profile_request import emit
 from benchmarks.perf.proxy import CONCURRENCY, throughput
 from benchmarks.perf.stack import running
 
@@ -127,12 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     text = render(*summarize(collapsed), [
         f"# python -m benchmarks.perf.profile_load --config {args.config} "
         f"--seconds {args.seconds:g} --rate {args.rate}", *head])
-    if args.out is None:
-        print(text)
-    else:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text, encoding="utf-8")
-        print(f"wrote {args.out}")
+    emit(text, args.out)
     return 0
 
 

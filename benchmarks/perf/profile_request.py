@@ -184,13 +184,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     stats, wall = profile(args.requests, policy, args.stream, args.early)
     shown = [a for a in raw if not a.startswith("--out") and a != str(args.out)]
     text = render(stats, wall, args.requests, shown)
-    if args.out is None:
+    emit(text, args.out)
+    return 0
+
+
+def emit(text: str, out: Path | None) -> None:
+    """Print ``text``, or write it to ``out`` (its folder made) and say so (shared with
+    ``profile_load``)."""
+    if out is None:
         print(text)
     else:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text, encoding="utf-8")
-        print(f"wrote {args.out}")
-    return 0
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text, encoding="utf-8")
+        print(f"wrote {out}")
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ from typing import Any
 
 import httpx
 
+from benchmarks.perf.fake_upstream import read_body
 from benchmarks.perf.relay import UPSTREAM_ENV, client_for
 
 Scope = MutableMapping[str, Any]
@@ -42,15 +43,6 @@ def _upstream() -> str:
     if not upstream:
         raise SystemExit(f"set {UPSTREAM_ENV} to the upstream's http://HOST:PORT/v1")
     return upstream.rstrip("/")
-
-
-async def _body(receive: Receive) -> bytes:
-    chunks = []
-    while True:
-        msg = await receive()
-        chunks.append(msg.get("body", b""))
-        if not msg.get("more_body"):
-            return b"".join(chunks)
 
 
 def _app(start: Callable[[str], Awaitable[Fetch]]) -> Callable[..., Awaitable[None]]:
@@ -72,7 +64,7 @@ def _app(start: Callable[[str], Awaitable[Fetch]]) -> Callable[..., Awaitable[No
                         "headers": [(b"content-type", b"application/json")]})
             await send({"type": "http.response.body", "body": b'{"data": []}'})
             return
-        status, ctype, stream, chunks = await state["fetch"](_upstream(), await _body(receive))
+        status, ctype, stream, chunks = await state["fetch"](_upstream(), await read_body(receive))
         if not stream:
             data = b"".join([c async for c in chunks])
             await send({"type": "http.response.start", "status": status, "headers": [

@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import email.utils
+import http.cookiejar
 import itertools
 import json
 import logging
@@ -46,6 +47,14 @@ ERROR_HEADERS = ("retry-after",)
 MAX_ERROR_BODY = 64 * 1024
 RETRIED_STATUS = frozenset({429, 500, 502, 503, 504})
 Check = Callable[[dict[str, Any]], None]
+
+
+def cookieless() -> http.cookiejar.CookieJar:
+    """A cookie jar that keeps no cookie, for every upstream client: a client is shared by
+    every caller of the proxy, so a ``Set-Cookie`` kept from one reply and sent with the next
+    request would carry one caller's upstream session to another
+    (``tests/guard/proxy/test_upstream_cookies.py``)."""
+    return http.cookiejar.CookieJar(http.cookiejar.DefaultCookiePolicy(allowed_domains=[]))
 
 
 def display_url(url: str | httpx.URL) -> str:
@@ -187,7 +196,8 @@ class ChatClient(_Base):
         super().__init__(base_url, api_key=api_key, retries=retries, base_backoff=base_backoff,
                          max_backoff=max_backoff)
         self._client = httpx.AsyncClient(base_url=base_url.rstrip("/"), timeout=timeout,
-                                         headers=self.headers, transport=transport)
+                                         headers=self.headers, transport=transport,
+                                         cookies=cookieless())
 
     async def complete(self, body: Mapping[str, Any], check: Check | None = None, *,
                        path: str = "/chat/completions") -> dict[str, Any]:
@@ -216,7 +226,8 @@ class SyncChatClient(_Base):
         super().__init__(base_url, api_key=api_key, retries=retries, base_backoff=base_backoff,
                          max_backoff=max_backoff)
         self._client = httpx.Client(base_url=base_url.rstrip("/"), timeout=timeout,
-                                    headers=self.headers, transport=transport)
+                                    headers=self.headers, transport=transport,
+                                    cookies=cookieless())
 
     def complete(self, body: Mapping[str, Any], check: Check | None = None) -> dict[str, Any]:
         """The chat completion for ``body``, retried; :class:`UpstreamError` on failure.

@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from cost_models.upstream import cookieless
 from guard.core import Guard
 from guard.decision_records import DecisionRecord
 from guard.exceptions import ConfigError
@@ -133,14 +134,14 @@ class Proxy:
             limits = httpx.Limits(max_connections=s.max_connections,
                                   max_keepalive_connections=s.max_keepalive)
             client = httpx.AsyncClient(
-                base_url=s.upstream + "/", trust_env=False,
+                base_url=s.upstream + "/", trust_env=False, cookies=cookieless(),
                 transport=self._transport or aio_transport.transport_for(limits),
                 timeout=httpx.Timeout(s.read_timeout, connect=s.connect_timeout,
                                       pool=s.pool_timeout), limits=limits)
             # readiness has its own small client: a busy pool must not make /readyz wait
             small = httpx.Limits(max_connections=2)
             probe = httpx.AsyncClient(
-                base_url=s.upstream + "/", trust_env=False,
+                base_url=s.upstream + "/", trust_env=False, cookies=cookieless(),
                 transport=self._transport or aio_transport.transport_for(small),
                 timeout=READY_TIMEOUT_S, limits=small)
             found = self._pools[key] = Upstream(client, max_bytes=s.max_upstream_bytes,

@@ -19,7 +19,8 @@ from guard.exceptions import UpstreamPoolExhausted, UpstreamTimeout, UpstreamUna
 
 aio = pytest.importorskip("guard.proxy.aio_transport")
 if not aio.available():  # pragma: no cover - depends on what is installed
-    pytest.skip("aiohttp is not installed (the fast-upstream extra)", allow_module_level=True)
+    pytest.skip("aiohttp is not installed (the fast-upstream extra) or not in use",
+                allow_module_level=True)
 
 Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 

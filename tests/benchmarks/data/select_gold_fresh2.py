@@ -13,32 +13,22 @@ file. Every record is ``split: "test"``.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from select_gold_heldout import _lines, draw
+from select_gold_heldout import STYLES, write_test_sample
 
 HERE = Path(__file__).resolve().parent
 EARLIER = (HERE / "gold_grades.jsonl", HERE / "gold_heldout.jsonl", HERE / "gold_fresh.jsonl")
-STYLES = ("agent_tool", "context_paragraph", "forum_post", "non_native", "patient_portal",
-          "units_code", "voice_sms", "workplace_email")
 # (model file, style) -> records; "original" is every style of the original 1,216
 QUOTA = {**{("smollm2", s): 40 for s in STYLES}, ("smollm2", "original"): 40,
          **{("gemma3_270m", s): 28 for s in STYLES}, ("gemma3_270m", "original"): 28}
 SEED = 2212
 
 
-def select() -> list[dict[str, Any]]:
-    seen = {(r["id"], r.get("model")) for path in EARLIER for r in _lines(path)}
-    return draw(QUOTA, seen, SEED, lambda k: "test")
-
-
 def main() -> None:
-    for rec in select():
-        sys.stdout.write(json.dumps(rec, ensure_ascii=False) + "\n")
+    write_test_sample(QUOTA, EARLIER, SEED)
 
 
 if __name__ == "__main__":

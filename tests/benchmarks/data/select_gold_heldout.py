@@ -69,6 +69,16 @@ def draw(quota: dict[tuple[str, str], int], seen: set[tuple[str, str]], seed: in
     return out
 
 
+def write_test_sample(quota: dict[tuple[str, str], int], earlier: tuple[Path, ...],
+                      seed: int) -> None:
+    """Write to stdout, as JSON lines, a sample drawn by :func:`draw` with every record in the
+    ``test`` split and none whose ``(id, model)`` is in the gold files ``earlier``. Shared by
+    the selection scripts of the third and fourth samples."""
+    seen = {(r["id"], r.get("model")) for path in earlier for r in _lines(path)}
+    for rec in draw(quota, seen, seed, lambda k: "test"):
+        sys.stdout.write(json.dumps(rec, ensure_ascii=False) + "\n")
+
+
 def select() -> list[dict[str, Any]]:
     # the first sample holds SmolLM2 records only: its ids are seen for every model
     ids = {r["id"] for r in _lines(GOLD)}

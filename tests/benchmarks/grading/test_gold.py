@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from benchmarks.grading.agreement import Agreement, main, read_gold, rules_vs_gold
 
@@ -59,11 +60,7 @@ def test_the_held_out_sample_covers_both_models_and_every_style() -> None:
     cells = Counter((r["model"], r["style"], r["split"]) for r in gold)
     assert len({s for _, s, _ in cells}) == 9  # eight growth styles and the original set
     assert all(n >= 6 for n in cells.values())  # both halves of every stratum
-    for r in gold:
-        if not r["answered"]:
-            assert r["correct"] is None
-        elif not r["answerable"]:
-            assert r["correct"] is False
+    assert_grades_consistent(gold)
 
 
 def test_the_rules_on_the_tuning_samples_stay_at_the_measured_level() -> None:
@@ -91,11 +88,7 @@ def test_the_fresh_sample_covers_both_models_and_every_style_and_names_its_reade
     earlier = {(r.get("model", "smollm2-135m-instruct"), r["id"])
                for r in read_gold(GOLD) + read_gold(HELDOUT)}
     assert not earlier & {(r["model"], r["id"]) for r in gold}
-    for r in gold:
-        if not r["answered"]:
-            assert r["correct"] is None
-        elif not r["answerable"]:
-            assert r["correct"] is False
+    assert_grades_consistent(gold)
 
 
 def test_the_rules_on_the_fresh_sample_stay_at_the_measured_level() -> None:
@@ -113,3 +106,59 @@ def test_disagreements_are_keyed_by_model_and_id() -> None:
     result = rules_vs_gold(gold)
     n = result.total - result.agree
     assert len(set(result.disagreements)) == len(result.disagreements) == n
+
+
+def assert_grades_consistent(gold: list[dict[str, Any]]) -> None:
+    """An abstention has no correctness, an answer to a refusal-required item is wrong, an
+    answer to an answerable item is right or wrong."""
+    for r in gold:
+        if not r["answered"]:
+            assert r["correct"] is None
+        elif not r["answerable"]:
+            assert r["correct"] is False
+        else:
+            assert isinstance(r["correct"], bool)
+
+
+# The fourth sample (issue 22): its shape, its readers, nothing shared with earlier samples;
+# agreement on it measured once, after the last rule change.
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+FRESH2 = DATA / "gold_fresh2.jsonl"
+EARLIER = ("gold_grades.jsonl", "gold_heldout.jsonl", "gold_fresh.jsonl")
+
+
+def test_the_fourth_sample_covers_both_models_and_every_style_and_names_its_readers() -> None:
+    gold = read_gold(FRESH2)
+    assert len(gold) == 612 and len({(r["model"], r["id"]) for r in gold}) == 612
+    cells = Counter((r["model"], r["style"]) for r in gold)
+    assert len(cells) == 18
+    assert {n for (m, _), n in cells.items() if m == "smollm2-135m-instruct"} == {40}
+    assert {n for (m, _), n in cells.items() if m == "gemma-3-270m"} == {28}
+    for (model, style), n in cells.items():  # half answerable in every stratum
+        answerable = sum(1 for r in gold
+                         if (r["model"], r["style"]) == (model, style) and r["answerable"])
+        assert answerable == n // 2
+    assert {r["split"] for r in gold} == {"test"}
+    assert {r["reader"] for r in gold} == {f"claude-reader-g{k}" for k in range(1, 6)}
+    earlier = {(r.get("model", "smollm2-135m-instruct"), r["id"])
+               for name in EARLIER for r in read_gold(DATA / name)}
+    assert not earlier & {(r["model"], r["id"]) for r in gold}
+    assert_grades_consistent(gold)
+
+
+def test_the_fourth_sample_is_the_selected_records_with_grades_added() -> None:
+    graded = read_gold(FRESH2)
+    selected = read_gold(DATA / "gold_fresh2_sample.jsonl")
+    grade_keys = {"answered", "correct", "note", "reader"}
+    assert [{k: v for k, v in r.items() if k not in grade_keys} for r in graded] == selected
+
+
+def test_the_rules_on_the_fourth_sample_stay_at_the_measured_level() -> None:
+    # a regression floor at the level measured once, after the last rule change (d2d7b08):
+    # SmolLM2 334/360 (92.8%), Gemma 250/252 (99.2%). The goal (97% per model) is not met
+    # for SmolLM2; a later change that loses any of these records fails here.
+    gold = read_gold(FRESH2)
+    for model, floor in (("smollm2-135m-instruct", 334), ("gemma-3-270m", 250)):
+        result = rules_vs_gold([r for r in gold if r["model"] == model])
+        assert result.agree >= floor, (model, result.table())

@@ -122,7 +122,8 @@ class AnswerabilityModel(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         query is tokenized and embedded once): the logistic function of the decision value,
         computed in the pipeline's order, so it equals ``predict_alpha`` on a batch bit for
         bit."""
-        check_is_fitted(self, "pipeline_")
+        if "pipeline_" not in self.__dict__:  # scikit-learn's check is slow per query
+            check_is_fitted(self, "pipeline_")
         scorer = self._scorer()
         if scorer is None:
             return float(self.predict_alpha([features.text])[0])

@@ -224,12 +224,12 @@ class CostRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
         """``E[L | x]`` of one query from its :class:`~cost_models.query_features.QueryFeatures`
         (shared with the answerability model, so the query is tokenized and embedded once);
         the same value as ``predict([features.text])[0]``."""
-        check_is_fitted(self, "pipeline_")
+        if "pipeline_" not in self.__dict__:  # scikit-learn's check is slow per query
+            check_is_fitted(self, "pipeline_")
         scorer = self._scorer()
         if scorer is None:
             return float(self.predict([features.text])[0])
-        mu = np.array([scorer.score(features)], dtype=np.float64)
-        return float(np.asarray(expected_cost_lognormal(mu, self.residual_var_)).reshape(-1)[0])
+        return float(expected_cost_lognormal(scorer.score(features), float(self.residual_var_)))
 
     def to_data(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """``(parameters, arrays)``: the fitted model as data (no pickle); ridge kinds only."""

@@ -21,6 +21,7 @@ so that exact equality (``p == threshold``) answers, as the theorem allows.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -38,6 +39,27 @@ from policies.validation import (
 #: The default price of an unnecessary refusal ``C_R`` (UtilityBench's headline value); every
 #: default in the distribution refers to this constant.
 DEFAULT_C_R = 2.0
+
+
+def _floats(*values: Any) -> bool:
+    """Every value a plain Python ``float`` (the guard's one-request case): the scalar fast
+    paths below apply. Their checks are the array checks' conditions on one value and their
+    arithmetic is the same IEEE double operations in the same order, so the results are the
+    array path's bit for bit (``tests/policies/test_scalar_fast_path.py``); anything else
+    (ints, numpy scalars, arrays, invalid values) takes the array path, which raises."""
+    return all(type(v) is float for v in values)
+
+
+def _ok_probability(v: float) -> bool:
+    return 0.0 <= v <= 1.0  # False for NaN
+
+
+def _ok_cost(v: float) -> bool:
+    return math.isfinite(v) and v > 0.0
+
+
+def _ok_c_r(v: float) -> bool:
+    return math.isfinite(v) and v >= 0.0
 
 
 def expected_utility_values(p: Any, cost: Any) -> Any:
@@ -73,6 +95,8 @@ def expected_utility(p: Any, cost: Any) -> Any:
     >>> round(expected_utility(0.1, 0.1), 12)
     0.01
     """
+    if _floats(p, cost) and _ok_probability(p) and _ok_cost(cost):
+        return float(expected_utility_values(p, cost))
     p_ = probability("p", p)
     cost_ = positive_cost("cost", cost)
     p_, cost_ = broadcast(p=p_, cost=cost_)
@@ -89,6 +113,8 @@ def refusal_expected_utility(c_r: Any = DEFAULT_C_R, *, alpha: Any = 1.0) -> Any
     >>> refusal_expected_utility(2.0, alpha=0.5)
     -0.5
     """
+    if _floats(c_r, alpha) and _ok_c_r(c_r) and _ok_probability(alpha):
+        return float(refusal_expected_utility_values(c_r, alpha))
     cr = refusal_cost("c_r", c_r)
     al = probability("alpha", alpha)
     cr, al = broadcast(c_r=cr, alpha=al)
@@ -113,13 +139,23 @@ def answer_threshold(cost: Any, c_r: Any = DEFAULT_C_R, *, alpha: Any = 1.0) -> 
     >>> answer_threshold(3.0, c_r=1.0, alpha=0.5)  # unsure it is answerable: more willing to refuse
     0.75
     """
+    if _floats(cost, c_r, alpha) and _ok_cost(cost) and _ok_c_r(c_r) and _ok_probability(alpha):
+        return float(_threshold_values(cost, c_r, alpha, paper=alpha == 1.0))
     cost_ = positive_cost("cost", cost)
     cr = refusal_cost("c_r", c_r)
     al = probability("alpha", alpha)
     cost_, cr, al = broadcast(cost=cost_, c_r=cr, alpha=al)
-    paper = (cost_ - cr) / (1.0 + cost_)
-    general = (cost_ + 1.0 - al * (1.0 + cr)) / (1.0 + cost_)
+    paper = _threshold_values(cost_, cr, al)
+    general = _threshold_values(cost_, cr, al, paper=False)
     return unwrap(np.where(al == 1.0, paper, general))
+
+
+def _threshold_values(cost: Any, c_r: Any, alpha: Any, *, paper: bool = True) -> Any:
+    """The threshold of already-validated values: the paper's ``(L - C_R) / (1 + L)``, or
+    the uncertain-answerability rule ``(L + 1 - alpha (1 + C_R)) / (1 + L)``."""
+    if paper:
+        return (cost - c_r) / (1.0 + cost)
+    return (cost + 1.0 - alpha * (1.0 + c_r)) / (1.0 + cost)
 
 
 def should_answer(p: Any, cost: Any, c_r: Any = DEFAULT_C_R, *, alpha: Any = 1.0) -> Any:
@@ -174,6 +210,9 @@ def expected_cost_lognormal(mu: Any, sigma2: Any) -> Any:
     >>> round(expected_cost_lognormal(0.0, 1.0), 6)  # exp(0.5)
     1.648721
     """
+    if _floats(mu, sigma2) and math.isfinite(mu) and math.isfinite(sigma2) and sigma2 >= 0.0:
+        # np.exp over a one-element array: the array path's ufunc loop on the same double
+        return float(np.exp(np.array([mu + sigma2 / 2.0], dtype=np.float64))[0])
     m = as_float("mu", mu)
     if not np.isfinite(m).all():
         raise InvalidValueError("mu must be finite real numbers")

@@ -5,6 +5,7 @@ Shared by :mod:`guard.calibration` and the benchmarks; re-exported from ``guard.
 
 from __future__ import annotations
 
+import math
 import operator
 from typing import Any
 
@@ -29,6 +30,9 @@ def as_signal_values(values: Any, name: str = "x") -> FloatArray:
     ...
     policies.exceptions.InvalidValueError: x[1] is None; a confidence signal must be a finite number
     """
+    if type(values) is list and len(values) == 1 and type(values[0]) is float \
+            and math.isfinite(values[0]):  # one reply's signal (the proxy's case)
+        return np.array(values, dtype=np.float64)
     arr = np.asarray(values)
     if arr.ndim > 1:
         raise InvalidValueError(f"{name} must be one-dimensional; got shape {arr.shape}")

@@ -2,7 +2,8 @@
 
 Used to measure the rules against the gold sample graded by reading
 (``python -m benchmarks.grading.agreement tests/benchmarks/data/gold_grades.jsonl``) and the
-rules against the second-stage model grader (``collect --grader-upstream``).
+rules against the second-stage model grader (``collect --grader-upstream``), and one reading
+against another (``--against``: how far two readers agree, the ceiling a grader can be held to).
 """
 
 from __future__ import annotations
@@ -85,25 +86,53 @@ def rules_vs_gold(gold: Iterable[dict[str, Any]], by: Sequence[str] = ("answer_t
     out = Agreement()
     for rec in gold:
         g = grade(rec, str(rec["response"]))
-        want = (bool(rec["answered"]), None if rec["correct"] is None else bool(rec["correct"]))
         key = "/".join(str(rec.get(f)) for f in by)
-        out.add(f"{rec.get('model', '')}:{rec['id']}", key, (g.answered, g.correct), want)
+        out.add(f"{rec.get('model', '')}:{rec['id']}", key, (g.answered, g.correct), _outcome(rec))
+    return out
+
+
+def _outcome(rec: dict[str, Any]) -> Outcome:
+    return bool(rec["answered"]), None if rec["correct"] is None else bool(rec["correct"])
+
+
+def reading_vs_gold(gold: Iterable[dict[str, Any]], other: Iterable[dict[str, Any]],
+                    by: Sequence[str] = ("answer_type",)) -> Agreement:
+    """Compare the gold grades with another reading of the same records (``id``, ``model``,
+    ``answered``, ``correct``), keyed by (``id``, ``model``); grouped as :func:`rules_vs_gold`.
+    A gold record the other reading lacks is a :class:`ValueError`: an agreement over a subset
+    would not say so."""
+    seen = {(r["id"], r.get("model")): _outcome(r) for r in other}
+    out = Agreement()
+    for rec in gold:
+        theirs = seen.get((rec["id"], rec.get("model")))
+        if theirs is None:
+            raise ValueError(f"the other reading has no grade for {rec.get('model')}:{rec['id']}")
+        key = "/".join(str(rec.get(f)) for f in by)
+        out.add(f"{rec.get('model', '')}:{rec['id']}", key, theirs, _outcome(rec))
     return out
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="python -m benchmarks.grading.agreement",
-        description="Agreement of the rule grader with grades written by reading.")
+        description="Agreement of the rule grader (or, with --against, of a second reading) "
+                    "with grades written by reading.")
     p.add_argument("gold", type=Path, help="gold grades (JSONL)")
     p.add_argument("--by", default="answer_type",
                    help="record fields to group rows by, comma-separated (answer_type; "
                         "e.g. model or model,style)")
     p.add_argument("--split", help="only the records of this split (tune or test)")
+    p.add_argument("--against", type=Path, metavar="READING",
+                   help="compare with this second reading of the same records (JSONL: id, "
+                        "model, answered, correct) instead of the rules")
     args = p.parse_args(argv)
     gold = [r for r in read_gold(args.gold) if args.split is None or r.get("split") == args.split]
     by = [f.strip() for f in args.by.split(",") if f.strip()]
-    result = rules_vs_gold(gold, by)
+    try:
+        result = (rules_vs_gold(gold, by) if args.against is None
+                  else reading_vs_gold(gold, read_gold(args.against), by))
+    except ValueError as exc:
+        p.error(str(exc))
     print(result.table(", ".join(by)))
     print("disagreements:", ", ".join(result.disagreements) or "none")
     return 0

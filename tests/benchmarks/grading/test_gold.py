@@ -6,7 +6,15 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from benchmarks.grading.agreement import Agreement, main, read_gold, rules_vs_gold
+import pytest
+
+from benchmarks.grading.agreement import (
+    Agreement,
+    main,
+    read_gold,
+    reading_vs_gold,
+    rules_vs_gold,
+)
 
 GOLD = Path(__file__).resolve().parents[1] / "data" / "gold_grades.jsonl"
 
@@ -162,3 +170,29 @@ def test_the_rules_on_the_fourth_sample_stay_at_the_measured_level() -> None:
     for model, floor in (("smollm2-135m-instruct", 334), ("gemma-3-270m", 250)):
         result = rules_vs_gold([r for r in gold if r["model"] == model])
         assert result.agree >= floor, (model, result.table())
+
+
+def test_a_second_reading_is_compared_record_by_record(tmp_path: Path) -> None:
+    gold = [{"id": "a", "model": "m", "answer_type": "text", "answered": True, "correct": True},
+            {"id": "a", "model": "n", "answer_type": "text", "answered": False, "correct": None},
+            {"id": "b", "model": "m", "answer_type": "choice", "answered": True,
+             "correct": False}]
+    other = [{"id": "b", "model": "m", "answered": True, "correct": False},
+             {"id": "a", "model": "n", "answered": True, "correct": False},  # disagrees
+             {"id": "a", "model": "m", "answered": True, "correct": True}]
+    result = reading_vs_gold(gold, other)
+    assert (result.agree, result.total, result.disagreements) == (2, 3, ["n:a"])
+    with pytest.raises(ValueError, match="no grade for m:b"):
+        reading_vs_gold(gold, other[1:])
+
+
+def test_the_second_reading_of_the_fourth_sample_covers_it_and_names_its_readers() -> None:
+    # four readers who had read none of the samples graded all 612 records again, blind to
+    # the first reading; measured once: SmolLM2 356/360, Gemma 252/252
+    repeat = read_gold(DATA / "gold_fresh2_repeat.jsonl")
+    assert {(r["id"], r["model"]) for r in repeat} == {
+        (r["id"], r["model"]) for r in read_gold(FRESH2)} and len(repeat) == 612
+    assert {r["reader"] for r in repeat} == {f"claude-reader-r{k}" for k in range(1, 5)}
+    result = reading_vs_gold(read_gold(FRESH2), repeat, ("model",))
+    assert result.by_type["smollm2-135m-instruct"][0] >= 356
+    assert result.by_type["gemma-3-270m"][0] == 252

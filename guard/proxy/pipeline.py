@@ -16,7 +16,10 @@ forward   :mod:`guard.proxy.forward`       the plan sent within the deadline, re
                                            sent on a rejection, the signal's extra calls
 decide    :mod:`guard.proxy.decide`        the confidence, the rule, the decision record
 deliver   :mod:`guard.proxy.deliver`       the reply or the allow-listed refusal, the
-                                           decision headers and body object
+                                           decision headers and body object; the
+                                           decision recorded once the server has the
+                                           response (:class:`~guard.proxy.deliver.
+                                           Delivered`: the client does not wait for it)
 ========  ===============================  =================================================
 
 A buffered request (not streamed, or streamed under ``--buffer-streams``) is priced while the
@@ -111,10 +114,7 @@ async def handle(request: Request, api: Api[P]) -> Response:
                 return early
             fetched = early  # the upstream answered JSON: decided as on the buffered path
         got = await forward(ex, fetched)
-    record = decide(ex, got.answer, got.view)
-    response = deliver(ex, got, record)
-    ex.record(record, got.upstream_s)
-    return response
+    return deliver(ex, got, decide(ex, got.answer, got.view))  # recorded once handed over
 
 
 def endpoint(api: Api[Any]) -> Callable[[Request], Awaitable[Response]]:

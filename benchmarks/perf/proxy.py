@@ -132,15 +132,16 @@ async def _raw_request(reader: asyncio.StreamReader, writer: asyncio.StreamWrite
     """One keep-alive HTTP/1.1 exchange; raises on a non-200 status or a chunked reply."""
     writer.write(request)
     head = await reader.readuntil(b"\r\n\r\n")
-    if not head.startswith(b"HTTP/1.1 200"):
-        raise RuntimeError(f"unexpected response: {head[:60]!r}")
     length = None
     for line in head.split(b"\r\n"):
         if line.lower().startswith(b"content-length:"):
             length = int(line.split(b":", 1)[1])
     if length is None:
         raise RuntimeError("the reply has no content-length (the raw client reads no chunks)")
-    await reader.readexactly(length)
+    body = await reader.readexactly(length)
+    if not head.startswith(b"HTTP/1.1 200"):  # what the server said, for the run's error
+        status = head.split(b"\r\n", 1)[0]
+        raise RuntimeError(f"unexpected response: {status!r}, body {body[:400]!r}")
 
 
 async def throughput(url: str, conc: int = CONCURRENCY, total: int = REQUESTS_C32) -> float:
@@ -161,7 +162,10 @@ async def throughput(url: str, conc: int = CONCURRENCY, total: int = REQUESTS_C3
                 await _raw_request(r, w, request)
 
         t0 = time.perf_counter()
-        await asyncio.gather(*[worker(r, w) for r, w in conns])
+        try:
+            await asyncio.gather(*[worker(r, w) for r, w in conns])
+        except RuntimeError as exc:
+            raise RuntimeError(f"throughput run against {url}: {exc}") from None
         return per * conc / (time.perf_counter() - t0)
     finally:
         for _, w in conns:

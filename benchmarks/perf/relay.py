@@ -4,7 +4,8 @@ FastAPI on uvicorn, one pooled :class:`httpx.AsyncClient` built with the guard p
 settings (the :class:`guard.settings.Settings` defaults: timeouts, pool limits,
 ``trust_env=False``, the upstream as ``base_url``) and its transport (aiohttp's connections
 when the ``fast-upstream`` extra is installed: :mod:`guard.proxy.aio_transport`).
-``POST /v1/chat/completions`` sends the client's body upstream as received and answers the
+``POST /v1/chat/completions`` (its upstream URL merged once, as the proxy's pool merges each
+path once) sends the client's body upstream as received and answers the
 upstream's bytes, status and content type; a streaming request is relayed chunk by chunk as
 it arrives. Nothing is parsed, priced,
 decided or logged: whatever the guard proxy takes beyond this is the guard's cost.
@@ -18,6 +19,7 @@ from __future__ import annotations
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import httpx
 from fastapi import FastAPI, Request
@@ -50,7 +52,7 @@ def client_for(upstream: str, *, httpcore: bool = False) -> httpx.AsyncClient:
 def create_relay(upstream: str, *, httpcore: bool = False) -> FastAPI:
     """The relay app in front of ``upstream`` (its ``.../v1`` URL); ``httpcore``: see
     :func:`client_for`."""
-    holder: dict[str, httpx.AsyncClient] = {}
+    holder: dict[str, Any] = {}
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -63,7 +65,9 @@ def create_relay(upstream: str, *, httpcore: bool = False) -> FastAPI:
     async def chat(request: Request) -> Response:
         client = holder["client"]
         body = await request.body()
-        up = client.build_request("POST", "chat/completions", content=body,
+        if "url" not in holder:  # merged once, as the guard proxy's pool does (Upstream.url)
+            holder["url"] = client.build_request("POST", "chat/completions").url
+        up = client.build_request("POST", holder["url"], content=body,
                                   headers={"content-type": "application/json"})
         response = await client.send(up, stream=True)
         ctype = response.headers.get("content-type", "application/json")

@@ -23,10 +23,11 @@ ones delivered (a reply with a key twice would read differently to another JSON 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
 
 from guard.completion import choice_answer
 from guard.core import Guard
@@ -42,15 +43,41 @@ from guard.refusal_substitution import refused_choice, refused_completion, refus
 REFUSED_CHOICES_HEADER = "x-utilityguard-refused-choices"
 
 
+class Delivered(Response):
+    """The response of a decided exchange; ``after`` (the decision's record: metrics, the
+    ``GET /v1/decisions`` store, the audit row) runs once the server has the response's
+    bytes, sent or not (the client left, the send failed): a record is never lost, and the
+    client does not wait for it. It runs before the event loop serves anything else (it
+    does not await), unless the body filled the socket's buffers and the send had to wait
+    for them to drain."""
+
+    def __init__(self, content: bytes, *, media_type: str, headers: Mapping[str, str],
+                 after: Callable[[], None]) -> None:
+        super().__init__(content, media_type=media_type, headers=headers)
+        self.after = after
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self.after()
+
+
 def deliver(ex: Exchange[Any], got: Forwarded[Any], record: DecisionRecord) -> Response:
-    """The deliver stage: the client's response to a decided exchange."""
+    """The deliver stage: the client's response to a decided exchange, the decision
+    recorded (:meth:`~guard.proxy.exchange.Exchange.record`) once it is handed over."""
     final = decision_body(record, enabled=not ex.settings.decision_headers_only)
     out = ex.api.deliver(ex, got, record, final)
     headers = {**decision_headers(record), **out.headers}
+
+    def after() -> None:
+        ex.record(record, got.upstream_s)
+
     if not out.stream:
-        return Response(out.content, media_type="application/json", headers=headers)
-    return Response(out.content, media_type="text/event-stream",
-                    headers={**headers, "cache-control": "no-cache"})
+        return Delivered(out.content, media_type="application/json", headers=headers,
+                         after=after)
+    return Delivered(out.content, media_type="text/event-stream",
+                     headers={**headers, "cache-control": "no-cache"}, after=after)
 
 
 def _own(reply: Mapping[str, Any]) -> dict[str, Any]:

@@ -91,9 +91,12 @@ async def sent(ex: Exchange[P], attempt: Callable[[P], Awaitable[T]]) -> tuple[T
         return await attempt(plan), plan
 
 
-async def forward(ex: Exchange[P], fetched: Fetched[P] | None = None) -> Forwarded[P]:
+async def forward(ex: Exchange[P], fetched: Fetched[P] | None = None, *,
+                  priced: asyncio.Event | None = None) -> Forwarded[P]:
     """The forward stage: the upstream's reply to the exchange (``fetched``: already read by
-    an early stream the upstream answered with JSON), judged, within the deadline."""
+    an early stream the upstream answered with JSON), judged, within the deadline; with
+    ``priced``, the reply is judged once it is set (the price stage running meanwhile,
+    :func:`guard.proxy.pipeline.forwarded_while_priced`)."""
     upstream = ex.upstream
 
     async def exchange() -> Forwarded[P]:
@@ -102,6 +105,8 @@ async def forward(ex: Exchange[P], fetched: Fetched[P] | None = None) -> Forward
             (reply, events), plan = await sent(
                 ex, lambda plan: ex.api.fetch(upstream, plan, ex.headers))
             got = Fetched(reply, events, plan)
+        if priced is not None:
+            await priced.wait()  # judging reads the price (P(True) only when p matters)
         answer, view = await ex.api.judged(ex, got.plan, got.reply)
         return Forwarded(got.reply, got.events, got.plan, answer=answer, view=view,
                          upstream_s=time.perf_counter() - ex.t_up)

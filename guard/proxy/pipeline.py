@@ -16,8 +16,20 @@ forward   :mod:`guard.proxy.forward`       the plan sent within the deadline, re
                                            sent on a rejection, the signal's extra calls
 decide    :mod:`guard.proxy.decide`        the confidence, the rule, the decision record
 deliver   :mod:`guard.proxy.deliver`       the reply or the allow-listed refusal, the
-                                           decision headers and body object
+                                           decision headers and body object; the
+                                           decision recorded once the server has the
+                                           response (:class:`~guard.proxy.deliver.
+                                           Delivered`: the client does not wait for it)
 ========  ===============================  =================================================
+
+A buffered request (not streamed, or streamed under ``--buffer-streams``) is priced while the
+upstream answers it (:func:`forwarded_while_priced`): the plan sent upstream does not depend on
+the price, so the request is put on the wire first and the cost model, the answerability
+classifier and the rule's arithmetic run while the upstream computes its reply; the reply is
+judged only once the price is known. The decision is the one the stages make in order, the
+deadline covers both, and a failure of either ends the request as before (the other is
+cancelled). A streamed request is priced first: whether it streams early, and what it sends
+upstream then, depend on the price.
 
 A streamed request whose decision cannot depend on its reply (:func:`~guard.proxy.early.
 streams_early`) goes through forward, decide and deliver as the reply arrives
@@ -28,6 +40,8 @@ buffered path. A new guarded endpoint is one more adapter and one more entry of
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -40,7 +54,7 @@ from guard.proxy.chat import CHAT
 from guard.proxy.decide import decide
 from guard.proxy.deliver import deliver
 from guard.proxy.early import relay, streams_early
-from guard.proxy.exchange import Api, Exchange, P
+from guard.proxy.exchange import Api, Exchange, Forwarded, P
 from guard.proxy.forward import forward
 from guard.proxy.parse import parse
 from guard.proxy.responses import RESPONSES
@@ -53,22 +67,54 @@ def price_of(ex: Exchange[Any]) -> Price:
     return ex.guard.price(ex.query, cost=o.cost, c_r=ex.proxy.c_r(o.c_r), mode=o.mode)
 
 
+#: How many times the request's task yields to the event loop after starting the upstream
+#: call and before pricing: enough for the request to reach the upstream's socket through
+#: the pooled client (either transport) when a connection is free. A performance matter
+#: only: the reply is judged after the price whatever the order (``tests/guard/proxy/
+#: test_priced_while_forwarded.py`` checks that the upstream has the request while the
+#: guard prices).
+SEND_YIELDS = 10
+
+
+async def forwarded_while_priced(ex: Exchange[P]) -> Forwarded[P]:
+    """The price and forward stages of a buffered request at once: the upstream call is
+    started, then the request is priced (:func:`price_of`) while the upstream answers; the
+    forward stage judges the reply once the price is set. Either failing cancels the other
+    and raises its error."""
+    priced = asyncio.Event()
+    ex.t_up = time.perf_counter()
+    pending = asyncio.ensure_future(forward(ex, priced=priced))
+    try:
+        for _ in range(SEND_YIELDS):
+            if pending.done():
+                break
+            await asyncio.sleep(0)
+        ex.price = price_of(ex)
+    except BaseException:
+        pending.cancel()
+        with contextlib.suppress(BaseException):
+            await pending
+        raise
+    priced.set()
+    return await pending
+
+
 async def handle(request: Request, api: Api[P]) -> Response:
     """Serve one guarded request of ``api`` through every stage."""
     ex = await parse(request, api)
-    ex.price = price_of(ex)
-    ex.t_up = time.perf_counter()
-    fetched = None
-    if ex.stream and not ex.settings.buffer_streams and streams_early(ex.price, ex.guard):
-        early = await relay(ex)
-        if isinstance(early, Response):
-            return early
-        fetched = early  # the upstream answered JSON: decided as on the buffered path
-    got = await forward(ex, fetched)
-    record = decide(ex, got.answer, got.view)
-    response = deliver(ex, got, record)
-    ex.record(record, got.upstream_s)
-    return response
+    if not ex.stream or ex.settings.buffer_streams:
+        got = await forwarded_while_priced(ex)
+    else:
+        ex.price = price_of(ex)
+        ex.t_up = time.perf_counter()
+        fetched = None
+        if streams_early(ex.price, ex.guard):
+            early = await relay(ex)
+            if isinstance(early, Response):
+                return early
+            fetched = early  # the upstream answered JSON: decided as on the buffered path
+        got = await forward(ex, fetched)
+    return deliver(ex, got, decide(ex, got.answer, got.view))  # recorded once handed over
 
 
 def endpoint(api: Api[Any]) -> Callable[[Request], Awaitable[Response]]:

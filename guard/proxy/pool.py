@@ -50,6 +50,9 @@ DEFAULT_MAX_BYTES = 8 * 1024 * 1024
 #: The readiness probe's whole deadline, in seconds (a load balancer's check must not wait
 #: behind the requests in flight).
 READY_TIMEOUT_S = 1.0
+#: How many upstream paths' absolute URLs :meth:`Upstream.url` keeps (the API's few paths;
+#: a pass-through GET of many paths is merged each time past it).
+URL_CACHE = 32
 
 
 def upstream_headers(client_headers: Mapping[str, str], upstream_key: str | None, *,
@@ -139,6 +142,18 @@ class Upstream:
         self.probe = probe
         self.name = display_url(client.base_url).rstrip("/")
         self.max_bytes = max_bytes
+        self._urls: dict[str, httpx.URL] = {}
+
+    def url(self, path: str) -> httpx.URL:
+        """The absolute URL the client sends ``path`` to, as its ``build_request`` merges it
+        with the base URL; kept for the next request (at most :data:`URL_CACHE` paths:
+        httpx parses a URL in Python, a cost on every request)."""
+        url = self._urls.get(path)
+        if url is None:
+            url = self.client.build_request("GET", path).url
+            if len(self._urls) < URL_CACHE:
+                self._urls[path] = url
+        return url
 
     async def _send(self, method: str, path: str, headers: Mapping[str, str],
                     body: bytes | None = None) -> httpx.Response:
@@ -146,7 +161,8 @@ class Upstream:
         (:class:`UpstreamTooLarge` past it, the connection closed)."""
         if body is not None:
             headers = {**headers, "content-type": "application/json"}
-        request = self.client.build_request(method, path, content=body, headers=headers)
+        request = self.client.build_request(method, self.url(path), content=body,
+                                            headers=headers)
         with self.errors():
             response = await self.client.send(request, stream=True)
             try:
@@ -275,7 +291,7 @@ class Upstream:
         :class:`Relay` yields its bytes as they arrive (the size limit applies to the
         total). The connection is closed on the way out, also when cancelled."""
         request = self.client.build_request(
-            "POST", path, content=json_body.dumps(body),
+            "POST", self.url(path), content=json_body.dumps(body),
             headers={**headers, "content-type": "application/json"})
         with self.errors():
             response = await self.client.send(request, stream=True)

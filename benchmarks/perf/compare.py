@@ -1,0 +1,132 @@
+"""Two checkouts of the proxy side by side in one run: ``python -m benchmarks.perf.compare
+--before DIR``.
+
+A change's effect on latency is only readable when "before" and "after" are measured in the
+same rounds on the same machine: these machines are shared and their speed drifts between
+runs. This starts the fast fake upstream, the bare relay, and ``serve --confidence logprobs
+--policy smollm2`` twice, once with the code of ``--before`` (a checkout, e.g. made with
+``git worktree add /tmp/before REV``) and once with this checkout, each its own process
+(one worker) with ``PYTHONPATH`` set to its checkout, and measures them in rotated rounds
+with the proxy benchmark's client (:func:`benchmarks.perf.proxy.latencies`): the added p50
+(median minus the upstream's median) of each, non-streaming and streaming, and the ratios
+after / before and each / the bare relay. Throughput is not measured here (``python -m
+benchmarks.perf proxy`` does). Results go to stdout and, with ``--out``, to a JSON file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from typing import Any
+
+from benchmarks.perf.proxy import ROUNDS_C1, latencies
+from benchmarks.perf.relay import UPSTREAM_ENV
+from benchmarks.perf.servers import free_port, wait_until_serving
+
+#: What both checkouts serve: the configuration users are told to run.
+POLICY_FLAGS = ("--confidence", "logprobs", "--policy", "smollm2")
+
+
+def _env(pythonpath: str | None = None, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("UTILITYGUARD_")}
+    if pythonpath is not None:
+        env["PYTHONPATH"] = pythonpath
+    return {**env, **extra}
+
+
+def _start(stack: ExitStack, cmd: Sequence[str], env: Mapping[str, str], health: str,
+           cwd: str | None = None) -> None:
+    proc = subprocess.Popen(list(cmd), env=dict(env), cwd=cwd, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+
+    def stop() -> None:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+    stack.callback(stop)
+    wait_until_serving(health, proc, timeout=120.0)
+
+
+@contextmanager
+def servers(before: Path, after: Path) -> Iterator[dict[str, str]]:
+    """The upstream, the relay and the two proxies, stopped on exit: their chat URLs."""
+    py = sys.executable
+    here = str(after)
+    with ExitStack() as stack:
+        port = free_port()
+        upstream = f"http://127.0.0.1:{port}/v1"
+        _start(stack, [py, "-m", "uvicorn", "benchmarks.perf.fake_upstream:app", "--host",
+                       "127.0.0.1", "--port", str(port), "--log-level", "warning",
+                       "--no-access-log"], _env(here), f"{upstream}/models", cwd=here)
+        urls = {"upstream": upstream}
+        port = free_port()
+        _start(stack, [py, "-m", "uvicorn", "--factory",
+                       "benchmarks.perf.relay:app_from_environment", "--host", "127.0.0.1",
+                       "--port", str(port), "--log-level", "warning", "--no-access-log"],
+               _env(here, **{UPSTREAM_ENV: upstream}), f"http://127.0.0.1:{port}/v1/models",
+               cwd=here)
+        urls["relay"] = f"http://127.0.0.1:{port}/v1"
+        for name, checkout in (("before", before), ("after", after)):
+            port = free_port()
+            _start(stack, [py, "-m", "guard.cli", "serve", "--upstream", upstream, "--port",
+                           str(port), *POLICY_FLAGS, "--log-level", "warning", "--workers",
+                           "1"], _env(str(checkout)), f"http://127.0.0.1:{port}/healthz",
+                   cwd=str(checkout))
+            urls[name] = f"http://127.0.0.1:{port}/v1"
+        yield {n: f"{u}/chat/completions" for n, u in urls.items()}
+
+
+def added(times: Mapping[str, list[float]]) -> dict[str, float]:
+    """Each server's median seconds minus the upstream's."""
+    up = statistics.median(times["upstream"])
+    return {n: statistics.median(v) - up for n, v in times.items() if n != "upstream"}
+
+
+def compare(before: Path, after: Path, rounds: int = ROUNDS_C1) -> dict[str, Any]:
+    out: dict[str, Any] = {"before": str(before), "after": str(after), "rounds": rounds}
+    with servers(before, after) as urls:
+        for stream in (False, True):
+            a = added(asyncio.run(latencies(urls, stream, rounds)))
+            out["streaming" if stream else "non-streaming"] = {
+                "added_p50_ms": {n: round(v * 1000, 3) for n, v in a.items()},
+                "after / before": round(a["after"] / a["before"], 3),
+                "before / relay": round(a["before"] / a["relay"], 3),
+                "after / relay": round(a["after"] / a["relay"], 3)}
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.perf.compare",
+                                     description=__doc__.split("\n\n")[0])
+    parser.add_argument("--before", type=Path, required=True,
+                        help="a checkout of the code to compare with (e.g. a git worktree)")
+    parser.add_argument("--rounds", type=int, default=ROUNDS_C1,
+                        help=f"rotated rounds per kind of request (default {ROUNDS_C1})")
+    parser.add_argument("--out", type=Path, help="also write the figures here (JSON)")
+    args = parser.parse_args(argv)
+    if not (args.before / "guard" / "cli.py").is_file():
+        print(f"error: {args.before} is not a utilityguard checkout (no guard/cli.py)",
+              file=sys.stderr)
+        return 2
+    result = compare(args.before.resolve(), Path(__file__).resolve().parents[2], args.rounds)
+    text = json.dumps(result, indent=2)
+    print(text)
+    if args.out is not None:
+        args.out.write_text(text + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

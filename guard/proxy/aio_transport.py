@@ -16,10 +16,12 @@ What httpx's transport did, this one does:
   timeout for a free one (else :class:`httpx.PoolTimeout`: the pool is exhausted); idle
   connections are kept for ``keepalive_expiry`` seconds (none when ``max_keepalive`` is 0),
   at most ``max_connections`` of them (aiohttp has no separate bound on idle ones);
-* the ``connect`` timeout for connecting and the ``read`` timeout between received bytes
-  (:class:`httpx.ConnectTimeout` / :class:`httpx.ReadTimeout`); a write has no timeout of its
-  own here (aiohttp has none), so a stalled upload waits for the exchange's deadline
-  (``--request-timeout``), which bounds every exchange anyway;
+* the ``connect`` timeout for connecting, the ``write`` timeout for sending the request's
+  body and the ``read`` timeout between received bytes (:class:`httpx.ConnectTimeout` /
+  :class:`httpx.WriteTimeout` / :class:`httpx.ReadTimeout`). aiohttp has no write timeout,
+  so the body is sent by :class:`_Upload` within ``write`` seconds: httpcore sends a body
+  given as bytes in one write, bounded by that timeout, so both transports bound the same
+  thing (an upstream that stops reading an upload is a write timeout, HTTP 504, on both);
 * the URL's path and query as httpx encoded them (not re-quoted), its user info left out as
   httpcore leaves it out (httpx sends it as the ``Authorization`` header);
 * no redirects, no cookies kept (a cookie one client's reply set is never sent for another),
@@ -30,15 +32,23 @@ What httpx's transport did, this one does:
 
 TLS is verified as httpx verifies it: the context is httpx's own
 (:func:`httpx.create_ssl_context`, certifi's bundle; the proxy's clients do not read
-``SSL_CERT_FILE``, ``trust_env=False``). A reply's header line may be at most 8190 bytes
-(aiohttp's limit; h11 allowed 100 kB for the whole head): a longer one fails the exchange
-as a malformed reply (HTTP 502).
+``SSL_CERT_FILE``, ``trust_env=False``).
+
+A reply's status line and each of its header lines may be at most :data:`MAX_HEADER_LINE`
+bytes (100 kB), on both transports: httpx's own (h11, under httpcore) bounds a reply's whole
+head at 100 kB (it reads 64 kB at a time and fails once more than 100 kB are buffered without
+a complete head, so a head of up to 164 kB may pass when it arrives at once); aiohttp bounds
+each line (8,190 bytes by default; :data:`MAX_HEADER_LINE` here) and the number of header
+lines (128, its default), not the whole head (which may so hold up to 128 lines of 100 kB).
+A longer line fails the exchange as a malformed reply (HTTP 502) on either; more than 128
+header lines fail it on aiohttp only.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import sys
+from collections.abc import AsyncIterator, Awaitable
 from typing import Any
 
 import httpx
@@ -49,7 +59,12 @@ try:  # the fast-upstream extra
 except ImportError:  # pragma: no cover - depends on what is installed
     aiohttp = None  # type: ignore[assignment]
 
-__all__ = ["AiohttpTransport", "available", "transport_for"]
+__all__ = ["MAX_HEADER_LINE", "AiohttpTransport", "available", "transport_for"]
+
+#: The longest status or header line a reply may have (bytes): h11's bound on a reply's
+#: whole head under httpx's own transport (httpcore's ``MAX_INCOMPLETE_EVENT_SIZE``), so a
+#: line one transport accepts the other accepts too.
+MAX_HEADER_LINE = 100 * 1024
 
 
 def available() -> bool:
@@ -80,6 +95,51 @@ def _error(exc: BaseException, request: httpx.Request, *, reading: bool) -> http
 
 _FAILURES: tuple[type[BaseException], ...] = (OSError, asyncio.TimeoutError, TimeoutError) + (
     (aiohttp.ClientError,) if aiohttp is not None else ())
+
+
+async def _within(write: Awaitable[None], timeout: float) -> None:
+    """``await write``, cancelled after ``timeout`` seconds (a :class:`TimeoutError`)."""
+    if sys.version_info >= (3, 11):
+        async with asyncio.timeout(timeout):
+            await write
+    else:  # pragma: no cover - Python 3.10
+        await asyncio.wait_for(write, timeout)
+
+
+class _Upload(aiohttp.payload.Payload if aiohttp is not None else object):  # type: ignore[misc]
+    """A request's body, written within ``timeout`` seconds (httpx's ``write`` timeout; none
+    when ``None``). aiohttp's writer fails the exchange with whatever the write raised;
+    :attr:`timed_out` says it was this timeout, whatever aiohttp made of it."""
+
+    _autoclose = True  # bytes: nothing to close
+
+    def __init__(self, value: bytes, timeout: float | None) -> None:
+        super().__init__(value, content_type=None)  # the headers are httpx's
+        self._size = len(value)
+        self._timeout = timeout
+        self.timed_out = False
+
+    def decode(self, encoding: str = "utf-8", errors: str = "strict") -> str:
+        return bytes(self._value).decode(encoding, errors)
+
+    async def as_bytes(self, encoding: str = "utf-8", errors: str = "strict") -> bytes:
+        return bytes(self._value)
+
+    async def write(self, writer: Any) -> None:
+        await self.write_with_length(writer, None)
+
+    async def write_with_length(self, writer: Any, content_length: int | None) -> None:
+        data = self._value
+        if content_length is not None and content_length < len(data):
+            data = data[:content_length]
+        if self._timeout is None:
+            await writer.write(data)
+            return
+        try:
+            await _within(writer.write(data), self._timeout)
+        except (asyncio.TimeoutError, TimeoutError):
+            self.timed_out = True
+            raise
 
 
 class _Body(httpx.AsyncByteStream):
@@ -132,7 +192,8 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
             self._session = aiohttp.ClientSession(
                 connector=connector, cookie_jar=aiohttp.DummyCookieJar(), trust_env=False,
                 auto_decompress=False, skip_auto_headers=("User-Agent", "Accept",
-                                                          "Accept-Encoding", "Content-Type"))
+                                                          "Accept-Encoding", "Content-Type"),
+                max_line_size=MAX_HEADER_LINE, max_field_size=MAX_HEADER_LINE)
         return self._session
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
@@ -145,18 +206,23 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
             except asyncio.TimeoutError:
                 raise httpx.PoolTimeout("no free connection in the pool",
                                         request=request) from None
+        upload = None
         try:
             body = await request.aread()
+            upload = _Upload(body, timeouts.get("write")) if body else None
             # the URL as httpcore sends it: as httpx encoded it, without its user info (httpx
             # turned that into the Authorization header already)
             url = yarl.URL(str(request.url.copy_with(userinfo=b"")), encoded=True)
             response = await self._open().request(
-                request.method, url, data=body or None,
+                request.method, url, data=upload,
                 headers=list(request.headers.multi_items()), allow_redirects=False,
                 timeout=aiohttp.ClientTimeout(total=None, sock_connect=timeouts.get("connect"),
                                               sock_read=timeouts.get("read")))
         except BaseException as exc:
             self._slots.release()
+            if upload is not None and upload.timed_out:
+                raise httpx.WriteTimeout("the upstream did not read the request body in "
+                                         "time", request=request) from exc
             if isinstance(exc, _FAILURES):
                 raise _error(exc, request, reading=False) from exc
             raise

@@ -8,6 +8,8 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
+import socket
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -51,8 +53,10 @@ def _closing(handler: Handler) -> Handler:
     return run
 
 
-async def _serve(handler: Handler, go: Callable[[int], Awaitable[Any]]) -> Any:
-    server = await asyncio.start_server(_closing(handler), "127.0.0.1", 0)
+async def _serve(handler: Handler, go: Callable[[int], Awaitable[Any]], *,
+                 sock: socket.socket | None = None) -> Any:
+    server = await (asyncio.start_server(_closing(handler), sock=sock) if sock is not None
+                    else asyncio.start_server(_closing(handler), "127.0.0.1", 0))
     try:
         return await go(server.sockets[0].getsockname()[1])
     finally:
@@ -62,11 +66,15 @@ async def _serve(handler: Handler, go: Callable[[int], Awaitable[Any]]) -> Any:
 
 
 def _run(handler: Handler, go: Callable[[httpx.AsyncClient], Awaitable[Any]], *,
-         limits: httpx.Limits | None = None, timeout: httpx.Timeout | None = None) -> Any:
+         limits: httpx.Limits | None = None, timeout: httpx.Timeout | None = None,
+         transport: str = "aiohttp") -> Any:
+    """``go`` with a client of ``handler``'s server on the ``transport`` named (``httpx``:
+    httpx's own)."""
     async def with_client(port: int) -> Any:
         lim = limits or httpx.Limits(max_connections=10)
-        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}/v1/",
-                                     transport=aio.AiohttpTransport(lim), trust_env=False,
+        chosen = aio.AiohttpTransport(lim) if transport == "aiohttp" else None
+        async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}/v1/", limits=lim,
+                                     transport=chosen, trust_env=False,
                                      timeout=timeout or httpx.Timeout(5.0)) as client:
             return await go(client)
 
@@ -213,8 +221,17 @@ def test_the_url_is_sent_as_httpx_encoded_it_without_user_info() -> None:
     assert b"\r\nauthorization: Basic dXNlcjpwdw==\r\n" in seen[0]  # user:pw, as httpx sends it
 
 
-@pytest.mark.parametrize(("size", "fails"), [(8000, False), (9000, True)])
-def test_a_header_line_is_bounded(size: int, fails: bool) -> None:
+TRANSPORTS = ["aiohttp", "httpx"]
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+@pytest.mark.parametrize(("size", "fails"), [(9000, False), (50_000, False), (200_000, True)])
+def test_a_header_line_is_bounded_alike_on_both_transports(size: int, fails: bool,
+                                                          transport: str) -> None:
+    """A 9 kB line (over aiohttp's default 8,190) and a 50 kB one pass on both transports;
+    a 200 kB one (over the 100 kB limit) is a malformed reply on both."""
+    assert size < aio.MAX_HEADER_LINE or fails
+
     async def handler(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
         await _request(r)
         w.write(_reply(b"{}", b"x-big: " + b"a" * size))
@@ -225,6 +242,54 @@ def test_a_header_line_is_bounded(size: int, fails: bool) -> None:
 
     if fails:
         with pytest.raises(UpstreamUnavailable), map_exceptions("up"):
-            _run(handler, go)
+            _run(handler, go, transport=transport)
     else:
-        assert _run(handler, go) == 200
+        assert _run(handler, go, transport=transport) == 200
+
+
+def _small_receive_buffer() -> socket.socket:
+    """A listening socket on 127.0.0.1 whose connections take little before the sender blocks."""
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen()
+    return sock
+
+
+def _upload_to_a_peer_that_never_reads(transport: str) -> None:
+    """POST 16 MB (more than the kernel's buffers take) to a peer that accepts the connection
+    and never reads, with a 0.3 s write timeout (the others 30 s, the whole bounded at 20 s)."""
+    async def main() -> None:
+        done = asyncio.Event()
+
+        async def handler(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
+            await asyncio.wait_for(done.wait(), 20)  # never reads; ends with the client
+
+        async def post(port: int) -> None:
+            lim = httpx.Limits(max_connections=10)
+            try:
+                async with httpx.AsyncClient(
+                        base_url=f"http://127.0.0.1:{port}/v1/", limits=lim, trust_env=False,
+                        transport=aio.AiohttpTransport(lim) if transport == "aiohttp" else None,
+                        timeout=httpx.Timeout(30.0, write=0.3)) as client:
+                    await asyncio.wait_for(client.post("chat/completions",
+                                                       content=b"x" * 2**24), 20)
+            finally:
+                done.set()
+
+        await _serve(handler, post, sock=_small_receive_buffer())
+
+    asyncio.run(main())
+
+
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_an_upstream_that_never_reads_the_body_is_a_write_timeout(transport: str) -> None:
+    """The write timeout ends a stalled upload as :class:`httpx.WriteTimeout` on both
+    transports, which the proxy answers as a timeout (HTTP 504)."""
+    with pytest.raises(httpx.WriteTimeout):
+        _upload_to_a_peer_that_never_reads(transport)
+    start = time.monotonic()
+    with pytest.raises(UpstreamTimeout) as info, map_exceptions("up"):
+        _upload_to_a_peer_that_never_reads(transport)
+    assert "WriteTimeout" in str(info.value)
+    assert time.monotonic() - start < 10.0  # the 0.3 s timeout, not the 20 s guards

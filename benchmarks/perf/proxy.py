@@ -49,7 +49,7 @@ LONG_TURNS = 40
 #: the proxies compared (the upstream is the reference of every added latency)
 PROXIES = ("relay", "litellm", "guard", "policy")
 LABELS = {"relay": "bare relay", "litellm": "LiteLLM 1.80.0",
-          "guard": "serve --confidence logprobs",
+          "guard": "serve --confidence logprobs (default policy)",
           "policy": "serve --confidence logprobs --policy smollm2"}
 
 

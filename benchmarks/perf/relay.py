@@ -4,8 +4,9 @@ FastAPI on uvicorn, one pooled :class:`httpx.AsyncClient` built with the guard p
 settings (the :class:`guard.settings.Settings` defaults: timeouts, pool limits,
 ``trust_env=False``, the upstream as ``base_url``) and its transport (aiohttp's connections
 when the ``fast-upstream`` extra is installed: :mod:`guard.proxy.aio_transport`).
-``POST /v1/chat/completions`` (its upstream URL merged once, as the proxy's pool merges each
-path once) sends the client's body upstream as received and answers the
+``POST /v1/chat/completions`` (its upstream URL merged once and the request handed to the
+transport as the proxy's pool does: :meth:`guard.proxy.pool.Upstream.sent`) sends the
+client's body upstream as received and answers the
 upstream's bytes, status and content type; a streaming request is relayed chunk by chunk as
 it arrives. Nothing is parsed, priced,
 decided or logged: whatever the guard proxy takes beyond this is the guard's cost.
@@ -26,7 +27,9 @@ from fastapi import FastAPI, Request
 from starlette.background import BackgroundTask
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
+from cost_models.upstream import cookieless
 from guard.proxy import aio_transport
+from guard.proxy.pool import Upstream
 from guard.settings import Settings
 
 #: the environment variable naming the upstream (``http://HOST:PORT/v1``)
@@ -39,14 +42,20 @@ TRANSPORT_ENV = "UTILITYGUARD_PERF_RELAY_TRANSPORT"
 def client_for(upstream: str, *, httpcore: bool = False) -> httpx.AsyncClient:
     """An upstream client configured as the guard proxy configures its own (``httpcore``:
     with httpx's own transport instead of the proxy's)."""
+    return _client_and_transport(upstream, httpcore=httpcore)[0]
+
+
+def _client_and_transport(upstream: str, *, httpcore: bool = False
+                          ) -> tuple[httpx.AsyncClient, httpx.AsyncBaseTransport | None]:
     s = Settings(_env_file=None)  # type: ignore[call-arg]  # (pydantic-settings keyword)
     limits = httpx.Limits(max_connections=s.max_connections,
                           max_keepalive_connections=s.max_keepalive)
-    return httpx.AsyncClient(
-        base_url=upstream.rstrip("/") + "/",
+    transport = None if httpcore else aio_transport.transport_for(limits)
+    client = httpx.AsyncClient(
+        base_url=upstream.rstrip("/") + "/", cookies=cookieless(),
         timeout=httpx.Timeout(s.read_timeout, connect=s.connect_timeout, pool=s.pool_timeout),
-        limits=limits, transport=None if httpcore else aio_transport.transport_for(limits),
-        trust_env=False)
+        limits=limits, transport=transport, trust_env=False)
+    return client, transport
 
 
 def create_relay(upstream: str, *, httpcore: bool = False) -> FastAPI:
@@ -56,8 +65,10 @@ def create_relay(upstream: str, *, httpcore: bool = False) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        async with client_for(upstream, httpcore=httpcore) as client:
+        client, transport = _client_and_transport(upstream, httpcore=httpcore)
+        async with client:
             holder["client"] = client
+            holder["upstream"] = Upstream(client, transport=transport)
             yield
 
     app = FastAPI(lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
@@ -69,7 +80,7 @@ def create_relay(upstream: str, *, httpcore: bool = False) -> FastAPI:
             holder["url"] = client.build_request("POST", "chat/completions").url
         up = client.build_request("POST", holder["url"], content=body,
                                   headers={"content-type": "application/json"})
-        response = await client.send(up, stream=True)
+        response = await holder["upstream"].sent(up)  # as the guard proxy sends
         ctype = response.headers.get("content-type", "application/json")
         if ctype.startswith("text/event-stream"):
             return StreamingResponse(response.aiter_raw(), status_code=response.status_code,

@@ -4,7 +4,9 @@
 * ``relay``: the bare relay on the guard's stack (:mod:`benchmarks.perf.relay`), the floor;
 * ``litellm``: the LiteLLM proxy 1.80.0 (the ``litellm`` extra) with one model routed to the
   fake upstream, no guardrail, access log off; left out (with a note) when not installed;
-* ``guard``: ``utilityguard serve --confidence logprobs`` (the shipped cost model, alpha = 1);
+* ``guard``: ``utilityguard serve --confidence logprobs``, no ``--policy``: the shipped cost
+  model with the shipped ``default`` policy's calibrator and answerability classifier (what
+  ``serve`` runs when no policy is named);
 * ``policy``: ``utilityguard serve --confidence logprobs --policy smollm2`` (what users are
   told to run: cost model, calibrator and answerability classifier).
 

@@ -133,9 +133,10 @@ class Proxy:
                 raise ConfigError("no upstream: pass --upstream URL or set UTILITYGUARD_UPSTREAM")
             limits = httpx.Limits(max_connections=s.max_connections,
                                   max_keepalive_connections=s.max_keepalive)
+            transport = self._transport or aio_transport.transport_for(limits)
             client = httpx.AsyncClient(
                 base_url=s.upstream + "/", trust_env=False, cookies=cookieless(),
-                transport=self._transport or aio_transport.transport_for(limits),
+                transport=transport,
                 timeout=httpx.Timeout(s.read_timeout, connect=s.connect_timeout,
                                       pool=s.pool_timeout), limits=limits)
             # readiness has its own small client: a busy pool must not make /readyz wait
@@ -145,7 +146,7 @@ class Proxy:
                 transport=self._transport or aio_transport.transport_for(small),
                 timeout=READY_TIMEOUT_S, limits=small)
             found = self._pools[key] = Upstream(client, max_bytes=s.max_upstream_bytes,
-                                                probe=probe)
+                                                probe=probe, transport=transport)
         return found
 
     def routed(self, model: Any) -> Proxy:

@@ -59,7 +59,8 @@ try:  # the fast-upstream extra
 except ImportError:  # pragma: no cover - depends on what is installed
     aiohttp = None  # type: ignore[assignment]
 
-__all__ = ["MAX_HEADER_LINE", "AiohttpTransport", "available", "transport_for"]
+__all__ = ["MAX_HEADER_LINE", "AiohttpTransport", "available", "description",
+           "transport_for"]
 
 #: The longest status or header line a reply may have (bytes): h11's bound on a reply's
 #: whole head under httpx's own transport (httpcore's ``MAX_INCOMPLETE_EVENT_SIZE``), so a
@@ -76,6 +77,13 @@ def transport_for(limits: httpx.Limits) -> httpx.AsyncBaseTransport | None:
     """An :class:`AiohttpTransport` with ``limits`` when aiohttp is installed, else ``None``
     (httpx's own transport)."""
     return AiohttpTransport(limits) if available() else None
+
+
+def description() -> str:
+    """Which transport :func:`transport_for` gives, for the proxy's start-up log."""
+    if available():
+        return "aiohttp connections (fast-upstream extra)"
+    return "httpx's own transport (install utilityguard[fast-upstream] for aiohttp)"
 
 
 def _error(exc: BaseException, request: httpx.Request, *, reading: bool) -> httpx.HTTPError:

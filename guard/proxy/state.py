@@ -304,6 +304,8 @@ class Proxy:
                      if s.allow_client_overrides else
                      f"allowed for {len(self.override_keys)} proxy key(s)"
                      if self.override_keys else "off")
+            log.info("upstream client: %s", aio_transport.description() if transport is None
+                     else f"the transport given to create_app ({type(transport).__name__})")
             yield
         finally:
             self._running = False

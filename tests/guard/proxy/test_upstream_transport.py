@@ -1,20 +1,25 @@
 """The proxy on either upstream transport (httpx's own, and aiohttp's with the
-``fast-upstream`` extra): a reply's header line is bounded alike on both."""
+``fast-upstream`` extra): a reply's header line is bounded alike on both, and the start-up log
+names the transport in use."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import httpx
 import openai
 import pytest
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
+from starlette.testclient import TestClient
 
-from guard.proxy import aio_transport
-from tests.guard.proxy.conftest import Served
+from guard.proxy import aio_transport, create_app
+from guard.settings import Settings
+from tests.guard.proxy.conftest import KeywordCost, Served
 from tests.guard.proxy.test_upstream_cookies import COMPLETION
 
 TRANSPORTS = ["httpx", "aiohttp"]
@@ -61,3 +66,29 @@ def test_a_long_upstream_header_line_passes_and_an_over_long_one_is_a_clear_502(
     message = info.value.body["message"]
     assert message.startswith("cannot reach the upstream at ")
     assert "\n" not in message and "Traceback" not in message and len(message) < 500
+
+
+@pytest.mark.parametrize(("transport", "said"), [
+    ("httpx", "upstream client: httpx's own transport (install utilityguard[fast-upstream] "
+              "for aiohttp)"),
+    ("aiohttp", "upstream client: aiohttp connections (fast-upstream extra)")])
+def test_the_start_up_log_names_the_upstream_transport(
+        transport: str, said: str, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture, start_proxy: Callable[..., Served]) -> None:
+    _use(transport, monkeypatch)
+    caplog.set_level(logging.INFO, logger="guard.proxy")
+    start_proxy().stop()
+    lines = [r.getMessage() for r in caplog.records if r.name.startswith("guard.proxy")]
+    assert said in lines
+    assert sum(line.startswith("upstream client: ") for line in lines) == 1
+
+
+def test_the_start_up_log_names_an_injected_transport(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="guard.proxy")
+    settings = Settings(_env_file=None, upstream="http://upstream.test/v1", policy="none")
+    app = create_app(settings, httpx.MockTransport(lambda r: httpx.Response(200)),
+                     cost_model=KeywordCost())
+    with TestClient(app):
+        pass
+    assert "upstream client: the transport given to create_app (MockTransport)" in [
+        r.getMessage() for r in caplog.records]

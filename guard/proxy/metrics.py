@@ -184,7 +184,9 @@ class ProxyMetrics:
                                          "Time to answer an HTTP request.", ("endpoint",),
                                          registry=reg)
         self.upstream_seconds = Histogram(f"{p}upstream_duration_seconds",
-                                          "Time waiting for the upstream model.", ("stream",),
+                                          "Time from sending a request upstream to its reply "
+                                          "read and judged (the price of a buffered request "
+                                          "is computed meanwhile).", ("stream",),
                                           registry=reg)
         self.guard_seconds = Histogram(f"{p}added_latency_seconds",
                                        "Time the proxy adds to a chat completion (total minus "

@@ -47,11 +47,12 @@ header lines fail it on aiohttp only.
 from __future__ import annotations
 
 import asyncio
-import sys
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
+
+from guard.proxy.deadline import bounded
 
 try:  # the fast-upstream extra
     import aiohttp
@@ -105,15 +106,6 @@ _FAILURES: tuple[type[BaseException], ...] = (OSError, asyncio.TimeoutError, Tim
     (aiohttp.ClientError,) if aiohttp is not None else ())
 
 
-async def _within(write: Awaitable[None], timeout: float) -> None:
-    """``await write``, cancelled after ``timeout`` seconds (a :class:`TimeoutError`)."""
-    if sys.version_info >= (3, 11):
-        async with asyncio.timeout(timeout):
-            await write
-    else:  # pragma: no cover - Python 3.10
-        await asyncio.wait_for(write, timeout)
-
-
 class _Upload(aiohttp.payload.Payload if aiohttp is not None else object):  # type: ignore[misc]
     """A request's body, written within ``timeout`` seconds (httpx's ``write`` timeout; none
     when ``None``). aiohttp's writer fails the exchange with whatever the write raised;
@@ -144,7 +136,7 @@ class _Upload(aiohttp.payload.Payload if aiohttp is not None else object):  # ty
             await writer.write(data)
             return
         try:
-            await _within(writer.write(data), self._timeout)
+            await bounded(writer.write(data), self._timeout)
         except (asyncio.TimeoutError, TimeoutError):
             self.timed_out = True
             raise
@@ -220,7 +212,9 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
             upload = _Upload(body, timeouts.get("write")) if body else None
             # the URL as httpcore sends it: as httpx encoded it, without its user info (httpx
             # turned that into the Authorization header already)
-            url = yarl.URL(str(request.url.copy_with(userinfo=b"")), encoded=True)
+            plain = request.url if not request.url.userinfo else \
+                request.url.copy_with(userinfo=b"")  # (parsing a URL again costs: only then)
+            url = yarl.URL(str(plain), encoded=True)
             response = await self._open().request(
                 request.method, url, data=upload,
                 headers=list(request.headers.multi_items()), allow_redirects=False,

@@ -16,11 +16,10 @@ buffered one.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Awaitable, Callable, Generator, Mapping
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from starlette.requests import Request
 
@@ -44,23 +43,49 @@ async def disconnected(request: Request) -> None:
             return
 
 
+class Watched(Generic[T]):
+    """``work`` started now as a task, cancelled when the client disconnects (the upstream
+    call stops and its pooled connection is freed); awaiting it gives the work's result, or
+    :class:`ClientDisconnected`. One task besides the work's (the disconnect watch), no
+    ``asyncio.wait``: this wraps every upstream exchange."""
+
+    def __init__(self, request: Request, work: Awaitable[T]) -> None:
+        self.task: asyncio.Future[T] = asyncio.ensure_future(work)
+        self._watcher = asyncio.ensure_future(disconnected(request))
+        self._watcher.add_done_callback(self._gone)
+
+    def _gone(self, watcher: asyncio.Future[None]) -> None:
+        if not watcher.cancelled():  # the client left (or its receive failed)
+            self.task.cancel()
+
+    def cancel(self) -> None:
+        """Stop the work and the watch (the caller failed before awaiting)."""
+        self._watcher.remove_done_callback(self._gone)
+        self._watcher.cancel()
+        self.task.cancel()
+
+    async def result(self) -> T:
+        try:
+            return await self.task
+        except asyncio.CancelledError:
+            if self._watcher.done() and not self._watcher.cancelled():
+                raise ClientDisconnected("the client closed the connection before the reply",
+                                         code="client_disconnected") from None
+            raise
+        finally:
+            self._watcher.remove_done_callback(self._gone)
+            self._watcher.cancel()
+            if not self.task.done():  # we were cancelled: the work with us
+                self.task.cancel()
+
+    def __await__(self) -> Generator[Any, None, T]:
+        return self.result().__await__()
+
+
 async def cancel_on_disconnect(request: Request, work: Awaitable[T]) -> T:
-    """Await ``work``, cancelling it when the client disconnects (the upstream call stops and
-    its pooled connection is freed); then :class:`ClientDisconnected`."""
-    task = asyncio.ensure_future(work)
-    watcher = asyncio.ensure_future(disconnected(request))
-    try:
-        await asyncio.wait({task, watcher}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        if not task.done():
-            task.cancel()
-        watcher.cancel()
-    if task.cancelled() or not task.done():
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-        raise ClientDisconnected("the client closed the connection before the reply",
-                                 code="client_disconnected")
-    return task.result()
+    """Await ``work``, cancelling it when the client disconnects; then
+    :class:`ClientDisconnected` (:class:`Watched`)."""
+    return await Watched(request, work)
 
 
 def resend_as_sent(proxy: Proxy, exc: UpstreamStatusError, sent: Mapping[str, Any],
@@ -91,10 +116,15 @@ async def sent(ex: Exchange[P], attempt: Callable[[P], Awaitable[T]]) -> tuple[T
         return await attempt(plan), plan
 
 
-async def forward(ex: Exchange[P], fetched: Fetched[P] | None = None, *,
-                  priced: asyncio.Event | None = None) -> Forwarded[P]:
+async def forward(ex: Exchange[P], fetched: Fetched[P] | None = None) -> Forwarded[P]:
     """The forward stage: the upstream's reply to the exchange (``fetched``: already read by
-    an early stream the upstream answered with JSON), judged, within the deadline; with
+    an early stream the upstream answered with JSON), judged, within the deadline."""
+    return await forwarding(ex, fetched)
+
+
+def forwarding(ex: Exchange[P], fetched: Fetched[P] | None = None, *,
+               priced: asyncio.Event | None = None) -> Watched[Forwarded[P]]:
+    """The forward stage started now (its task scheduled; await the result); with
     ``priced``, the reply is judged once it is set (the price stage running meanwhile,
     :func:`guard.proxy.pipeline.forwarded_while_priced`)."""
     upstream = ex.upstream
@@ -111,5 +141,4 @@ async def forward(ex: Exchange[P], fetched: Fetched[P] | None = None, *,
         return Forwarded(got.reply, got.events, got.plan, answer=answer, view=view,
                          upstream_s=time.perf_counter() - ex.t_up)
 
-    return await cancel_on_disconnect(ex.request, upstream.within(
-        ex.settings.request_timeout, exchange()))
+    return Watched(ex.request, upstream.within(ex.settings.request_timeout, exchange()))

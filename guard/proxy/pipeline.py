@@ -55,7 +55,7 @@ from guard.proxy.decide import decide
 from guard.proxy.deliver import deliver
 from guard.proxy.early import relay, streams_early
 from guard.proxy.exchange import Api, Exchange, Forwarded, P
-from guard.proxy.forward import forward
+from guard.proxy.forward import forward, forwarding
 from guard.proxy.parse import parse
 from guard.proxy.responses import RESPONSES
 
@@ -83,17 +83,17 @@ async def forwarded_while_priced(ex: Exchange[P]) -> Forwarded[P]:
     and raises its error."""
     priced = asyncio.Event()
     ex.t_up = time.perf_counter()
-    pending = asyncio.ensure_future(forward(ex, priced=priced))
+    pending = forwarding(ex, priced=priced)
     try:
         for _ in range(SEND_YIELDS):
-            if pending.done():
+            if pending.task.done():
                 break
             await asyncio.sleep(0)
         ex.price = price_of(ex)
     except BaseException:
         pending.cancel()
         with contextlib.suppress(BaseException):
-            await pending
+            await pending.task
         raise
     priced.set()
     return await pending

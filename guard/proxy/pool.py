@@ -39,6 +39,7 @@ from guard.exceptions import (
     UpstreamTooLarge,
 )
 from guard.proxy import json_body
+from guard.proxy.deadline import bounded
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -228,7 +229,7 @@ class Upstream:
         ``seconds``; past it ``work`` is cancelled and :class:`UpstreamTimeout` raised (a
         slow-drip upstream never trips the read timeout, which applies between bytes)."""
         try:
-            return await asyncio.wait_for(work, seconds)
+            return await bounded(work, seconds)
         except asyncio.TimeoutError:
             raise UpstreamTimeout(
                 f"the upstream at {self.name} did not finish within the proxy's deadline of "

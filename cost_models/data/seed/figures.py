@@ -32,7 +32,7 @@ from cost_models.jsonl import parse_jsonl, read_jsonl
 HERE = Path(__file__).resolve().parent
 
 
-def _rows(name: str, rev: str | None = None) -> list[dict[str, Any]]:
+def seed_rows(name: str, rev: str | None = None) -> list[dict[str, Any]]:
     """The JSONL file ``name`` of this folder, or as it was at git revision ``rev``."""
     if rev is None:
         return read_jsonl(HERE / name)
@@ -44,7 +44,7 @@ def _rows(name: str, rev: str | None = None) -> list[dict[str, Any]]:
 
 def appearances(rev: str | None = None) -> Counter[str]:
     """Tuples each kept item is in, a removed duplicate's tuples counted for its kept copy."""
-    dup = {r["id"]: r["duplicate_of"] for r in _rows("duplicates.jsonl", rev)}
+    dup = {r["id"]: r["duplicate_of"] for r in seed_rows("duplicates.jsonl", rev)}
 
     def root(i: str) -> str:
         while i in dup:
@@ -52,7 +52,7 @@ def appearances(rev: str | None = None) -> Counter[str]:
         return i
 
     out: Counter[str] = Counter()
-    for t in _rows("tuples.jsonl", rev):
+    for t in seed_rows("tuples.jsonl", rev):
         out.update({root(i) for i in t["items"]})
     return out
 
@@ -65,8 +65,8 @@ def _deciles(cost: dict[str, float]) -> dict[str, int]:
 
 def compare(rev: str) -> None:
     """Exposure and costs now against the files at ``rev``."""
-    before = {i["id"]: i["cost"] for i in _rows("items.jsonl", rev)}
-    after = {i["id"]: i["cost"] for i in _rows("items.jsonl")}
+    before = {i["id"]: i["cost"] for i in seed_rows("items.jsonl", rev)}
+    after = {i["id"]: i["cost"] for i in seed_rows("items.jsonl")}
     ids = sorted(after)
     seen_b, seen_a = appearances(rev), appearances()
     print(f"\nagainst {rev}: Spearman(L, appearances) before "
@@ -95,9 +95,9 @@ def compare(rev: str) -> None:
 
 def _positions_and_repeats(rev: str) -> None:
     """Positions chosen by the new judgments' tuple prefixes; blind repeats' agreement."""
-    old = {(j["tuple_id"], j["judge"]) for j in _rows("judgments.jsonl", rev)}
-    tuples = {t["tuple_id"]: t["items"] for t in _rows("tuples.jsonl")}
-    new = [j for j in _rows("judgments.jsonl") if (j["tuple_id"], j["judge"]) not in old]
+    old = {(j["tuple_id"], j["judge"]) for j in seed_rows("judgments.jsonl", rev)}
+    tuples = {t["tuple_id"]: t["items"] for t in seed_rows("tuples.jsonl")}
+    new = [j for j in seed_rows("judgments.jsonl") if (j["tuple_id"], j["judge"]) not in old]
     first = [j for j in new if "repeat" not in j["judge"]]
     for kind in ("best", "worst"):
         pos = Counter(tuples[j["tuple_id"]].index(j[kind]) + 1 for j in first)
@@ -105,7 +105,7 @@ def _positions_and_repeats(rev: str) -> None:
         print(f"new first-pass judgments ({len(first)}), {kind}: positions 1-4 {counts}, "
               f"chi-square p {chisquare(counts).pvalue:.2f}")
     by_tuple: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for j in _rows("judgments.jsonl"):
+    for j in seed_rows("judgments.jsonl"):
         by_tuple[j["tuple_id"]].append(j)
     for judge in sorted({j["judge"] for j in new if "repeat" in j["judge"]}):
         groups: dict[str, list[tuple[bool, bool]]] = defaultdict(list)
@@ -122,11 +122,11 @@ def _positions_and_repeats(rev: str) -> None:
 
 
 def main() -> None:
-    items = _rows("items.jsonl")
-    growth = {r["id"] for r in _rows("questions.jsonl")[1248:]}
+    items = seed_rows("items.jsonl")
+    growth = {r["id"] for r in seed_rows("questions.jsonl")[1248:]}
     fit = json.loads((HERE / "fit.json").read_text(encoding="utf-8"))
     print(f"kept items: {len(items)} ({sum(i['id'] in growth for i in items)} of the growth); "
-          f"duplicates removed: {len(_rows('duplicates.jsonl'))}; tuples: {fit['n_tuples']}; "
+          f"duplicates removed: {len(seed_rows('duplicates.jsonl'))}; tuples: {fit['n_tuples']}; "
           f"judgments: {fit['n_judgments']}")
     print("\n| domain | answerable | refusal-required | median `L` |\n| --- | --- | --- | --- |")
     for dom in sorted({i["domain"] for i in items},

@@ -25,14 +25,14 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from figures import _rows, appearances
+from figures import appearances, seed_rows
 
 SEED = 20261225
 N_ITEMS = 800
 
 
 def select(rev: str | None = None) -> list[dict[str, object]]:
-    items = _rows("items.jsonl", rev)
+    items = seed_rows("items.jsonl", rev)
     seen = appearances(rev)
     costs = np.array([i["cost"] for i in items])
     top_cut = float(np.quantile(costs, 0.9))
@@ -45,7 +45,8 @@ def anchor_pool(rev: str | None = None) -> list[dict[str, object]]:
     """Kept items in 5 or more tuples that :func:`select` did not pick, in file order."""
     picked = {i["id"] for i in select(rev)}
     seen = appearances(rev)
-    return [i for i in _rows("items.jsonl", rev) if seen[i["id"]] >= 5 and i["id"] not in picked]
+    return [i for i in seed_rows("items.jsonl", rev)
+            if seen[i["id"]] >= 5 and i["id"] not in picked]
 
 
 def main() -> None:

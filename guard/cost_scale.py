@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -58,10 +59,16 @@ class CostScale:
         if (np.diff(x) <= 0).any() or (np.diff(y) <= 0).any():
             raise ConfigError("a cost scale's knots must be strictly increasing")
 
+    @cached_property
+    def _knots(self) -> tuple[FloatArray, FloatArray]:
+        """The knots as arrays, made once (the scale prices every request)."""
+        return np.asarray(self.log_price, dtype=np.float64), \
+            np.asarray(self.log_cost, dtype=np.float64)
+
     def apply(self, price: Any) -> FloatArray:
         """The scaled costs of prices ``> 0`` (an array)."""
         lp = np.log(np.asarray(price, dtype=np.float64))
-        x, y = np.asarray(self.log_price), np.asarray(self.log_cost)
+        x, y = self._knots
         out = np.interp(lp, x, y)
         out = np.where(lp < x[0], y[0] + (lp - x[0]), out)
         out = np.where(lp > x[-1], y[-1] + (lp - x[-1]), out)

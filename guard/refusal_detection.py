@@ -11,11 +11,16 @@ from __future__ import annotations
 
 import re
 
+from guard.refusal_folded import Folded
 from guard.refusal_phrases import CONTRACTION_RX as _CONTRACTION_RX
 from guard.refusal_phrases import CONTRACTIONS as _CONTRACTIONS
 from guard.refusal_phrases import DEBATE as _DEBATE
-from guard.refusal_phrases import DECLINE as _RX
-from guard.refusal_phrases import LACKS as _LACKS
+from guard.refusal_phrases import DECLINE, LACKS
+
+# the decline phrases are searched in every reply the guard would answer: on ASCII text as its
+# lower-case copy without IGNORECASE (the same matches, faster; guard.refusal_folded)
+_RX = Folded(DECLINE)
+_LACKS = Folded(LACKS)
 
 #: The paper's Refusal Hint (UtilityBench project page), used as the system prompt.
 REFUSAL_HINT = (
@@ -131,6 +136,9 @@ _GIVES = re.compile(
 # a reply wrapped in quotation marks as a whole is read as what it quotes
 _QUOTED = re.compile(r'^\s*["“](.*)["”]\s*$', re.DOTALL)
 
+# searched in most replies (not .sub): the faster path for ASCII text (guard.refusal_folded)
+_CONCLUSION_F, _ASKS_F, _DEFERS_F = Folded(_CONCLUSION), Folded(_ASKS), Folded(_DEFERS)
+
 
 def _opening(sentences: list[str]) -> list[str]:
     """The sentences from the first one that is not a salutation, courtesy or echo (a
@@ -148,7 +156,7 @@ def _overridden(first: str, rest: list[str]) -> bool:
     if not rest or not _SOFT.search(first) or _RX.search(_SOFT.sub("", first)):
         return False
     nxt = " ".join(rest[0].split())
-    return not _RX.search(nxt) and not _DEFERS.search(nxt) and len(nxt.split()) >= 3
+    return not _RX.search(nxt) and not _DEFERS_F.search(nxt) and len(nxt.split()) >= 3
 
 
 def is_refusal(text: str | None) -> bool:
@@ -203,7 +211,7 @@ def is_refusal(text: str | None) -> bool:
         gives = any(_GIVES.search(s) and not _RX.search(s)
                     for s in [first[m.end():], *sentences[1:3]])
         return not gives and not _overridden(first, sentences[1:])
-    if len(sentences) > 1 and _CONCLUSION.search(sentences[-1]):
+    if len(sentences) > 1 and _CONCLUSION_F.search(sentences[-1]):
         return True
     if _FILLER.match(first) and len(sentences) > 1 and _RX.search(sentences[1][:_OPENING_CHARS]):
         return True
@@ -216,4 +224,4 @@ def is_refusal(text: str | None) -> bool:
         return True
     if sentences and _ASKS_LAST.match(sentences[-1]):
         return True
-    return _ASKS.search(" ".join(sentences)[:_ASKS_CHARS]) is not None
+    return _ASKS_F.search(" ".join(sentences)[:_ASKS_CHARS]) is not None

@@ -47,6 +47,7 @@ header lines fail it on aiohttp only.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -87,9 +88,28 @@ def description() -> str:
     return "httpx's own transport (install utilityguard[fast-upstream] for aiohttp)"
 
 
+#: the raw bytes aiohttp quotes from a malformed reply (``...: b'X-Long: aaaa...'``)
+_QUOTED_BYTES = re.compile(r""":?\s*b(['"]).*$""", re.DOTALL)
+
+
+def _message(exc: BaseException) -> str:
+    """What of ``exc`` may reach the client's error message: for a malformed reply aiohttp's
+    description without the request's URL (its query may hold a key: ``str()`` of a
+    :class:`aiohttp.ClientResponseError` names it) and without the reply bytes it quotes.
+
+    >>> _message(OSError("[Errno 111] Connection refused"))
+    '[Errno 111] Connection refused'
+    """
+    if aiohttp is not None and isinstance(exc, aiohttp.ClientResponseError):
+        text = str(exc.message)
+    else:
+        text = str(exc)
+    return _QUOTED_BYTES.sub("", text).strip() or type(exc).__name__
+
+
 def _error(exc: BaseException, request: httpx.Request, *, reading: bool) -> httpx.HTTPError:
     """``exc`` (aiohttp's, or an OS or timeout error) as the httpx error it stands for."""
-    message = str(exc) or type(exc).__name__
+    message = _message(exc)
     if isinstance(exc, aiohttp.ConnectionTimeoutError):
         return httpx.ConnectTimeout(message, request=request)
     if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):  # sock_read, or any other

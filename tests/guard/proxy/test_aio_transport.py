@@ -293,3 +293,25 @@ def test_an_upstream_that_never_reads_the_body_is_a_write_timeout(transport: str
         _upload_to_a_peer_that_never_reads(transport)
     assert "WriteTimeout" in str(info.value)
     assert time.monotonic() - start < 10.0  # the 0.3 s timeout, not the 20 s guards
+
+
+def test_a_malformed_reply_error_names_neither_the_url_nor_the_reply_bytes() -> None:
+    """aiohttp's own text of a malformed reply holds the request URL (its query may carry a
+    key) and the first bytes of the offending line: neither reaches the error message."""
+    aiohttp = pytest.importorskip("aiohttp")
+    import yarl
+    from aiohttp.client_reqrep import RequestInfo
+    from multidict import CIMultiDict, CIMultiDictProxy
+
+    from guard.proxy.aio_transport import _error
+
+    url = yarl.URL("http://127.0.0.1:9/v1/chat/completions?api-key=SECRET-q")
+    info = RequestInfo(url, "POST", CIMultiDictProxy(CIMultiDict()), url)
+    exc = aiohttp.ClientResponseError(
+        info, (), status=400,
+        message="Got more than 102400 bytes when reading: b'X-Echo: SECRET-h aaaa'")
+    assert "SECRET-q" in str(exc) and "SECRET-h" in str(exc)  # what aiohttp says
+    request = httpx.Request("POST", str(url))
+    err = _error(exc, request, reading=False)
+    assert isinstance(err, httpx.RemoteProtocolError)
+    assert str(err) == "Got more than 102400 bytes when reading"

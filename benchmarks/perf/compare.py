@@ -18,9 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import statistics
-import subprocess
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
@@ -29,34 +27,15 @@ from typing import Any
 
 from benchmarks.perf.proxy import ROUNDS_C1, latencies
 from benchmarks.perf.relay import UPSTREAM_ENV
-from benchmarks.perf.servers import free_port, wait_until_serving
+from benchmarks.perf.servers import free_port
+from benchmarks.perf.stack import base_env, start_server
 
 #: What both checkouts serve: the configuration users are told to run.
 POLICY_FLAGS = ("--confidence", "logprobs", "--policy", "smollm2")
 
 
-def _env(pythonpath: str | None = None, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("UTILITYGUARD_")}
-    if pythonpath is not None:
-        env["PYTHONPATH"] = pythonpath
-    return {**env, **extra}
-
-
-def _start(stack: ExitStack, cmd: Sequence[str], env: Mapping[str, str], health: str,
-           cwd: str | None = None) -> None:
-    proc = subprocess.Popen(list(cmd), env=dict(env), cwd=cwd, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
-
-    def stop() -> None:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-    stack.callback(stop)
-    wait_until_serving(health, proc, timeout=120.0)
+def _env(pythonpath: str, **extra: str) -> dict[str, str]:
+    return {**base_env(), "PYTHONPATH": pythonpath, **extra}
 
 
 @contextmanager
@@ -67,12 +46,12 @@ def servers(before: Path, after: Path) -> Iterator[dict[str, str]]:
     with ExitStack() as stack:
         port = free_port()
         upstream = f"http://127.0.0.1:{port}/v1"
-        _start(stack, [py, "-m", "uvicorn", "benchmarks.perf.fake_upstream:app", "--host",
+        start_server(stack, [py, "-m", "uvicorn", "benchmarks.perf.fake_upstream:app", "--host",
                        "127.0.0.1", "--port", str(port), "--log-level", "warning",
                        "--no-access-log"], _env(here), f"{upstream}/models", cwd=here)
         urls = {"upstream": upstream}
         port = free_port()
-        _start(stack, [py, "-m", "uvicorn", "--factory",
+        start_server(stack, [py, "-m", "uvicorn", "--factory",
                        "benchmarks.perf.relay:app_from_environment", "--host", "127.0.0.1",
                        "--port", str(port), "--log-level", "warning", "--no-access-log"],
                _env(here, **{UPSTREAM_ENV: upstream}), f"http://127.0.0.1:{port}/v1/models",
@@ -80,7 +59,7 @@ def servers(before: Path, after: Path) -> Iterator[dict[str, str]]:
         urls["relay"] = f"http://127.0.0.1:{port}/v1"
         for name, checkout in (("before", before), ("after", after)):
             port = free_port()
-            _start(stack, [py, "-m", "guard.cli", "serve", "--upstream", upstream, "--port",
+            start_server(stack, [py, "-m", "guard.cli", "serve", "--upstream", upstream, "--port",
                            str(port), *POLICY_FLAGS, "--log-level", "warning", "--workers",
                            "1"], _env(str(checkout)), f"http://127.0.0.1:{port}/healthz",
                    cwd=str(checkout))

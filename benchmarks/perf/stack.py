@@ -70,12 +70,15 @@ def litellm_missing() -> str | None:
     return None
 
 
-def _base_env() -> dict[str, str]:
+def base_env() -> dict[str, str]:
+    """This process's environment without any ``UTILITYGUARD_*`` setting (each server is
+    configured by its command line only)."""
     return {k: v for k, v in os.environ.items() if not k.startswith("UTILITYGUARD_")}
 
 
-def _start(stack: ExitStack, cmd: Sequence[str], env: Mapping[str, str], health: str,
-           cwd: str | None = None, timeout: float = 120.0) -> int:
+def start_server(stack: ExitStack, cmd: Sequence[str], env: Mapping[str, str], health: str,
+                 cwd: str | None = None, timeout: float = 120.0) -> int:
+    """Start ``cmd`` (stopped when ``stack`` closes), wait until ``health`` answers; its pid."""
     proc = subprocess.Popen(list(cmd), env=dict(env), cwd=cwd, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
 
@@ -99,13 +102,13 @@ def _litellm(stack: ExitStack, upstream: str, port: int) -> int:
         "model": "openai/perf-model", "api_base": upstream, "api_key": "none"}}]}
     (Path(tmp) / "config.yaml").write_text(json.dumps(config), encoding="utf-8")  # YAML ⊃ JSON
     (Path(tmp) / "logging.json").write_text(json.dumps(_QUIET_LOGS), encoding="utf-8")
-    env = {**_base_env(), "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_TELEMETRY": "False",
+    env = {**base_env(), "LITELLM_LOCAL_MODEL_COST_MAP": "True", "LITELLM_TELEMETRY": "False",
            "LITELLM_LOG": "ERROR", "NO_PROXY": "127.0.0.1,localhost"}
     exe = str(Path(sys.executable).with_name("litellm"))
     cmd = [exe, "--config", "config.yaml", "--host", "127.0.0.1", "--port", str(port),
            "--num_workers", "1", "--log_config", "logging.json"]
-    return _start(stack, cmd, env, f"http://127.0.0.1:{port}/health/liveliness", cwd=tmp,
-                  timeout=180.0)
+    return start_server(stack, cmd, env, f"http://127.0.0.1:{port}/health/liveliness", cwd=tmp,
+                        timeout=180.0)
 
 
 @contextmanager
@@ -117,11 +120,11 @@ def running(configs: Sequence[str] = CONFIGS, guard_env: Mapping[str, str] | Non
     if unknown:
         raise InvalidValueError(f"unknown configuration(s) {sorted(unknown)}; known: {CONFIGS}")
     out = Stack()
-    py, base = sys.executable, _base_env()
+    py, base = sys.executable, base_env()
     with ExitStack() as stack:
         port = free_port()
         upstream = f"http://127.0.0.1:{port}/v1"
-        out.pids["upstream"] = _start(
+        out.pids["upstream"] = start_server(
             stack, [py, "-m", "uvicorn", "benchmarks.perf.fake_upstream:app", "--host",
                     "127.0.0.1", "--port", str(port), "--log-level", "warning",
                     "--no-access-log"], base, f"{upstream}/models")
@@ -131,7 +134,7 @@ def running(configs: Sequence[str] = CONFIGS, guard_env: Mapping[str, str] | Non
                 continue
             port = free_port()
             if name == "relay":
-                out.pids[name] = _start(
+                out.pids[name] = start_server(
                     stack, [py, "-m", "uvicorn", "--factory",
                             "benchmarks.perf.relay:app_from_environment", "--host",
                             "127.0.0.1", "--port", str(port), "--log-level", "warning",
@@ -145,7 +148,7 @@ def running(configs: Sequence[str] = CONFIGS, guard_env: Mapping[str, str] | Non
                 out.pids[name] = _litellm(stack, upstream, port)
             else:
                 # python -m guard.cli: the guard importable here (a checkout or the install)
-                out.pids[name] = _start(
+                out.pids[name] = start_server(
                     stack, [py, "-m", "guard.cli", "serve", "--upstream", upstream,
                             "--port", str(port), *GUARD_FLAGS[name], "--log-level",
                             "warning", "--workers", "1"],

@@ -85,13 +85,19 @@ def rules_vs_gold(gold: Iterable[dict[str, Any]], by: Sequence[str] = ("answer_t
     grouped by the record fields ``by`` (joined with ``/``)."""
     out = Agreement()
     for rec in gold:
-        g = grade(rec, str(rec["response"]))
         key = "/".join(str(rec.get(f)) for f in by)
-        out.add(f"{rec.get('model', '')}:{rec['id']}", key, (g.answered, g.correct), _outcome(rec))
+        out.add(f"{rec.get('model', '')}:{rec['id']}", key, rule_outcome(rec), read_outcome(rec))
     return out
 
 
-def _outcome(rec: dict[str, Any]) -> Outcome:
+def rule_outcome(rec: dict[str, Any]) -> Outcome:
+    """``(answered, correct)`` of the rule grader on a gold record's reply."""
+    g = grade(rec, str(rec["response"]))
+    return g.answered, g.correct
+
+
+def read_outcome(rec: dict[str, Any]) -> Outcome:
+    """``(answered, correct)`` as a reading graded the record."""
     return bool(rec["answered"]), None if rec["correct"] is None else bool(rec["correct"])
 
 
@@ -101,14 +107,14 @@ def reading_vs_gold(gold: Iterable[dict[str, Any]], other: Iterable[dict[str, An
     ``answered``, ``correct``), keyed by (``id``, ``model``); grouped as :func:`rules_vs_gold`.
     A gold record the other reading lacks is a :class:`ValueError`: an agreement over a subset
     would not say so."""
-    seen = {(r["id"], r.get("model")): _outcome(r) for r in other}
+    seen = {(r["id"], r.get("model")): read_outcome(r) for r in other}
     out = Agreement()
     for rec in gold:
         theirs = seen.get((rec["id"], rec.get("model")))
         if theirs is None:
             raise ValueError(f"the other reading has no grade for {rec.get('model')}:{rec['id']}")
         key = "/".join(str(rec.get(f)) for f in by)
-        out.add(f"{rec.get('model', '')}:{rec['id']}", key, theirs, _outcome(rec))
+        out.add(f"{rec.get('model', '')}:{rec['id']}", key, theirs, read_outcome(rec))
     return out
 
 

@@ -27,14 +27,12 @@ from scipy.sparse import csr_matrix, hstack
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 
-from benchmarks.grading import grade
-from benchmarks.grading.agreement import read_gold
+from benchmarks.grading.agreement import read_gold, read_outcome, rule_outcome
 
 DATA = Path("tests/benchmarks/data")
 #: The gold samples, in the order they were read.
 SAMPLES = ("gold_grades.jsonl", "gold_heldout.jsonl", "gold_fresh.jsonl", "gold_fresh2.jsonl")
 MARGINS = (0.02, 0.05, 0.1, 0.2)
-Outcome = tuple[bool, "bool | None"]
 
 
 @dataclass(frozen=True)
@@ -51,15 +49,6 @@ class Row:
     flips_right: int
 
 
-def _gold(rec: dict[str, Any]) -> Outcome:
-    return bool(rec["answered"]), None if rec["correct"] is None else bool(rec["correct"])
-
-
-def _ruled(rec: dict[str, Any]) -> Outcome:
-    g = grade(rec, str(rec["response"]))
-    return g.answered, g.correct
-
-
 def _features(rows: Sequence[dict[str, Any]], vec: TfidfVectorizer) -> Any:
     flags = csr_matrix(np.array([[float(bool(r["answerable"]))] for r in rows]))
     return hstack([vec.transform([str(r["response"]) for r in rows]), flags]).tocsr()
@@ -68,7 +57,7 @@ def _features(rows: Sequence[dict[str, Any]], vec: TfidfVectorizer) -> Any:
 def probe(samples: dict[str, list[dict[str, Any]]], margins: Sequence[float] = MARGINS,
           c: float = 10.0) -> list[Row]:
     """Leave each sample out in turn (see the module docstring)."""
-    rules = {name: [_ruled(r) for r in recs] for name, recs in samples.items()}
+    rules = {name: [rule_outcome(r) for r in recs] for name, recs in samples.items()}
     out: list[Row] = []
     for held, recs in samples.items():
         train = [r for name, rs in samples.items() if name != held for r in rs]
@@ -80,7 +69,7 @@ def probe(samples: dict[str, list[dict[str, Any]]], margins: Sequence[float] = M
         for margin in margins:
             agree = agree_flipped = flips = right = 0
             for rec, ruled, p in zip(recs, rules[held], p_answered, strict=True):
-                gold, outcome = _gold(rec), ruled
+                gold, outcome = read_outcome(rec), ruled
                 if ruled[0] and p < margin:
                     outcome = (False, None)
                 elif not ruled[0] and p > 1 - margin:

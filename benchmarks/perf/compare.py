@@ -18,14 +18,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import statistics
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
-from benchmarks.perf.proxy import ROUNDS_C1, latencies
+from benchmarks.perf.proxy import ROUNDS_C1, added_p50, latencies
 from benchmarks.perf.relay import UPSTREAM_ENV
 from benchmarks.perf.servers import free_port
 from benchmarks.perf.stack import base_env, start_server
@@ -67,17 +66,11 @@ def servers(before: Path, after: Path) -> Iterator[dict[str, str]]:
         yield {n: f"{u}/chat/completions" for n, u in urls.items()}
 
 
-def added(times: Mapping[str, list[float]]) -> dict[str, float]:
-    """Each server's median seconds minus the upstream's."""
-    up = statistics.median(times["upstream"])
-    return {n: statistics.median(v) - up for n, v in times.items() if n != "upstream"}
-
-
 def compare(before: Path, after: Path, rounds: int = ROUNDS_C1) -> dict[str, Any]:
     out: dict[str, Any] = {"before": str(before), "after": str(after), "rounds": rounds}
     with servers(before, after) as urls:
         for stream in (False, True):
-            a = added(asyncio.run(latencies(urls, stream, rounds)))
+            a = added_p50(asyncio.run(latencies(urls, stream, rounds)))
             out["streaming" if stream else "non-streaming"] = {
                 "added_p50_ms": {n: round(v * 1000, 3) for n, v in a.items()},
                 "after / before": round(a["after"] / a["before"], 3),

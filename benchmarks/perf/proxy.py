@@ -172,10 +172,15 @@ async def throughput(url: str, conc: int = CONCURRENCY, total: int = REQUESTS_C3
             w.close()
 
 
+def added_p50(times: Mapping[str, list[float]]) -> dict[str, float]:
+    """Each server's median seconds minus the upstream's own median (its added p50)."""
+    up = statistics.median(times["upstream"])
+    return {n: statistics.median(v) - up for n, v in times.items() if n != "upstream"}
+
+
 def _added_rows(times: Mapping[str, list[float]], kind: str) -> list[PerfResult]:
     """Added p50 of each guard configuration as a ratio to the relay's and LiteLLM's."""
-    up = statistics.median(times["upstream"])
-    added = {n: statistics.median(v) - up for n, v in times.items() if n != "upstream"}
+    added = added_p50(times)
     out: list[PerfResult] = []
     for name in ("policy", "guard"):
         if name not in added:

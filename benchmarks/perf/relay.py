@@ -27,9 +27,7 @@ from fastapi import FastAPI, Request
 from starlette.background import BackgroundTask
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from cost_models.upstream import cookieless
-from guard.proxy import aio_transport
-from guard.proxy.pool import Upstream
+from guard.proxy.pool import Upstream, upstream_client
 from guard.settings import Settings
 
 #: the environment variable naming the upstream (``http://HOST:PORT/v1``)
@@ -47,15 +45,15 @@ def client_for(upstream: str, *, httpcore: bool = False) -> httpx.AsyncClient:
 
 def _client_and_transport(upstream: str, *, httpcore: bool = False
                           ) -> tuple[httpx.AsyncClient, httpx.AsyncBaseTransport | None]:
+    """The guard proxy's own client (:func:`guard.proxy.pool.upstream_client`, default
+    settings); ``httpcore``: on httpx's own transport."""
     s = Settings(_env_file=None)  # type: ignore[call-arg]  # (pydantic-settings keyword)
-    limits = httpx.Limits(max_connections=s.max_connections,
-                          max_keepalive_connections=s.max_keepalive)
-    transport = None if httpcore else aio_transport.transport_for(limits)
-    client = httpx.AsyncClient(
-        base_url=upstream.rstrip("/") + "/", cookies=cookieless(),
-        timeout=httpx.Timeout(s.read_timeout, connect=s.connect_timeout, pool=s.pool_timeout),
-        limits=limits, transport=transport, trust_env=False)
-    return client, transport
+    if not httpcore:
+        return upstream_client(s, upstream)
+    client = upstream_client(s, upstream, httpx.AsyncHTTPTransport(
+        limits=httpx.Limits(max_connections=s.max_connections,
+                            max_keepalive_connections=s.max_keepalive), trust_env=False))[0]
+    return client, None
 
 
 def create_relay(upstream: str, *, httpcore: bool = False) -> FastAPI:

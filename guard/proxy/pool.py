@@ -27,19 +27,28 @@ import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Mapping
 from contextlib import AbstractContextManager, asynccontextmanager
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
 
-from cost_models.upstream import check_status, display_url, json_object, map_exceptions
+from cost_models.upstream import (
+    check_status,
+    cookieless,
+    display_url,
+    json_object,
+    map_exceptions,
+)
 from guard.exceptions import (
     UpstreamError,
     UpstreamStatusError,
     UpstreamTimeout,
     UpstreamTooLarge,
 )
-from guard.proxy import json_body
+from guard.proxy import aio_transport, json_body
 from guard.proxy.deadline import bounded
+
+if TYPE_CHECKING:
+    from guard.settings import Settings
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -99,6 +108,25 @@ def missing_v1_hint(upstream: str) -> str | None:
     return (f"the upstream at {upstream} answered HTTP 404 (not found): its URL has no /v1, "
             f"under which OpenAI-compatible servers serve their API; start the proxy with "
             f"--upstream {upstream}/v1")
+
+
+def upstream_client(settings: Settings, base_url: str,
+                    transport: httpx.AsyncBaseTransport | None = None
+                    ) -> tuple[httpx.AsyncClient, httpx.AsyncBaseTransport | None]:
+    """The proxy's pooled client for the upstream at ``base_url`` (``.../v1``) with
+    ``settings``' timeouts and pool limits, no cookies kept, no proxy from the environment;
+    on ``transport``, else on aiohttp's connections where the ``fast-upstream`` extra is
+    installed (:func:`guard.proxy.aio_transport.transport_for`), else httpx's own. Returns the
+    client and the transport it was made with (``None``: httpx's own)."""
+    limits = httpx.Limits(max_connections=settings.max_connections,
+                          max_keepalive_connections=settings.max_keepalive)
+    transport = transport or aio_transport.transport_for(limits)
+    client = httpx.AsyncClient(
+        base_url=base_url.rstrip("/") + "/", trust_env=False, cookies=cookieless(),
+        transport=transport, limits=limits,
+        timeout=httpx.Timeout(settings.read_timeout, connect=settings.connect_timeout,
+                              pool=settings.pool_timeout))
+    return client, transport
 
 
 def direct_ok(client: httpx.AsyncClient) -> bool:

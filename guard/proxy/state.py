@@ -36,7 +36,7 @@ from guard.proxy.feedback import RecentIds
 from guard.proxy.labels import LabelRateLimit
 from guard.proxy.metrics import ProxyMetrics
 from guard.proxy.parse import key_in
-from guard.proxy.pool import READY_TIMEOUT_S, Upstream, upstream_headers
+from guard.proxy.pool import READY_TIMEOUT_S, Upstream, upstream_client, upstream_headers
 from guard.proxy.reload import reload, watch_sighup
 from guard.proxy.routes import ANY_MODEL, RouteTable, UnknownModelError
 from guard.refusal_budget import key_id
@@ -131,14 +131,7 @@ class Proxy:
         if found is None:
             if s.upstream is None:
                 raise ConfigError("no upstream: pass --upstream URL or set UTILITYGUARD_UPSTREAM")
-            limits = httpx.Limits(max_connections=s.max_connections,
-                                  max_keepalive_connections=s.max_keepalive)
-            transport = self._transport or aio_transport.transport_for(limits)
-            client = httpx.AsyncClient(
-                base_url=s.upstream + "/", trust_env=False, cookies=cookieless(),
-                transport=transport,
-                timeout=httpx.Timeout(s.read_timeout, connect=s.connect_timeout,
-                                      pool=s.pool_timeout), limits=limits)
+            client, transport = upstream_client(s, s.upstream, self._transport)
             # readiness has its own small client: a busy pool must not make /readyz wait
             small = httpx.Limits(max_connections=2)
             probe = httpx.AsyncClient(

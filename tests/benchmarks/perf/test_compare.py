@@ -1,4 +1,5 @@
-"""``python -m benchmarks.perf.compare``: its arithmetic and its refusal of a bad checkout
+"""``python -m benchmarks.perf.compare``: the added-p50 arithmetic it shares with the proxy
+benchmark and its refusal of a bad checkout
 (the servers themselves are the proxy benchmark's, started by ``make perf``)."""
 
 from __future__ import annotations
@@ -7,13 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.perf.compare import added, main
+from benchmarks.perf.compare import main
+from benchmarks.perf.proxy import added_p50
 
 
 def test_added_is_each_median_minus_the_upstreams() -> None:
     times = {"upstream": [0.001, 0.003, 0.002], "relay": [0.004, 0.0035, 0.005],
              "before": [0.006, 0.009, 0.007], "after": [0.0055]}
-    got = added(times)
+    got = added_p50(times)
     assert set(got) == {"relay", "before", "after"}
     assert got["relay"] == pytest.approx(0.002)   # median 0.004 - 0.002
     assert got["before"] == pytest.approx(0.005)  # median 0.007 - 0.002

@@ -72,3 +72,11 @@ def test_batch_embeddings_are_wordllamas_bit_for_bit(texts: list[str]) -> None:
     np.testing.assert_array_equal(embeddings.embed(sample), want)
     np.testing.assert_array_equal(np.vstack([embeddings.embed([t]) for t in sample[:200]]),
                                   want[:200])
+    # the one-text path (the proxy's) on every hostile text too, the empty one included
+    raw = np.asarray(embeddings._model().embed(HOSTILE, norm=False, batch_size=32),
+                     dtype=np.float64)
+    norm = np.linalg.norm(raw, axis=1, keepdims=True)
+    want = np.divide(raw, norm, out=np.zeros_like(raw), where=norm > 0)
+    got = np.vstack([embeddings.embed([t]) for t in HOSTILE])
+    np.testing.assert_array_equal(got, want)
+    assert got.dtype == np.float64 and not got[0].any()  # "": no tokens, a zero vector

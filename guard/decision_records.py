@@ -116,7 +116,7 @@ class Confidence(BaseModel):
 
     def merged(self, other: Confidence) -> Confidence:
         """A copy with every signal ``other`` has overriding this one's."""
-        update = {k: v for k, v in other.model_dump().items() if v is not None}
+        update = {k: v for k in SIGNALS if (v := getattr(other, k)) is not None}
         return self.model_copy(update=update) if update else self
 
     @property

@@ -202,10 +202,11 @@ def apply_overrides(extractors: Iterable[Extractor], body: Mapping[str, Any]) ->
 
 def extract_confidence(extractors: Iterable[Extractor], completion: Any) -> Confidence:
     """The signals all ``extractors`` find in ``completion``, merged into one Confidence."""
-    conf = Confidence()
-    for ex in extractors:
-        conf = conf.merged(ex.extract(completion))
-    return conf
+    conf: Confidence | None = None
+    for ex in extractors:  # the first one's as it is (merged into nothing: the same values)
+        got = ex.extract(completion)
+        conf = got if conf is None else conf.merged(got)
+    return Confidence() if conf is None else conf
 
 
 def extractors_for(kind: str, *, consistency_samples: int = 5) -> tuple[Extractor, ...]:

@@ -229,6 +229,12 @@ def test_confidence_coercion() -> None:
     assert Confidence.coerce(same) is same
     assert same.merged(Confidence()) is same
     assert same.merged(Confidence(verbal=0.3, caller=0.2)) == Confidence(verbal=0.3, caller=0.2)
+    # every signal of the other overrides (merged reads the fields named in SIGNALS)
+    every = {"verbal": 0.5, "logprob_mean": -0.5, "logprob_low10": -1.0, "consistency": 0.5,
+             "caller": 0.5, "ptrue": 0.5}
+    assert set(every) == set(Confidence.model_fields)
+    assert Confidence(verbal=0.1, ptrue=0.9).merged(Confidence(**every)) == Confidence(**every)
+    assert extract_confidence([], {"choices": []}) == Confidence()
     with pytest.raises(ConfidenceError, match="must be a probability"):
         Confidence.coerce(True)
     with pytest.raises(ConfidenceError, match="unknown confidence signal"):

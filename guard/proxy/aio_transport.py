@@ -42,20 +42,13 @@ each line (8,190 bytes by default; :data:`MAX_HEADER_LINE` here) and the number 
 lines (128, its default), not the whole head (which may so hold up to 128 lines of 100 kB).
 A longer line fails the exchange as a malformed reply (HTTP 502) on either; more than 128
 header lines fail it on aiohttp only.
-
-A request's sender may learn when its body has been handed to the socket: a callable set in
-:data:`ON_WRITTEN` when the exchange's task is created is called once the body is written
-(the proxy prices a request while the upstream answers it and starts pricing then:
-:func:`guard.proxy.pipeline.forwarded_while_priced`). httpx's own transport has no such
-moment to tell; there the sender waits a bounded number of event loop turns instead.
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import AsyncIterator, Callable
-from contextvars import ContextVar
+from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -68,14 +61,8 @@ try:  # the fast-upstream extra
 except ImportError:  # pragma: no cover - depends on what is installed
     aiohttp = None  # type: ignore[assignment]
 
-__all__ = ["MAX_HEADER_LINE", "ON_WRITTEN", "AiohttpTransport", "available", "description",
+__all__ = ["MAX_HEADER_LINE", "AiohttpTransport", "available", "description",
            "transport_for"]
-
-#: Called (no arguments) once a request's body has been written to the connection, for the
-#: requests sent in a context where it is set (see the module's docstring); ``None``: nobody
-#: asks. Read when the request is sent, so a task created while it is set keeps it.
-ON_WRITTEN: ContextVar[Callable[[], None] | None] = ContextVar("utilityguard_on_written",
-                                                              default=None)
 
 #: The longest status or header line a reply may have (bytes): h11's bound on a reply's
 #: whole head under httpx's own transport (httpcore's ``MAX_INCOMPLETE_EVENT_SIZE``), so a
@@ -146,12 +133,10 @@ class _Upload(aiohttp.payload.Payload if aiohttp is not None else object):  # ty
 
     _autoclose = True  # bytes: nothing to close
 
-    def __init__(self, value: bytes, timeout: float | None,
-                 written: Callable[[], None] | None = None) -> None:
+    def __init__(self, value: bytes, timeout: float | None) -> None:
         super().__init__(value, content_type=None)  # the headers are httpx's
         self._size = len(value)
         self._timeout = timeout
-        self._written = written  # told once the body is on the connection (ON_WRITTEN)
         self.timed_out = False
 
     def decode(self, encoding: str = "utf-8", errors: str = "strict") -> str:
@@ -169,14 +154,12 @@ class _Upload(aiohttp.payload.Payload if aiohttp is not None else object):  # ty
             data = data[:content_length]
         if self._timeout is None:
             await writer.write(data)
-        else:
-            try:
-                await bounded(writer.write(data), self._timeout)
-            except (asyncio.TimeoutError, TimeoutError):
-                self.timed_out = True
-                raise
-        if self._written is not None:
-            self._written()
+            return
+        try:
+            await bounded(writer.write(data), self._timeout)
+        except (asyncio.TimeoutError, TimeoutError):
+            self.timed_out = True
+            raise
 
 
 class _Body(httpx.AsyncByteStream):
@@ -246,7 +229,7 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
         upload = None
         try:
             body = await request.aread()
-            upload = _Upload(body, timeouts.get("write"), ON_WRITTEN.get()) if body else None
+            upload = _Upload(body, timeouts.get("write")) if body else None
             # the URL as httpcore sends it: as httpx encoded it, without its user info (httpx
             # turned that into the Authorization header already)
             plain = request.url if not request.url.userinfo else \

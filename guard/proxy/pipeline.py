@@ -50,7 +50,6 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from guard.core import Price
-from guard.proxy.aio_transport import ON_WRITTEN
 from guard.proxy.chat import CHAT
 from guard.proxy.decide import decide
 from guard.proxy.deliver import deliver
@@ -68,12 +67,10 @@ def price_of(ex: Exchange[Any]) -> Price:
     return ex.guard.price(ex.query, cost=o.cost, c_r=ex.proxy.c_r(o.c_r), mode=o.mode)
 
 
-#: At most how many times the request's task yields to the event loop after starting the
-#: upstream call and before pricing: it prices as soon as the transport says the request's
-#: body is written (aiohttp's: :data:`guard.proxy.aio_transport.ON_WRITTEN`, two turns with
-#: a pooled connection free), else after this many turns, enough for the request to reach the
-#: upstream's socket through httpx's own transport. A performance matter only: the reply is
-#: judged after the price whatever the order (``tests/guard/proxy/
+#: How many times the request's task yields to the event loop after starting the upstream
+#: call and before pricing: enough for the request to reach the upstream's socket through
+#: the pooled client (either transport) when a connection is free. A performance matter
+#: only: the reply is judged after the price whatever the order (``tests/guard/proxy/
 #: test_priced_while_forwarded.py`` checks that the upstream has the request while the
 #: guard prices).
 SEND_YIELDS = 10
@@ -84,16 +81,12 @@ async def forwarded_while_priced(ex: Exchange[P]) -> Forwarded[P]:
     started, then the request is priced (:func:`price_of`) while the upstream answers; the
     forward stage judges the reply once the price is set. Either failing cancels the other
     and raises its error."""
-    priced, written = asyncio.Event(), asyncio.Event()
+    priced = asyncio.Event()
     ex.t_up = time.perf_counter()
-    told = ON_WRITTEN.set(written.set)  # the forward task (created now) keeps it
-    try:
-        pending = forwarding(ex, priced=priced)
-    finally:
-        ON_WRITTEN.reset(told)
+    pending = forwarding(ex, priced=priced)
     try:
         for _ in range(SEND_YIELDS):
-            if written.is_set() or pending.task.done():
+            if pending.task.done():
                 break
             await asyncio.sleep(0)
         ex.price = price_of(ex)

@@ -315,38 +315,3 @@ def test_a_malformed_reply_error_names_neither_the_url_nor_the_reply_bytes() -> 
     err = _error(exc, request, reading=False)
     assert isinstance(err, httpx.RemoteProtocolError)
     assert str(err) == "Got more than 102400 bytes when reading"
-
-
-def test_the_sender_is_told_once_the_body_is_written_before_any_reply() -> None:
-    """``ON_WRITTEN`` set when a request is sent: called once, after its body is written,
-    while the upstream still holds the request unanswered (the peer below answers only once
-    the client has been told); not for a request without a body, nor once unset."""
-    marks: list[str] = []
-    held: list[bool] = []
-
-    async def handler(r: asyncio.StreamReader, w: asyncio.StreamWriter) -> None:
-        while True:
-            head = await _request(r)
-            if head.startswith(b"POST") and len(held) < 1:
-                for _ in range(500):  # told while this peer holds the request
-                    if "written" in marks:
-                        break
-                    await asyncio.sleep(0.01)
-                held.append("written" in marks)
-            w.write(_reply(b"{}", b"content-type: application/json"))
-
-    async def go(client: httpx.AsyncClient) -> None:
-        token = aio.ON_WRITTEN.set(lambda: marks.append("written"))
-        try:
-            await client.post("chat/completions", json={"q": 1})
-            marks.append("replied")
-            await client.get("models")
-            marks.append("got")
-        finally:
-            aio.ON_WRITTEN.reset(token)
-        await client.post("chat/completions", json={"q": 2})
-        marks.append("replied unset")
-
-    _run(handler, go)
-    assert held == [True]
-    assert marks == ["written", "replied", "got", "replied unset"]

@@ -540,12 +540,16 @@ class Guard:
         if record.mode != "enforce":
             return {}
         data = plain_mapping(reply)
-        seen = list(plain_mapping(view if view is not None else reply).get("choices") or [])
         choices = list(data.get("choices") or [])
+        stop = len(choices) if limit is None else min(limit, len(choices))
+        out: dict[int, str] = {}
+        if stop < 2:  # one choice delivered (the usual case): nothing more to judge
+            remember_decision(record)
+            return out
+        seen = list(plain_mapping(view if view is not None else reply).get("choices") or [])
         price = Price(cost=record.cost, cost_source=record.cost_source, c_r=record.c_r,
                       mode=record.mode, alpha=record.alpha, threshold=record.threshold)
-        out: dict[int, str] = {}
-        for k in range(1, len(choices) if limit is None else min(limit, len(choices))):
+        for k in range(1, stop):
             if not isinstance(choices[k], Mapping) or k >= len(seen):
                 out[k] = self.refusal_text
                 continue

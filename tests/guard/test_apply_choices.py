@@ -66,3 +66,17 @@ def test_choices_that_pass_are_kept() -> None:
 def test_shadow_mode_keeps_every_choice() -> None:
     out, record = guard("shadow").apply("Capital of France?", mixed())
     assert record.mode == "shadow" and out == mixed()
+
+
+@pytest.mark.parametrize(("n", "limit"), [(1, None), (3, 1), (0, None)])
+def test_one_choice_delivered_has_nothing_more_to_judge(n: int, limit: int | None) -> None:
+    """One choice delivered (or none): no further choice is refused, and the decision
+    remembered is still choice 0's, even after another decision was made in between."""
+    g = guard()
+    reply = mixed()
+    reply["choices"] = reply["choices"][:n]
+    _, record = g.apply("Capital of France?", mixed())
+    g.decide("Other?", "I cannot answer.", confidence=0.5)  # another decision, remembered
+    assert last_decision() != record
+    assert g.refused_choices("Capital of France?", reply, record, limit=limit) == {}
+    assert last_decision() == record

@@ -75,7 +75,18 @@ class CostScale:
         return np.asarray(np.exp(out), dtype=np.float64)
 
     def __call__(self, price: float) -> float:
-        return float(self.apply([price])[0])
+        """:meth:`apply` of one price, on numpy scalars (the proxy scales one price per
+        request): the same log, interpolation, extrapolation and exp, so the same bits
+        (``tests/guard/test_cost_scale_scalar.py``), without four array round trips."""
+        lp = np.log(np.float64(price))
+        x, y = self._knots
+        if lp < x[0]:
+            out = y[0] + (lp - x[0])
+        elif lp > x[-1]:
+            out = y[-1] + (lp - x[-1])
+        else:
+            out = np.interp(lp, x, y)
+        return float(np.exp(out))
 
     def to_data(self) -> dict[str, Any]:
         """The JSON a policy stores."""

@@ -25,7 +25,7 @@ def field(obj: Any, key: str) -> Any:
     >>> field({"role": "user"}, "role"), field(object(), "role")
     ('user', None)
     """
-    if isinstance(obj, Mapping):
+    if type(obj) is dict or isinstance(obj, Mapping):  # (a dict first: no ABC check)
         return obj.get(key)
     return getattr(obj, key, None)
 

@@ -76,6 +76,8 @@ TEXT_KEYS = ("content", "text", "arguments", "output", "refusal", "input", "inst
 NESTED_KEYS = ("content", "tool_calls", "function", "input", "output")
 #: How deep :func:`item_texts` looks into one item (a JSON body is already depth-checked).
 MAX_DEPTH = 8
+#: the keys :func:`item_texts` reads, in order, each once
+_ITEM_KEYS = tuple(dict.fromkeys((*TEXT_KEYS, *NESTED_KEYS)))
 
 
 def item_texts(item: Any, depth: int = 0) -> list[str]:
@@ -90,10 +92,10 @@ def item_texts(item: Any, depth: int = 0) -> list[str]:
         return [item]
     if depth >= MAX_DEPTH or item is None or isinstance(item, (bytes, bytearray, int, float)):
         return []
-    if isinstance(item, Sequence):
+    if type(item) is not dict and isinstance(item, Sequence):  # (a dict is not: no ABC check)
         return [t for x in item for t in item_texts(x, depth + 1)]
     out: list[str] = []
-    for key in dict.fromkeys((*TEXT_KEYS, *NESTED_KEYS)):
+    for key in _ITEM_KEYS:
         value = field(item, key)
         if isinstance(value, str):
             if key in TEXT_KEYS:

@@ -44,7 +44,8 @@ def token_logprobs(logprobs: Any) -> list[float] | None:
     values: list[Any]
     content = logprobs.get("content")
     if isinstance(content, Sequence) and not isinstance(content, str):
-        values = [t.get("logprob") if isinstance(t, Mapping) else None for t in content]
+        values = [t.get("logprob") if type(t) is dict or isinstance(t, Mapping) else None
+                  for t in content]
     elif isinstance(logprobs.get("token_logprobs"), Sequence):
         values = list(logprobs["token_logprobs"])
     else:

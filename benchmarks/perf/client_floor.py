@@ -33,7 +33,7 @@ from benchmarks.perf._common import PerfResult
 from benchmarks.perf.proxy import THROUGHPUT_RUNS, throughput
 from benchmarks.perf.relay import TRANSPORT_ENV, UPSTREAM_ENV
 from benchmarks.perf.servers import free_port
-from benchmarks.perf.stack import base_env, start_server
+from benchmarks.perf.stack import UVICORN_QUIET, base_env, start_server, start_upstream
 from benchmarks.perf.ttft import ROUNDS, _ttft
 
 #: the relays measured: name -> (uvicorn app, whether it is a factory, extra environment)
@@ -52,11 +52,7 @@ LABELS = {"relay": "bare relay (FastAPI, the proxy's client)",
 
 def _servers(stack: ExitStack) -> dict[str, str]:
     py, base = sys.executable, base_env()
-    port = free_port()
-    upstream = f"http://127.0.0.1:{port}/v1"
-    quiet = ["--host", "127.0.0.1", "--log-level", "warning", "--no-access-log"]
-    start_server(stack, [py, "-m", "uvicorn", "benchmarks.perf.fake_upstream:app", "--port",
-                         str(port), *quiet], base, f"{upstream}/models")
+    upstream, _ = start_upstream(stack, base)
     urls = {"upstream": upstream}
     for name, (app, factory, env) in RELAYS.items():
         if name == "asgi-aiohttp" and find_spec("aiohttp") is None:
@@ -65,7 +61,7 @@ def _servers(stack: ExitStack) -> dict[str, str]:
             continue
         port = free_port()
         start_server(stack, [py, "-m", "uvicorn", *(["--factory"] if factory else []), app,
-                             "--port", str(port), *quiet],
+                             "--port", str(port), *UVICORN_QUIET],
                      {**base, UPSTREAM_ENV: upstream, **env}, f"http://127.0.0.1:{port}/v1/models")
         urls[name] = f"http://127.0.0.1:{port}/v1"
     return {k: f"{u}/chat/completions" for k, u in urls.items()}

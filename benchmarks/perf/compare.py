@@ -25,44 +25,26 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.perf.proxy import ROUNDS_C1, added_p50, latencies
-from benchmarks.perf.relay import UPSTREAM_ENV
-from benchmarks.perf.servers import free_port
-from benchmarks.perf.stack import base_env, start_server
-
-#: What both checkouts serve: the configuration users are told to run.
-POLICY_FLAGS = ("--confidence", "logprobs", "--policy", "smollm2")
+from benchmarks.perf.stack import GUARD_FLAGS, base_env, start_guard, start_relay, start_upstream
 
 
-def _env(pythonpath: str, **extra: str) -> dict[str, str]:
-    return {**base_env(), "PYTHONPATH": pythonpath, **extra}
+def _env(pythonpath: str) -> dict[str, str]:
+    return {**base_env(), "PYTHONPATH": pythonpath}
 
 
 @contextmanager
 def servers(before: Path, after: Path) -> Iterator[dict[str, str]]:
-    """The upstream, the relay and the two proxies, stopped on exit: their chat URLs."""
-    py = sys.executable
+    """The upstream, the relay and the two proxies (both serving what users are told to
+    run, :data:`benchmarks.perf.stack.GUARD_FLAGS` ``policy``), stopped on exit: their chat
+    URLs."""
     here = str(after)
     with ExitStack() as stack:
-        port = free_port()
-        upstream = f"http://127.0.0.1:{port}/v1"
-        start_server(stack, [py, "-m", "uvicorn", "benchmarks.perf.fake_upstream:app", "--host",
-                       "127.0.0.1", "--port", str(port), "--log-level", "warning",
-                       "--no-access-log"], _env(here), f"{upstream}/models", cwd=here)
-        urls = {"upstream": upstream}
-        port = free_port()
-        start_server(stack, [py, "-m", "uvicorn", "--factory",
-                       "benchmarks.perf.relay:app_from_environment", "--host", "127.0.0.1",
-                       "--port", str(port), "--log-level", "warning", "--no-access-log"],
-               _env(here, **{UPSTREAM_ENV: upstream}), f"http://127.0.0.1:{port}/v1/models",
-               cwd=here)
-        urls["relay"] = f"http://127.0.0.1:{port}/v1"
+        upstream, _ = start_upstream(stack, _env(here), cwd=here)
+        urls = {"upstream": upstream, "relay": start_relay(stack, upstream, _env(here),
+                                                           cwd=here)[0]}
         for name, checkout in (("before", before), ("after", after)):
-            port = free_port()
-            start_server(stack, [py, "-m", "guard.cli", "serve", "--upstream", upstream, "--port",
-                           str(port), *POLICY_FLAGS, "--log-level", "warning", "--workers",
-                           "1"], _env(str(checkout)), f"http://127.0.0.1:{port}/healthz",
-                   cwd=str(checkout))
-            urls[name] = f"http://127.0.0.1:{port}/v1"
+            urls[name] = start_guard(stack, upstream, GUARD_FLAGS["policy"],
+                                     _env(str(checkout)), cwd=str(checkout))[0]
         yield {n: f"{u}/chat/completions" for n, u in urls.items()}
 
 

@@ -95,6 +95,46 @@ def start_server(stack: ExitStack, cmd: Sequence[str], env: Mapping[str, str], h
     return proc.pid
 
 
+#: uvicorn's flags for every server of the benchmarks: loopback only, quiet logs
+UVICORN_QUIET = ("--host", "127.0.0.1", "--log-level", "warning", "--no-access-log")
+
+
+def start_upstream(stack: ExitStack, env: Mapping[str, str], cwd: str | None = None
+                   ) -> tuple[str, int]:
+    """The fast fake upstream (:mod:`benchmarks.perf.fake_upstream`), stopped when ``stack``
+    closes: its ``http://127.0.0.1:PORT/v1`` URL and pid."""
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/v1"
+    pid = start_server(stack, [sys.executable, "-m", "uvicorn",
+                               "benchmarks.perf.fake_upstream:app", "--port", str(port),
+                               *UVICORN_QUIET], env, f"{url}/models", cwd=cwd)
+    return url, pid
+
+
+def start_relay(stack: ExitStack, upstream: str, env: Mapping[str, str],
+                cwd: str | None = None) -> tuple[str, int]:
+    """The bare relay (:mod:`benchmarks.perf.relay`) in front of ``upstream``: its ``.../v1``
+    URL and pid."""
+    port = free_port()
+    pid = start_server(stack, [sys.executable, "-m", "uvicorn", "--factory",
+                               "benchmarks.perf.relay:app_from_environment", "--port",
+                               str(port), *UVICORN_QUIET], {**env, UPSTREAM_ENV: upstream},
+                       f"http://127.0.0.1:{port}/v1/models", cwd=cwd)
+    return f"http://127.0.0.1:{port}/v1", pid
+
+
+def start_guard(stack: ExitStack, upstream: str, flags: Sequence[str], env: Mapping[str, str],
+                cwd: str | None = None) -> tuple[str, int]:
+    """``python -m guard.cli serve FLAGS`` (one worker; the guard importable from ``cwd`` or
+    the install) in front of ``upstream``: its ``.../v1`` URL and pid."""
+    port = free_port()
+    pid = start_server(stack, [sys.executable, "-m", "guard.cli", "serve", "--upstream",
+                               upstream, "--port", str(port), *flags, "--log-level",
+                               "warning", "--workers", "1"], env,
+                       f"http://127.0.0.1:{port}/healthz", cwd=cwd)
+    return f"http://127.0.0.1:{port}/v1", pid
+
+
 def _litellm(stack: ExitStack, upstream: str, port: int) -> int:
     tmp = tempfile.mkdtemp(prefix="perf-litellm-")
     stack.callback(shutil.rmtree, tmp, True)
@@ -120,38 +160,24 @@ def running(configs: Sequence[str] = CONFIGS, guard_env: Mapping[str, str] | Non
     if unknown:
         raise InvalidValueError(f"unknown configuration(s) {sorted(unknown)}; known: {CONFIGS}")
     out = Stack()
-    py, base = sys.executable, base_env()
+    base = base_env()
     with ExitStack() as stack:
-        port = free_port()
-        upstream = f"http://127.0.0.1:{port}/v1"
-        out.pids["upstream"] = start_server(
-            stack, [py, "-m", "uvicorn", "benchmarks.perf.fake_upstream:app", "--host",
-                    "127.0.0.1", "--port", str(port), "--log-level", "warning",
-                    "--no-access-log"], base, f"{upstream}/models")
+        upstream, out.pids["upstream"] = start_upstream(stack, base)
         out.urls["upstream"] = upstream
         for name in configs:
             if name == "upstream":
                 continue
-            port = free_port()
             if name == "relay":
-                out.pids[name] = start_server(
-                    stack, [py, "-m", "uvicorn", "--factory",
-                            "benchmarks.perf.relay:app_from_environment", "--host",
-                            "127.0.0.1", "--port", str(port), "--log-level", "warning",
-                            "--no-access-log"], {**base, UPSTREAM_ENV: upstream},
-                    f"http://127.0.0.1:{port}/v1/models")
+                out.urls[name], out.pids[name] = start_relay(stack, upstream, base)
             elif name == "litellm":
                 why = litellm_missing()
                 if why is not None:
                     out.skipped[name] = why
                     continue
+                port = free_port()
                 out.pids[name] = _litellm(stack, upstream, port)
+                out.urls[name] = f"http://127.0.0.1:{port}/v1"
             else:
-                # python -m guard.cli: the guard importable here (a checkout or the install)
-                out.pids[name] = start_server(
-                    stack, [py, "-m", "guard.cli", "serve", "--upstream", upstream,
-                            "--port", str(port), *GUARD_FLAGS[name], "--log-level",
-                            "warning", "--workers", "1"],
-                    {**base, **(guard_env or {})}, f"http://127.0.0.1:{port}/healthz")
-            out.urls[name] = f"http://127.0.0.1:{port}/v1"
+                out.urls[name], out.pids[name] = start_guard(
+                    stack, upstream, GUARD_FLAGS[name], {**base, **(guard_env or {})})
         yield out

@@ -110,23 +110,39 @@ def missing_v1_hint(upstream: str) -> str | None:
             f"--upstream {upstream}/v1")
 
 
+def pooled_client(base_url: str, limits: httpx.Limits, timeout: httpx.Timeout,
+                  transport: httpx.AsyncBaseTransport | None = None
+                  ) -> tuple[httpx.AsyncClient, httpx.AsyncBaseTransport | None]:
+    """A client of the upstream at ``base_url`` (``.../v1``) as the proxy makes every one: no
+    cookies kept, no proxy from the environment, ``limits`` and ``timeout``; on
+    ``transport``, else on aiohttp's connections where the ``fast-upstream`` extra is
+    installed (:func:`guard.proxy.aio_transport.transport_for`), else httpx's own. Returns
+    the client and the transport it was made with (``None``: httpx's own)."""
+    transport = transport or aio_transport.transport_for(limits)
+    client = httpx.AsyncClient(base_url=base_url.rstrip("/") + "/", trust_env=False,
+                               cookies=cookieless(), transport=transport, limits=limits,
+                               timeout=timeout)
+    return client, transport
+
+
 def upstream_client(settings: Settings, base_url: str,
                     transport: httpx.AsyncBaseTransport | None = None
                     ) -> tuple[httpx.AsyncClient, httpx.AsyncBaseTransport | None]:
-    """The proxy's pooled client for the upstream at ``base_url`` (``.../v1``) with
-    ``settings``' timeouts and pool limits, no cookies kept, no proxy from the environment;
-    on ``transport``, else on aiohttp's connections where the ``fast-upstream`` extra is
-    installed (:func:`guard.proxy.aio_transport.transport_for`), else httpx's own. Returns the
-    client and the transport it was made with (``None``: httpx's own)."""
+    """The proxy's pooled request client for ``base_url`` (:func:`pooled_client`) with
+    ``settings``' timeouts and pool limits."""
     limits = httpx.Limits(max_connections=settings.max_connections,
                           max_keepalive_connections=settings.max_keepalive)
-    transport = transport or aio_transport.transport_for(limits)
-    client = httpx.AsyncClient(
-        base_url=base_url.rstrip("/") + "/", trust_env=False, cookies=cookieless(),
-        transport=transport, limits=limits,
-        timeout=httpx.Timeout(settings.read_timeout, connect=settings.connect_timeout,
-                              pool=settings.pool_timeout))
-    return client, transport
+    return pooled_client(base_url, limits, httpx.Timeout(
+        settings.read_timeout, connect=settings.connect_timeout, pool=settings.pool_timeout),
+        transport)
+
+
+def probe_client(base_url: str, transport: httpx.AsyncBaseTransport | None = None
+                 ) -> httpx.AsyncClient:
+    """The readiness probe's own small client (two connections, :data:`READY_TIMEOUT_S`): a
+    busy request pool must not make ``/readyz`` wait."""
+    return pooled_client(base_url, httpx.Limits(max_connections=2),
+                         httpx.Timeout(READY_TIMEOUT_S), transport)[0]
 
 
 def direct_ok(client: httpx.AsyncClient) -> bool:

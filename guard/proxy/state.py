@@ -22,7 +22,6 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from cost_models.upstream import cookieless
 from guard.core import Guard
 from guard.decision_records import DecisionRecord
 from guard.exceptions import ConfigError
@@ -36,7 +35,7 @@ from guard.proxy.feedback import RecentIds
 from guard.proxy.labels import LabelRateLimit
 from guard.proxy.metrics import ProxyMetrics
 from guard.proxy.parse import key_in
-from guard.proxy.pool import READY_TIMEOUT_S, Upstream, upstream_client, upstream_headers
+from guard.proxy.pool import Upstream, probe_client, upstream_client, upstream_headers
 from guard.proxy.reload import reload, watch_sighup
 from guard.proxy.routes import ANY_MODEL, RouteTable, UnknownModelError
 from guard.refusal_budget import key_id
@@ -132,12 +131,7 @@ class Proxy:
             if s.upstream is None:
                 raise ConfigError("no upstream: pass --upstream URL or set UTILITYGUARD_UPSTREAM")
             client, transport = upstream_client(s, s.upstream, self._transport)
-            # readiness has its own small client: a busy pool must not make /readyz wait
-            small = httpx.Limits(max_connections=2)
-            probe = httpx.AsyncClient(
-                base_url=s.upstream + "/", trust_env=False, cookies=cookieless(),
-                transport=self._transport or aio_transport.transport_for(small),
-                timeout=READY_TIMEOUT_S, limits=small)
+            probe = probe_client(s.upstream, self._transport)
             found = self._pools[key] = Upstream(client, max_bytes=s.max_upstream_bytes,
                                                 probe=probe, transport=transport)
         return found

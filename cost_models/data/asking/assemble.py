@@ -1,0 +1,90 @@
+"""Assemble ``corpus.jsonl`` from the raw files (every label made by reading; see README.md).
+
+One row per labelled text::
+
+    {"id", "text", "label", "source", "unit", "split", "kind"?, "pair"?, "form"?}
+
+``label`` is ``request`` or ``context`` (text that asks, or that a request depends on: kept and
+priced) or ``persona``, ``rule``, ``social``, ``assistant``, ``system``, ``tool`` (text that
+asks for nothing). ``split`` is fixed by the unit before any rule was written: prompts
+P001-P120 and the writers' A files ``train``; P121-P240 and the B files ``test`` (another
+writer: the held-out split is never fitted or tuned on). Tool definitions keep their JSON
+(``tool``) and their texts as the pricing walk reads them. Run::
+
+    python cost_models/data/asking/assemble.py
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+RAW = HERE / "raw"
+#: The last prompt of the training split (P001 .. P120; the rest is held out).
+TRAIN_PROMPTS = 120
+
+
+def _jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
+            if line.strip()]
+
+
+def _awesome() -> list[dict[str, Any]]:
+    labels: dict[str, str] = {}
+    for path in sorted((RAW / "labels").glob("labels_*.txt")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                sid, label = line.split()
+                labels[sid] = label
+    rows = []
+    for path in sorted((RAW / "labels").glob("batch_*.txt")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if not line.startswith("P") or ": " not in line:
+                continue
+            sid, text = line.split(": ", 1)
+            unit = sid.split("-")[0]
+            rows.append({"id": sid, "text": text, "label": labels[sid],
+                         "source": "awesome-chatgpt-prompts", "unit": unit,
+                         "split": "train" if int(unit[1:]) <= TRAIN_PROMPTS else "test"})
+    missing = [r["id"] for r in rows if r["id"] not in labels]
+    if missing or len(labels) != len(rows):
+        raise SystemExit(f"labels and sentences differ: {missing[:5]}")
+    return rows
+
+
+def _written() -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for half, split in (("A", "train"), ("B", "test")):
+        for name, label in (("social", "social"), ("assistant", "assistant"),
+                            ("system", "system")):
+            for r in _jsonl(RAW / "written" / f"{name}_{half}.jsonl"):
+                rows.append({"id": r["id"], "text": r["text"], "label": label,
+                             "source": "written", "unit": r["id"], "split": split,
+                             "kind": r.get("kind") or r.get("product")})
+        for r in _jsonl(RAW / "written" / f"tools_{half}.jsonl"):
+            rows.append({"id": r["id"], "text": json.dumps(r["tool"], ensure_ascii=False),
+                         "label": "tool", "source": "written", "unit": r["id"],
+                         "split": split, "tool": r["tool"]})
+        questions = {q["qid"]: q for q in _jsonl(RAW / "written" / f"questions_{half}.jsonl")}
+        for r in _jsonl(RAW / "written" / f"instruct_{half}.jsonl"):
+            q = questions[r["qid"]]
+            for form, key in (("instruction", "instruction"), ("dressed", "dressed")):
+                rows.append({"id": f"{r['qid']}-{form}", "text": r[key], "label": "request",
+                             "source": "written", "unit": r["qid"], "split": split,
+                             "form": form, "pair": q["seed_id"], "question": q["question"]})
+    return rows
+
+
+def main() -> int:
+    rows = _awesome() + _written()
+    with (HERE / "corpus.jsonl").open("w", encoding="utf-8") as f:
+        for r in rows:
+            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+    print(f"corpus.jsonl: {len(rows)} rows")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

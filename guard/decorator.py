@@ -45,7 +45,7 @@ from guard.completion import is_completion
 from guard.core import Guard
 from guard.decision_records import DecisionRecord
 from guard.exceptions import ConfigError
-from guard.messages import request_texts
+from guard.request_walk import Asked, walk_request
 from guard.segments import Query
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -54,16 +54,19 @@ DecisionCallback = Callable[[DecisionRecord], None]
 
 
 def find_query(sig: inspect.Signature, args: tuple[Any, ...], kwargs: dict[str, Any]
-               ) -> Query | None:
-    """Every text of a ``messages`` argument (:func:`guard.messages.request_texts`, the
-    proxy's rule: the request is priced on all of them), else the first ``str`` argument.
+               ) -> Query | Asked | None:
+    """Every text the model reads in a ``messages`` argument and its companions (``tools``,
+    ...: :func:`guard.request_walk.walk_request`, the proxy's rule), else the first ``str``
+    argument.
 
     ``messages`` comes first so that ``ask(model="gpt-4o-mini", messages=[...])`` is not
     costed as the question "gpt-4o-mini".
     """
     bound = sig.bind_partial(*args, **kwargs).arguments
-    if texts := request_texts(bound.get("messages")):
-        return texts
+    if bound.get("messages"):
+        asked = walk_request(bound)
+        if asked.texts or asked.upstream or asked.opaque:
+            return asked
     return next((v for v in bound.values() if isinstance(v, str)), None)
 
 
@@ -78,10 +81,10 @@ class _Guarded:
         self.on_decision = on_decision
         self.signature = inspect.signature(fn)
 
-    def query_text(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Query:
+    def query_text(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Query | Asked:
         text = self.query(*args, **kwargs) if self.query else find_query(
             self.signature, args, kwargs)
-        if not isinstance(text, str) and not (
+        if not isinstance(text, (str, Asked)) and not (
                 isinstance(text, (list, tuple)) and all(isinstance(t, str) for t in text)):
             raise ConfigError(
                 f"@guarded could not find the query text of {self.fn.__qualname__}(): it takes "
@@ -89,7 +92,7 @@ class _Guarded:
             )
         return text
 
-    def handle(self, query: Query, result: Any) -> Any:
+    def handle(self, query: Query | Asked, result: Any) -> Any:
         out: Any
         if isinstance(result, tuple) and len(result) == 2 and isinstance(result[0], str):
             text, confidence = result

@@ -24,6 +24,7 @@ SecretStr('**********')
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -31,6 +32,7 @@ from pydantic import AliasChoices, Field, SecretStr, field_validator, model_vali
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from cost_models.bounds import Probability, RefusalCost
+from guard.asking import MAX_SEGMENTS, UNREADABLE_PRICE, UPSTREAM_PRICE, AskingConfig, prompt_hash
 from guard.decision_config import DecisionConfig, check_mode
 from guard.decision_records import Mode
 from guard.exceptions import ConfigError
@@ -241,6 +243,59 @@ class Settings(BaseSettings):
         default=0.1, gt=0.0, le=1.0, json_schema_extra={"metavar": "S"},
         description="largest share of the --refusal-budget window one client key may weigh "
                     "(a key flooding refusable requests moves the estimate by at most S)")
+
+    unreadable_price: float = Field(
+        default=UNREADABLE_PRICE, gt=0.0, allow_inf_nan=False, json_schema_extra={"metavar": "L"},
+        description="the price L of a sentence that is not readable English (another language, "
+                    "an encoding the guard cannot undo) and of a file it cannot read: priced "
+                    "conservatively, never by the cost model's guess (docs/concepts.md)")
+    upstream_price: float = Field(
+        default=UPSTREAM_PRICE, gt=0.0, allow_inf_nan=False, json_schema_extra={"metavar": "L"},
+        description="the price L of a request whose text lives upstream (previous_response_id, "
+                    "a stored prompt, file_id): the guard cannot read what the model will see")
+    trusted_prompts: Annotated[list[str], NoDecode] = Field(
+        default_factory=list,
+        description="system or developer prompts this deployment sends itself, not priced: "
+                    "each the prompt's text or 'sha256:<hex>' of it (docs/security.md); a "
+                    "client's own system prompt is still priced. Off by default")
+    request_detector: str = Field(
+        default="default", json_schema_extra={"metavar": "default|none|DIR"},
+        description="what tells the text that asks for something from text that asks for "
+                    "nothing (a persona, rules, greetings): the shipped detector ('default'), "
+                    "a folder written by `utilityguard asking train`, or 'none' (every "
+                    "sentence is priced as a question; docs/concepts.md)")
+    max_segments: int = Field(
+        default=MAX_SEGMENTS, ge=1, json_schema_extra={"metavar": "N"},
+        description="the most sentences and segments one request may have; a request over it "
+                    "is refused with 413 (pricing time is bounded)")
+
+    def asking_config(self) -> AskingConfig:
+        """How requests are priced on this route (:class:`guard.asking.AskingConfig`)."""
+        trusted = frozenset(p.split(":", 1)[1].strip().lower()
+                            if p.startswith("sha256:") else prompt_hash(p)
+                            for p in self.trusted_prompts)
+        return AskingConfig(unreadable_price=self.unreadable_price,
+                            upstream_price=self.upstream_price, trusted=trusted,
+                            max_segments=self.max_segments)
+
+    @field_validator("trusted_prompts", mode="before")
+    @classmethod
+    def _one_or_a_list(cls, value: Any) -> Any:
+        """A JSON list of prompts, or one prompt (a prompt's commas are its own)."""
+        if isinstance(value, str):
+            return json.loads(value) if value.strip().startswith("[") else [value]
+        return value
+
+    @field_validator("trusted_prompts")
+    @classmethod
+    def _check_trusted(cls, value: list[str]) -> list[str]:
+        for p in value:
+            if not p.strip():
+                raise ValueError("trusted_prompts must not contain an empty prompt")
+            if p.startswith("sha256:") and not re.fullmatch(r"[0-9a-fA-F]{64}",
+                                                            p.split(":", 1)[1].strip()):
+                raise ValueError("a trusted prompt given as 'sha256:' needs 64 hex digits")
+        return value
 
     @model_validator(mode="after")
     def _budget_bounds(self) -> Settings:

@@ -5,7 +5,7 @@ Side by side in one run, with the shipped cost model, on seed-set questions:
 * **before**: the old rule, one ``predict`` of the final user message (what the guard priced
   until issue 20);
 * **after**: :meth:`guard.Guard.price` of every text of the request
-  (:func:`guard.messages.request_texts`): every segment in one batch call.
+  (what it asks, :mod:`guard.asking`): every segment in one batch call.
 
 Two request shapes: the question alone (one user turn), and a chat of four messages (a
 system prompt, an earlier turn, the model's reply, the question). Reported: the p50 of
@@ -23,7 +23,7 @@ from typing import Any
 from benchmarks.perf._common import PerfResult
 from cost_models.datasets import load_seed
 from guard import Guard
-from guard.messages import query_text, request_texts
+from guard.messages import query_text
 
 N = 300
 #: The most the segment rule may add to the p50 of pricing one request, in seconds.
@@ -56,7 +56,7 @@ def run() -> list[PerfResult]:
     out = []
     for shape, requests in shapes.items():
         before = _p50(lambda m: guard.cost_model.predict([query_text(m)]), requests)
-        after = _p50(lambda m: guard.price(request_texts(m)), requests)
+        after = _p50(lambda m: guard.price(m), requests)
         out.append(PerfResult(
             f"pricing every segment, {shape}: p50 (added {1e3 * (after - before):.2f} ms)",
             after, "s", before, after / before,

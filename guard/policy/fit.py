@@ -154,22 +154,28 @@ def refit_cost_model(like: CostRegressor, train: TrainingSet) -> CostRegressor:
 
 
 def out_of_fold_prices(train: TrainingSet, like: CostRegressor) -> FloatArray:
-    """Each training question priced as the runtime prices it (the costliest of its
-    segments, :func:`guard.segments.request_segments`, as :meth:`guard.Guard.costliest`) by
-    a cost model with ``like``'s settings refit on the other folds (grouped by
+    """Each training question priced as the runtime prices it (:meth:`guard.Guard.price`: the
+    costliest segment of what it asks, :mod:`guard.asking`, read once with the shipped request
+    detector) by a cost model with ``like``'s settings refit on the other folds (grouped by
     ``train.groups`` when there are enough, as the cost model's own CV); the segments of a
-    fold's questions are priced in one batch."""
+    fold's questions are priced in one batch. A question that asks for nothing gets the price
+    of nothing asked, before any scale."""
     from cost_models.regressor import folds
-    from guard.segments import request_segments
+    from guard.asking import NOTHING_ASKED_PRICE
+    from guard.core import Guard
 
+    reader = Guard(like, policy=None)
+    readings = [reader.read(q) for q in train.questions]
     out = np.empty(train.n, dtype=np.float64)
     groups = train.groups if train.groups and all(train.groups) else None
     for fit_rows, held in folds(train.n, groups, like.cv, like.random_state):
         model = refit_cost_model(like, train.take(fit_rows))
-        segs = [request_segments([train.questions[i]]) for i in held]
-        flat = np.asarray(model.predict([t for s in segs for t in s]), dtype=np.float64)
+        segs = [readings[i].segments for i in held]
+        flat = np.asarray(model.predict([t for s in segs for t in s]), dtype=np.float64) \
+            if any(segs) else np.empty(0)
         ends = np.cumsum([len(s) for s in segs])
-        out[held] = [flat[e - len(s):e].max() for s, e in zip(segs, ends, strict=True)]
+        out[held] = [flat[e - len(s):e].max() if s else NOTHING_ASKED_PRICE
+                     for s, e in zip(segs, ends, strict=True)]
     return out
 
 

@@ -31,6 +31,21 @@ SIGNALS_OF: dict[str, tuple[str, ...]] = {
 NO_POLICY = "none"
 
 
+def build_detector(settings: Settings) -> Any:
+    """The request detector ``settings.request_detector`` names: ``USE_DEFAULT`` (the shipped
+    one, loaded on first use), ``None`` (every sentence priced) or one loaded from a folder."""
+    from guard.core import USE_DEFAULT
+
+    name = settings.request_detector.strip()
+    if name == "default":
+        return USE_DEFAULT
+    if name == "none":
+        return None
+    from cost_models.request_detector import load_detector
+
+    return load_detector(name, trust=settings.trust_artifacts)
+
+
 def build_extractors(settings: Settings) -> tuple[Extractor, ...]:
     """The confidence extractors for ``settings.confidence`` (none for ``"caller"``)."""
     return extractors_for(settings.confidence,
@@ -59,9 +74,11 @@ def build_guard(settings: Settings, cost_model: CostModel | None = None) -> Guar
     # default); --policy none: the bare rule
     if bare:
         return Guard(cost_model, calibrator, config=settings.decision_config(),
-                     extractors=build_extractors(settings), policy=None)
+                     extractors=build_extractors(settings), policy=None,
+                     asking=settings.asking_config(), detector=build_detector(settings))
     return Guard(cost_model, calibrator, config=settings.decision_config(),
-                 extractors=build_extractors(settings))
+                 extractors=build_extractors(settings), asking=settings.asking_config(),
+                 detector=build_detector(settings))
 
 
 def policy_guard(settings: Settings, cost_model: CostModel | None = None) -> Guard:
@@ -84,7 +101,8 @@ def policy_guard(settings: Settings, cost_model: CostModel | None = None) -> Gua
         policy.cost_model, policy.cost_scale = cost_model, None
     overrides: dict[str, Any] = {
         "refusal_text": settings.refusal_text, "mode": settings.mode,
-        "no_confidence": settings.no_confidence, "extractors": build_extractors(settings)}
+        "no_confidence": settings.no_confidence, "extractors": build_extractors(settings),
+        "asking": settings.asking_config(), "detector": build_detector(settings)}
     if "c_r" in settings.model_fields_set:
         overrides["c_r"] = settings.c_r
     return policy.guard(**overrides)

@@ -28,7 +28,7 @@ from typing import Any
 
 from guard.core import Guard
 from guard.exceptions import UpstreamError
-from guard.messages import query_text, request_texts
+from guard.messages import query_text
 from guard.proxy import streaming
 from guard.proxy.deliver import chat_delivery
 from guard.proxy.exchange import Event, Exchange
@@ -36,7 +36,7 @@ from guard.proxy.parse import parse_chat_request
 from guard.proxy.plan import ChatPlan, plan_request
 from guard.proxy.pool import Upstream
 from guard.proxy.signal_calls import wants_ptrue, with_ptrue, with_samples
-from guard.segments import Query
+from guard.request_walk import Asked, walk
 from guard.settings import Settings
 
 
@@ -50,8 +50,8 @@ class ChatApi:
     def parse(self, raw: bytes, settings: Settings) -> dict[str, Any]:
         return parse_chat_request(raw, max_n=settings.max_n)
 
-    def query(self, body: Mapping[str, Any]) -> Query:
-        return request_texts(body["messages"])
+    def query(self, body: Mapping[str, Any]) -> Asked:
+        return walk(body)
 
     def question(self, ex: Exchange[ChatPlan]) -> str:
         return query_text(ex.body["messages"])  # the question the reply answers

@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from guard.asking import Memo, Memos
 from guard.core import Guard
 from guard.decision_records import DecisionRecord
 from guard.exceptions import ConfigError
@@ -218,6 +219,16 @@ class Proxy:
     def new_request_id() -> str:
         """A fresh request id (32 hex digits)."""
         return uuid.uuid4().hex
+
+    def memo(self, guard: Guard, client: bytes) -> Memo:
+        """The pricing memo of ``client`` (a credential digest) for ``guard``: a repeated
+        system prompt or history is not priced again, and clients share nothing (no timing
+        channel). A reloaded guard starts with empty memos (its models may differ)."""
+        memos = self.__dict__.get("_memos")
+        if memos is None or memos[0] is not guard:
+            memos = (guard, Memos())
+            self.__dict__["_memos"] = memos
+        return memos[1].of(client)
 
     def c_r(self, requested: float | None) -> float | None:
         """The C_R a request is priced with: the client's (an allowed override), else the

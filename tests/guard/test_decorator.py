@@ -199,10 +199,13 @@ def test_query_text_resolution(fixed_cost: Any) -> None:
     def by_first_str(n: int, question: str, style: str = "brief") -> tuple[str, float]:
         return "4 g", 0.9
 
-    by_messages("smollm2-135m-instruct", messages=[{"role": "system", "content": "Be brief."},
-                             {"role": "user", "content": [{"type": "text", "text": Q}]}])
-    # every text of the messages is priced (the system message too), never the model name
-    assert {"Be brief.", Q} <= set(queries) and "smollm2-135m-instruct" not in queries
+    by_messages("smollm2-135m-instruct", messages=[
+        {"role": "system", "content": "Be brief. What is the maximum dose of insulin?"},
+        {"role": "user", "content": [{"type": "text", "text": Q}]}])
+    # what every message asks is priced (the system message's question too), never the model
+    # name, and not the rule "Be brief." (it asks for nothing)
+    assert {"What is the maximum dose of insulin?", Q} <= set(queries)
+    assert "smollm2-135m-instruct" not in queries and "Be brief." not in queries
     queries.clear()
     by_callable({"age": 40}, question="callable question")
     assert queries == ["callable question"]

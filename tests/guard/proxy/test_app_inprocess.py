@@ -41,7 +41,7 @@ class FixedCost:
 def app_client(handler: Handler, cost: float = 4.0, **settings: Any) -> TestClient:
     # the bare rule unless a test names a policy (these check the rule's arithmetic)
     s = Settings(_env_file=None, upstream="http://upstream.test/v1",
-                 **{"policy": "none", **settings})
+                 **{"policy": "none", "request_detector": "none", **settings})
     app = create_app(s, httpx.MockTransport(handler), cost_model=FixedCost(cost))
     return TestClient(app, raise_server_exceptions=False)
 

@@ -581,7 +581,11 @@ class Guard:
         threshold = price.threshold
         decision: Decision
         conf = Confidence.coerce(confidence)
-        p, p_source, signal = self.probability(conf, response)
+        if conf.verbal is not None and query is not None and self.dictated(query):
+            conf = conf.model_copy(update={"verbal": None})  # the client's words, not the model's
+        # the reply as delivered (its confidence line removed), as the calibrator was fitted
+        p, p_source, signal = self.probability(
+            conf, None if response is None else self.clean(response))
         eu_answer = None if p is None else float(expected_utility(p, cost_v))
         if p is not None:
             # exactly policies.should_answer: p >= answer_threshold(L, C_R, alpha), with the
@@ -608,6 +612,16 @@ class Guard:
                   cost_v, p, threshold, decision, md)
         remember_decision(record)
         return record
+
+    @staticmethod
+    def dictated(query: Any) -> bool:
+        """The request says what confidence the reply should state
+        (:func:`guard.confidence.verbal.dictates_confidence`): its stated confidence is then
+        not read."""
+        from guard.asking import as_asked
+        from guard.confidence.verbal import dictates_confidence
+
+        return dictates_confidence(as_asked(query).strings())
 
     def clean(self, text: str) -> str:
         """``text`` as delivered: each extractor's ``clean`` applied (the verbal extractor

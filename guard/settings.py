@@ -107,6 +107,10 @@ class Settings(BaseSettings):
         validation_alias=_env("max_body_bytes", "max_body_size", "max_request_bytes"),
         json_schema_extra={"flags": ["--max-body-size"], "metavar": "N"},
         description="reject larger request bodies with 413")
+    max_model_chars: int = Field(
+        default=256, ge=1, le=65_536, json_schema_extra={"metavar": "N"},
+        description="longest 'model' a request may name (it goes upstream and into the audit "
+                    "log); longer: 400")
     api_keys: Annotated[list[SecretStr], NoDecode] = Field(
         default_factory=list, validation_alias=_env("api_keys", "api_key", "client_api_keys"),
         json_schema_extra={"flags": ["--api-key"], "metavar": "KEY"},

@@ -190,7 +190,15 @@ class AuditStoreUnavailable(AuditStoreError):
 
 
 class UpstreamError(UtilityGuardError):
-    """The upstream model endpoint failed; the proxy renders it as a 502/504 error."""
+    """The upstream model endpoint failed; the proxy renders it as a 502/504 error.
+
+    ``detail`` holds the upstream's own words (an error event's message), for the operator's
+    log only: the proxy never sends them to a client (they may quote the answer or echo a
+    credential)."""
+
+    def __init__(self, *args: object, detail: str = "") -> None:
+        super().__init__(*args)
+        self.detail = detail
 
 
 class UpstreamTimeout(UpstreamError):

@@ -35,7 +35,6 @@ if TYPE_CHECKING:
 #: A model id: segments of letters, digits and ``._:@+-`` (not starting with a dot), joined
 #: by ``/`` (``meta-llama/Llama-3-8B``). Nothing else reaches the upstream.
 MODEL_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._:@+-]*(?:/[A-Za-z0-9_][A-Za-z0-9._:@+-]*)*")
-MAX_MODEL_ID = 256
 
 
 def model_path(request: Request) -> str:
@@ -46,7 +45,8 @@ def model_path(request: Request) -> str:
     if model is None:
         return "models"
     raw = request.scope.get("raw_path") or b""
-    if len(model) > MAX_MODEL_ID or b"%" in raw or not MODEL_ID.fullmatch(model):
+    limit = request.app.state.proxy.settings.max_model_chars
+    if len(model) > limit or b"%" in raw or not MODEL_ID.fullmatch(model):
         raise InvalidRequestError(
             "invalid model id: use letters, digits, '._:@+-' and '/' between segments",
             param="model", code="invalid_model_id")

@@ -34,6 +34,7 @@ from cost_models.bounds import Probability, RefusalCost
 from guard.decision_config import DecisionConfig, check_mode
 from guard.decision_records import Mode
 from guard.exceptions import ConfigError
+from guard.refusal_budget import BudgetConfig
 from guard.refusal_detection import DEFAULT_REFUSAL_TEXT
 from policies import DEFAULT_C_R
 
@@ -241,16 +242,44 @@ class Settings(BaseSettings):
     budget_max_step: float = Field(
         default=0.5, gt=0.0, allow_inf_nan=False, json_schema_extra={"metavar": "D"},
         description="largest change of C_R in one --refusal-budget step")
-    budget_key_share: float = Field(
-        default=0.1, gt=0.0, le=1.0, json_schema_extra={"metavar": "S"},
+    budget_key_share: float | None = Field(
+        default=None, gt=0.0, lt=1.0, json_schema_extra={"metavar": "S"},
         description="largest share of the --refusal-budget window one client key may weigh "
-                    "(a key flooding refusable requests moves the estimate by at most S)")
+                    "(a key flooding refusable requests moves the estimate by at most S); "
+                    "must be below the budget (default: a quarter of it, at most 0.1)")
+    budget_max_rate: float = Field(
+        default=6.0, gt=0.0, allow_inf_nan=False, json_schema_extra={"metavar": "D"},
+        description="largest change of C_R per minute under --refusal-budget, however fast "
+                    "requests arrive")
 
     @model_validator(mode="after")
     def _budget_bounds(self) -> Settings:
         if self.c_r_min > self.c_r_max:
             raise ValueError(f"--c-r-min {self.c_r_min} is above --c-r-max {self.c_r_max}")
+        if self.refusal_budget is None:
+            return self
+        if not self.api_keys:
+            raise ValueError("--refusal-budget needs proxy keys (--api-key / "
+                             "UTILITYGUARD_API_KEYS): each key's weight in the estimate is "
+                             "capped, and without keys every client would be one key")
+        if self.audit_path is None and self.audit_url is None:
+            raise ValueError("--refusal-budget needs an audit log (--audit-path or "
+                             "--audit-url): the budget counts the decisions every worker and "
+                             "replica wrote there")
+        try:
+            self.budget_config()
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
         return self
+
+    def budget_config(self) -> BudgetConfig:
+        """The ``--refusal-budget`` controller's configuration (``refusal_budget`` set)."""
+        if self.refusal_budget is None:
+            raise ConfigError("no --refusal-budget")
+        return BudgetConfig(rate=self.refusal_budget, c_r_min=self.c_r_min,
+                            c_r_max=self.c_r_max, window=self.budget_window,
+                            max_step=self.budget_max_step, key_share=self.budget_key_share,
+                            max_rate=self.budget_max_rate)
 
     @model_validator(mode="after")
     def _decision_parameters(self) -> Settings:

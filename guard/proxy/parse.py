@@ -276,8 +276,7 @@ def admit(request: Request, proxy: Proxy, settings: Settings) -> str:
     routes, a caller's confidence header is checked again by :func:`route_for`."""
     request.state.request_id = rid = proxy.new_request_id()
     key = check_auth(request.headers, proxy.client_keys)
-    proxy.owners.add(rid, key_id(key))  # who may label this decision
-    proxy.admitted(rid, key or request.headers.get("authorization"))
+    proxy.owners.add(rid, key_id(key))  # who may label this decision (and whose budget)
     request.state.key = key
     caller = any(r.settings.confidence == "caller" for r in proxy.table.routes)
     _check_overrides(request, proxy, rid, key, caller)

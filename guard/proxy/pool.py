@@ -288,7 +288,7 @@ class Upstream:
                 log.warning("%s", hint)
                 text = json.dumps({"error": {"message": hint, "type": "invalid_request_error",
                                              "param": None, "code": "upstream_not_found"}})
-                raise UpstreamStatusError(404, text, headers=exc.headers) from None
+                raise UpstreamStatusError(404, text, headers=exc.headers, own=True) from None
             raise
 
     async def ready(self, headers: Mapping[str, str]) -> tuple[bool, str]:

@@ -1,7 +1,8 @@
 """Limits and faults of issue 36 (item 5), each against a real proxy on 127.0.0.1.
 
-A scripted upstream (a real server too) answers what a test sets in :class:`Script` and
-records the raw bytes it receives, so that what the proxy forwards is checked as bytes.
+A scripted upstream (a real server too, :mod:`tests.guard.proxy.scripted`) answers what a test
+sets and records the raw bytes it receives, so that what the proxy forwards is checked as
+bytes.
 """
 
 from __future__ import annotations
@@ -10,51 +11,16 @@ import json
 import re
 import sqlite3
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import Response
-from starlette.routing import Route
 
 from tests.guard.proxy.conftest import Served
+from tests.guard.proxy.scripted import Script, completion
 
 ADMIN = "sk-admin-limits-1"
-
-
-@dataclass
-class Script:
-    """What the scripted upstream answers next, and the raw request bodies it received."""
-
-    body: bytes = b""
-    content_type: str = "application/json"
-    received: list[bytes] = field(default_factory=list)
-
-    def reply(self, obj: Any) -> None:
-        self.body, self.content_type = json.dumps(obj).encode(), "application/json"
-
-    def stream(self, events: list[str]) -> None:
-        self.body = "".join(f"data: {e}\n\n" for e in [*events, "[DONE]"]).encode()
-        self.content_type = "text/event-stream"
-
-    def app(self) -> Starlette:
-        async def chat(request: Request) -> Response:
-            self.received.append(await request.body())
-            return Response(self.body, media_type=self.content_type)
-
-        return Starlette(routes=[Route("/v1/chat/completions", chat, methods=["POST"])])
-
-
-def completion(content: str, logprobs: list[float] | None = None) -> dict[str, Any]:
-    lp = None if logprobs is None else {"content": [
-        {"token": f"t{i}", "logprob": v, "top_logprobs": []} for i, v in enumerate(logprobs)]}
-    return {"id": "c1", "object": "chat.completion", "created": 0, "model": "m",
-            "choices": [{"index": 0, "finish_reason": "stop", "logprobs": lp,
-                         "message": {"role": "assistant", "content": content}}]}
 
 
 @pytest.fixture(scope="module")

@@ -68,9 +68,9 @@ import numpy as np
 from guard.decision_records import DecisionRecord
 from guard.exceptions import ConfigError
 
-#: The default largest share of the window one key may weigh: a quarter of the budget, at
-#: most 0.1 (four keys acting together are needed to hold the estimate at the budget).
-DEFAULT_SHARE_OF_BUDGET = 0.25
+#: The default largest share of the window one key may weigh: a tenth of the budget, at most
+#: 0.1 (ten keys acting together are needed to hold the estimate at the budget by themselves).
+DEFAULT_SHARE_OF_BUDGET = 0.1
 DEFAULT_MAX_KEY_SHARE = 0.1
 #: The key of a request without a proxy key.
 ANONYMOUS = "anonymous"
@@ -79,8 +79,8 @@ ANONYMOUS = "anonymous"
 def default_key_share(rate: float) -> float:
     """The ``--budget-key-share`` a budget of ``rate`` gets when none is given.
 
-    >>> default_key_share(0.05), default_key_share(0.5)
-    (0.0125, 0.1)
+    >>> round(default_key_share(0.05), 6), round(default_key_share(0.3), 6)
+    (0.005, 0.03)
     """
     return min(DEFAULT_MAX_KEY_SHARE, DEFAULT_SHARE_OF_BUDGET * rate)
 

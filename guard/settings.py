@@ -246,7 +246,7 @@ class Settings(BaseSettings):
         default=None, gt=0.0, lt=1.0, json_schema_extra={"metavar": "S"},
         description="largest share of the --refusal-budget window one client key may weigh "
                     "(a key flooding refusable requests moves the estimate by at most S); "
-                    "must be below the budget (default: a quarter of it, at most 0.1)")
+                    "must be below the budget (default: a tenth of it, at most 0.1)")
     budget_max_rate: float = Field(
         default=6.0, gt=0.0, allow_inf_nan=False, json_schema_extra={"metavar": "D"},
         description="largest change of C_R per minute under --refusal-budget, however fast "

@@ -85,8 +85,8 @@ def _order(t: Traffic, passes: int, seed: int = 0) -> Iterator[int]:
 
 @pytest.mark.parametrize("rate", [0.2, 0.35])
 def test_the_controller_converges_to_the_budget(traffic: Traffic, rate: float) -> None:
-    ctl = controller(BudgetConfig(rate=rate, window=100, c_r_max=64.0, key_share=0.04),
-                     c_r=2.0)
+    ctl = controller(BudgetConfig(rate=rate, window=100, c_r_max=64.0, key_share=0.05),
+                     c_r=2.0)  # 20 keys at 0.05: the shares are whole, nobody capped
     estimates, prices = [], []
     for k, i in enumerate(_order(traffic, 2)):
         _decide(ctl, traffic, i, f"key{k % 20}")
@@ -163,7 +163,7 @@ def test_a_share_at_the_budget_is_refused_and_why() -> None:
 
     seen = [Seen(i, f"k{i % 10}", 1.0, i % 10 == 0) for i in range(200)]
     assert window_rate(seen, 0.1)[0] == pytest.approx(0.1)  # > 0.05 whatever C_R does
-    assert window_rate(seen, default_key_share(0.05))[0] == pytest.approx(0.0125)
+    assert window_rate(seen, default_key_share(0.05))[0] == pytest.approx(0.005)
 
 
 @pytest.mark.parametrize("honest_keys", [9, 40])
@@ -260,7 +260,7 @@ def test_a_route_of_the_config_file_holds_its_own_budget() -> None:
     ctl = refusal_budget(route_settings(base, route), Guard(c_r=3.0))
     assert ctl is not None
     assert (ctl.config.rate, ctl.config.c_r_max, ctl.c_r) == (0.2, 10.0, 3.0)
-    assert ctl.config.share == pytest.approx(0.05)  # the default: a quarter of the budget
+    assert ctl.config.share == pytest.approx(0.02)  # the default: a tenth of the budget
     assert refusal_budget(base, Guard()) is None  # off unless the operator sets it
 
 

@@ -108,6 +108,13 @@ class Settings(BaseSettings):
         validation_alias=_env("max_body_bytes", "max_body_size", "max_request_bytes"),
         json_schema_extra={"flags": ["--max-body-size"], "metavar": "N"},
         description="reject larger request bodies with 413")
+    max_header_bytes: int = Field(
+        default=32 * 1024, ge=1024, le=16 * 1024 * 1024, json_schema_extra={"metavar": "N"},
+        description="largest request line plus headers, in bytes; larger: 431 before any "
+                    "endpoint (authentication included) reads the request")
+    max_headers: int = Field(
+        default=100, ge=8, le=10_000, json_schema_extra={"metavar": "N"},
+        description="most request headers a request may send; more: 431")
     max_model_chars: int = Field(
         default=256, ge=1, le=65_536, json_schema_extra={"metavar": "N"},
         description="longest 'model' a request may name (it goes upstream and into the audit "

@@ -175,3 +175,29 @@ def test_a_control_character_in_an_admin_reload_path_is_400(
     r = httpx.post(served.url + "/admin/reload", json={"policy": policy}, timeout=10,
                    headers={"authorization": f"Bearer {ADMIN}"})
     assert r.status_code == 400 and r.json()["error"]["param"] == "policy", r.text
+
+
+def test_feedback_on_an_unknown_id_is_answered_from_an_index(
+        start_proxy: Callable[..., Served], scripted: tuple[Script, Served],
+        tmp_path: Path) -> None:
+    """A label for an id this process did not decide is looked up by the indexed
+    ``request_id`` (it used to scan the whole log: 4.1 s at 738k rows). An audit log written
+    before the index existed gets it when the proxy opens it."""
+    db = tmp_path / "old.db"
+    with sqlite3.connect(db) as conn:  # a log of an older version: decisions, no index
+        conn.execute("CREATE TABLE decisions (id INTEGER PRIMARY KEY, request_id TEXT, "
+                     "decision TEXT)")
+        conn.executemany("INSERT INTO decisions (request_id, decision) VALUES (?, 'answer')",
+                         ((f"{i:032x}",) for i in range(200_000)))
+    served = start_proxy(scripted[1].url, audit_path=db)
+    r = httpx.post(served.url + "/v1/feedback", json={"request_id": "f" * 32, "correct": True},
+                   timeout=10)
+    assert r.status_code == 404 and r.json()["error"]["param"] == "request_id"
+    known = httpx.post(served.url + "/v1/feedback", timeout=10,
+                       json={"request_id": f"{123_456:032x}", "correct": True})
+    assert known.status_code == 200, known.text
+    with sqlite3.connect(db) as conn:
+        plan = " ".join(str(row) for row in conn.execute(
+            "EXPLAIN QUERY PLAN SELECT id FROM decisions WHERE request_id = ? "
+            "ORDER BY id DESC LIMIT 1", ("f" * 32,)))
+    assert "SEARCH decisions USING" in plan and "INDEX decisions_request_id" in plan, plan

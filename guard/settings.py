@@ -222,8 +222,9 @@ class Settings(BaseSettings):
                     "every model. SIGHUP or POST /admin/reload re-reads the file")
     decision_retention: float = Field(
         default=3600.0, gt=0, json_schema_extra={"metavar": "SECONDS"},
-        description="how long GET /v1/decisions/{request_id} keeps a decision (in memory, "
-                    "per process)")
+        description="how long GET /v1/decisions/{request_id} answers for a decision (held in "
+                    "memory per process, and read back from the audit log by any worker or "
+                    "replica)")
     decision_capacity: int = Field(
         default=100_000, ge=1, json_schema_extra={"metavar": "N"},
         description="at most this many decisions are kept for GET /v1/decisions (the "
@@ -236,7 +237,8 @@ class Settings(BaseSettings):
         default=None, gt=0.0, lt=1.0, json_schema_extra={"metavar": "RATE"},
         description="hold a follow-up budget: adjust C_R online so that the estimated "
                     "unnecessary refusals stay at RATE of the answerable requests (0.05); off "
-                    "by default (C_R stays fixed). See docs/budget.md")
+                    "by default (C_R stays fixed). Needs --api-key and an audit log, where "
+                    "every replica counts the fleet's decisions. See docs/budget.md")
     c_r_min: RefusalCost = Field(default=0.0,
                                  json_schema_extra={"metavar": "C_R"},
                                  description="the lowest C_R --refusal-budget may set")

@@ -154,19 +154,29 @@ class SseScrubber:
     skeleton (else the event is held), so a secret that runs through several events lies
     whole in events still held, where it is masked once complete. :data:`MAX_HELD_EVENTS`
     bounds a stall; the skeleton already sent is remembered per stream, so a secret that
-    resumes after such a release is still masked from where it resumes."""
+    resumes after such a release is still masked from where it resumes. The position map
+    (a Python loop over bytes) is built only when a secret is actually there."""
 
     def __init__(self, secrets: Secrets) -> None:
         self.secrets = secrets
         self._pending = b""  # an event not yet complete
         self._held: list[bytes] = []  # complete events held back
+        self._held_skel: dict[bytes, bytes] = {}  # per stream: the skeleton of held text
         self._sent: dict[bytes, bytes] = {}  # per stream: the end of the skeleton sent
         self._keep = max((len(k) for k in secrets.skeletons), default=1) - 1
+        self._firsts = sorted({k[:1] for k in secrets.skeletons})
+        #: every proper beginning of a secret's skeleton
+        self._prefixes = {k[:n] for k in secrets.skeletons for n in range(1, len(k))}
 
     def feed(self, chunk: bytes, more: bool) -> bytes:
         """What may be sent of ``chunk`` (and of what was held); with ``more`` false,
         everything left."""
         data = self._pending + chunk
+        if not more and not self._held and not self._sent and self.secrets.skeletons:
+            whole = self._whole(data)  # the usual case: a buffered stream in one chunk
+            if whole is not None:
+                self._pending = b""
+                return whole
         cut = data.rfind(b"\n\n")
         end = cut + 2 if cut >= 0 else 0
         if not more:
@@ -180,40 +190,50 @@ class SseScrubber:
             out.extend(self._release())
         return b"".join(out)
 
+    def _whole(self, data: bytes) -> bytes | None:
+        """A whole stream of one choice scrubbed at once (C-level passes, no per-event work),
+        or ``None`` when it needs the event-by-event path (several choices, or a secret runs
+        through its deltas)."""
+        if len(set(_STREAM_KEY.findall(data))) > 1:
+            return None
+        text = skeleton(b"".join(m.group(1) for m in _DELTA_TEXT.finditer(data)))
+        if any(k in text for k in self.secrets.skeletons):
+            return None
+        return self.secrets.scrub(data)
+
     def _event(self, event: bytes) -> list[bytes]:
         event = self.secrets.scrub(event)  # whatever lies inside the one event
         if not self.secrets.skeletons:
             return [event]
         spans = _text_spans(event)
-        if not self._held:
-            if not spans:
-                return [event]
-            parts: dict[bytes, bytes] = {}
-            for key, start, end in spans:
-                parts[key] = parts.get(key, b"") + skeleton(event[start:end])
-            full = {key: self._sent.get(key, b"") + part for key, part in parts.items()}
-            if not any(k in f for f in full.values() for k in self.secrets.skeletons) \
-                    and not any(self._open(f) for f in full.values()):
-                self._remember(full)  # the common case: nothing of a secret here
-                return [event]
+        if not spans and not self._held:
+            return [event]
+        for key, start, end in spans:
+            self._held_skel[key] = self._held_skel.get(key, b"") + skeleton(event[start:end])
         self._held.append(event)
-        streams = self._mask_held()
-        if len(self._held) < MAX_HELD_EVENTS and any(self._open(f) for f in streams.values()):
+        full = {key: self._sent.get(key, b"") + part for key, part in self._held_skel.items()}
+        if any(k in f for f in full.values() for k in self.secrets.skeletons):
+            self._mask_held()  # a secret runs through the held text: mask it in place
+            full = {key: self._sent.get(key, b"") + part
+                    for key, part in self._held_skel.items()}
+        if len(self._held) < MAX_HELD_EVENTS and any(self._open(f) for f in full.values()):
             return []
         return self._release()
 
     def _open(self, tail: bytes) -> bool:
         """Whether ``tail`` ends with the beginning of a secret's skeleton."""
-        return any(tail.endswith(k[:n]) for k in self.secrets.skeletons
-                   for n in range(1, min(len(k), len(tail) + 1)))
+        start = max(0, len(tail) - self._keep)
+        for first in self._firsts:
+            at = tail.find(first, start)
+            while at >= 0:
+                if tail[at:] in self._prefixes:
+                    return True
+                at = tail.find(first, at + 1)
+        return False
 
-    def _remember(self, full: dict[bytes, bytes]) -> None:
-        for key, f in full.items():
-            self._sent[key] = f[-self._keep:] if self._keep else b""
-
-    def _mask_held(self) -> dict[bytes, bytes]:
+    def _mask_held(self) -> None:
         """Mask every secret skeleton that ends in the held events' text (per stream, joined
-        to what was sent before); each stream's skeleton so far, after masking."""
+        to what was sent before), and read the held skeletons again."""
         joined = bytearray(b"\n\n".join(self._held))
         offsets, pos = [], 0
         for event in self._held:
@@ -236,13 +256,14 @@ class SseScrubber:
                     i = full.find(k, i + 1)
         data = bytes(joined)
         self._held = [data[o:o + len(e)] for o, e in zip(offsets, self._held, strict=True)]
-        return {key: self._sent.get(key, b"") + _skeleton_map(data, where_spans)[0]
-                for key, where_spans in spans.items()}
+        self._held_skel = {key: _skeleton_map(data, where_spans)[0]
+                           for key, where_spans in spans.items()}
 
     def _release(self) -> list[bytes]:
-        if self._held:
-            self._remember(self._mask_held())
-        held, self._held = self._held, []
+        for key, part in self._held_skel.items():
+            tail = self._sent.get(key, b"") + part
+            self._sent[key] = tail[-self._keep:] if self._keep else b""
+        held, self._held, self._held_skel = self._held, [], {}
         return held
 
 

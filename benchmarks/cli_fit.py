@@ -79,9 +79,10 @@ def register(sub: Any) -> None:
                    help="comma list of signals: a multi-signal calibrator on them and the "
                         "replies' text features instead of a single-signal one")
     add_scale_options(p)
-    p.add_argument("--from-audit", type=Path, metavar="DB", default=None,
+    p.add_argument("--from-audit", default=None, metavar="PATH_OR_URL",
                    help="refit from the decisions labelled through POST /v1/feedback in this "
-                        "audit log (instead of --data / --responses)")
+                        "audit log, a SQLite path or a postgresql:// URL (instead of --data / "
+                        "--responses)")
     p.add_argument("--base", default=None, metavar="PATH_OR_NAME",
                    help="--from-audit: take the parts without enough labels from this policy "
                         "(default: alpha = 1 and the shipped cost model)")
@@ -346,7 +347,7 @@ def drift_sets(args: argparse.Namespace, base: Any) -> dict[str, list[str]]:
     """The questions a refit is compared with its base on, by set (see guard.policy.drift)."""
     from cost_models.jsonl import read_jsonl
     from guard.policy.drift import costly, reference_questions
-    from guard.policy.from_audit import trusted_labels
+    from guard.policy.from_audit import shown, trusted_labels
     from guard.proxy.audit import DECISIONS, read_rows
     from guard.proxy.feedback import labelled_decisions
 
@@ -361,7 +362,7 @@ def drift_sets(args: argparse.Namespace, base: Any) -> dict[str, list[str]]:
     sets["costly questions of the audit log"] = costly(base, queries)
     labelled = trusted_labels(labelled_decisions(args.from_audit),
                               accept_self_labels=args.accept_self_labels,
-                              max_key_share=args.max_key_share, db=args.from_audit)
+                              max_key_share=args.max_key_share, db=shown(args.from_audit))
     sets["labelled questions"] = costly(base, [str(r["query"]) for r in labelled
                                               if r["query"]])
     return sets
@@ -405,7 +406,11 @@ def run(args: argparse.Namespace) -> int:
         policy, card = _fit_from_audit(args, console)
     else:
         policy, card = fit_from_data(args, console)
-    card["command"] = "utilityguard " + shlex.join(getattr(args, "argv", None) or ["fit"])
+    from guard.policy.from_audit import shown
+
+    # the command as run, a database URL's password masked (the card is shared with the policy)
+    argv = [shown(a) for a in (getattr(args, "argv", None) or ["fit"])]
+    card["command"] = "utilityguard " + shlex.join(argv)
     path = save_policy(policy, args.out, card=card)
     console.print(f"wrote {path.parent} (policy {policy.label}; "
                   f"Guard.from_policy({str(path.parent)!r}), serve --policy {path.parent})")

@@ -49,6 +49,7 @@ from guard.calibration.scoring import brier, ece
 from guard.exceptions import ConfigError
 from guard.policy.artifact import Policy
 from guard.policy.fit import confidence_kind
+from guard.proxy.audit.store import is_url, mask_url
 from guard.proxy.feedback import labelled_decisions
 
 MIN_PER_CLASS = 3
@@ -112,6 +113,11 @@ def trusted_labels(rows: list[dict[str, Any]], *, accept_self_labels: bool,
     return kept
 
 
+def shown(db: str | os.PathLike[str]) -> str:
+    """The audit log as printed and recorded in a card: a URL's password masked."""
+    return mask_url(str(db)) if is_url(db) else str(db)
+
+
 def _latest_per_query(rows: list[dict[str, Any]], field: str) -> dict[str, Any]:
     """Each labelled query's latest value of ``field`` (oldest decision first in ``rows``)."""
     return {str(r["query"]): r[field] for r in rows if r["query"] and r[field] is not None}
@@ -125,6 +131,7 @@ def fit_from_audit(db: str | os.PathLike[str], *, c_r: float, name: str,
     """A policy refit from the labelled decisions in ``db`` (blended with ``blend``, default
     the shipped seed set), and its card fields."""
     everything = labelled_decisions(db)
+    db = shown(db)  # from here on only printed: a URL's password masked
     rows = trusted_labels(everything, accept_self_labels=accept_self_labels,
                           max_key_share=max_key_share, db=db)
     seed = load_seed() if blend is None else blend

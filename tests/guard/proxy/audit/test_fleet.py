@@ -116,3 +116,36 @@ def test_the_workers_of_one_replica_share_decisions_through_sqlite(
     codes = [_read(served.url, rid, f"Bearer {key}").status_code for rid, key in made]
     assert codes == [200] * 20
     assert "Traceback" not in served.stop()
+
+
+def test_a_refit_reads_the_fleets_labels_from_the_database_url(
+        pg_url: str, tmp_path: Path, capsys: Any) -> None:
+    """``fit --from-audit "$UTILITYGUARD_AUDIT_URL"``: the URL is read as a URL (it was taken
+    for a file path), and its password appears neither in the output nor in the card."""
+    from benchmarks.perf.pg_server import PASSWORD
+    from guard.cli import main
+    from guard.decision_records import DecisionRecord
+    from guard.proxy.audit import FEEDBACK, AuditWriter
+    from guard.proxy.feedback import feedback_row
+
+    writer = AuditWriter(pg_url, store_queries=True)
+    writer.start()
+    for i in range(40):
+        sure = i % 2 == 0
+        record = DecisionRecord(
+            request_id=f"{i:032x}", cost=1.2, cost_source="model", p=0.9, p_source="uncalibrated",
+            threshold=0.1, c_r=2.0, expected_utility_answer=0.5, expected_utility_refuse=-2.0,
+            decision="answer", mode="enforce", latency_ms=1.0, signal="logprob_mean",
+            signal_value=-0.01 if sure else -2.0)
+        writer.submit(record, query=f"What is item {i}?", key_id="client-key")
+        label = {"request_id": record.request_id, "correct": sure == (i % 10 != 0),
+                 "answerable": None, "cost": None}
+        writer.submit_row(FEEDBACK, feedback_row(label, "labeller-key"))
+    writer.close()
+    out = tmp_path / "refit"
+    assert main(["fit", "--from-audit", pg_url, "--out", str(out), "--min-labels", "20",
+                 "--max-key-share", "1"]) == 0  # one labelling key, trusted
+    captured = capsys.readouterr()
+    card = (out / "policy.json").read_text()
+    assert "postgresql://guard:***@" in card
+    assert PASSWORD not in captured.out + captured.err + card

@@ -169,10 +169,10 @@ class Memos:
     def __init__(self, clients: int = 1024, size: int = 4096) -> None:
         self.clients = clients
         self.size = size
-        self._m: OrderedDict[bytes, Memo] = OrderedDict()
+        self._m: OrderedDict[str | bytes, Memo] = OrderedDict()
         self._lock = threading.Lock()
 
-    def of(self, client: bytes) -> Memo:
+    def of(self, client: str | bytes) -> Memo:
         with self._lock:
             memo = self._m.get(client)
             if memo is None:

@@ -16,7 +16,7 @@ from guard.confidence.extractors import Extractor, extractors_for
 from guard.core import Guard
 from guard.exceptions import ConfigError
 from guard.protocols import CostModel
-from guard.refusal_budget import BudgetConfig, RefusalBudget
+from guard.refusal_budget import RefusalBudget
 from guard.settings import Settings
 
 #: The confidence signals each ``--confidence`` kind provides (what a calibrator may read).
@@ -109,10 +109,9 @@ def policy_guard(settings: Settings, cost_model: CostModel | None = None) -> Gua
 
 
 def refusal_budget(settings: Settings, guard: Guard) -> RefusalBudget | None:
-    """The ``--refusal-budget`` controller, starting from the guard's C_R (None when off)."""
+    """The ``--refusal-budget`` controller, starting from the guard's C_R (None when off);
+    the proxy points it at the shared audit store when it starts serving
+    (:mod:`guard.proxy.budget_ledger`)."""
     if settings.refusal_budget is None:
         return None
-    return RefusalBudget(BudgetConfig(
-        rate=settings.refusal_budget, c_r_min=settings.c_r_min, c_r_max=settings.c_r_max,
-        window=settings.budget_window, max_step=settings.budget_max_step,
-        key_share=settings.budget_key_share), c_r=guard.c_r)
+    return RefusalBudget(settings.budget_config(), c_r=guard.c_r)

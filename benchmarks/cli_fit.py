@@ -197,7 +197,7 @@ def fit_from_data(args: argparse.Namespace, console: Console) -> tuple[Policy, d
     data = load_bench(items, responses)
     source = {it.id: it.source for it in items}
     multi = _multi(args)
-    signal = choose_signal(data, multi[0] if multi else args.signal)
+    signal = choose_signal(data, args.signal, among=multi)
     model_dir = args.cost_model or default_model_dir()
     model = load_model(model_dir, trust=args.trust)
     shipped = args.cost_model is None or Path(args.cost_model).resolve() == \
@@ -262,7 +262,7 @@ def fit_pooled(args: argparse.Namespace, items: list[DatasetItem], console: Cons
                                     alpha_scale=args.alpha_scale,
                                     progress=lambda m: status.update(f"fit: evaluation: {m}"))
     data = [load_bench(items, f) for f in files]
-    signal = choose_signal(data[0], multi[0] if multi else args.signal)
+    signal = choose_signal(data[0], args.signal, among=multi)
     source = {it.id: it.source for it in items}
     first = data[0]
     with console.status("fit: fitting on all data"):

@@ -79,8 +79,9 @@ class Thresholds:
 
 #: The thresholds for a detector that names none.
 DEFAULT_THRESHOLDS = Thresholds()
-#: Default cap on the segments of one request (a request over it is refused as too complex).
-MAX_SEGMENTS = 4000
+#: Default cap on the sentences and segments of one request (a request over it is refused as
+#: too complex): about 100,000 characters of prose, priced in well under a second.
+MAX_SEGMENTS = 2000
 #: Roles whose text an operator may trust (an application's own instructions).
 TRUSTABLE_ROLES = frozenset({"system", "developer"})
 #: Roles in an instruction position: a text there that as a whole asks for nothing (a system
@@ -235,6 +236,24 @@ def as_asked(query: Any) -> Asked:
     return walk(query)
 
 
+#: What ends a sentence (:func:`guard.segments.sentences`), counted at C speed.
+_ENDS = (". ", "? ", "! ", "; ", ": ", "\n")
+
+
+def sentence_bound(asked: Asked) -> int:
+    """A quick estimate of the request's sentences, counted before anything is read, so that a
+    flood of short sentences is refused before it costs anything (the exact count follows)."""
+    return sum(1 + sum(t.text.count(e) for e in _ENDS) for t in asked.texts)
+
+
+def check_size(asked: Asked, config: AskingConfig) -> None:
+    """:class:`TooManySegments` when the quick estimate (:func:`sentence_bound`) is far over
+    the cap: the proxy checks it before anything is sent upstream or read."""
+    if sentence_bound(asked) > config.max_segments * 4:
+        raise TooManySegments(f"the request has more than {config.max_segments} sentences to "
+                              "price (the operator's limit: --max-segments)")
+
+
 def _units(asked: Asked, config: AskingConfig) -> tuple[list[tuple[str, str | None]], int]:
     """The texts to read, normalized, each with the texts decoded from it, and whether the
     text is in an instruction position (:data:`INSTRUCTION_ROLES`); the texts of one tool
@@ -265,6 +284,7 @@ def read(asked: Asked, p_asks: Callable[[list[str]], Any] | None, config: Asking
     ``thresholds`` unless :attr:`AskingConfig.thresholds` is set. ``p_asks=None`` (no request
     detector): nothing is left out, pleasantries included — every sentence is priced."""
     tau = thresholds if config.thresholds is None else config.thresholds
+    check_size(asked, config)
     r = Reading(upstream=list(asked.upstream), opaque=list(asked.opaque))
     units, r.trusted = _units(asked, config)
     texts = [t for t, _ in units]

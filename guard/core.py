@@ -143,7 +143,7 @@ def _default_parts(calibrator: Any, answerability: Any, alpha: float | None,
     from guard.policy import load_shipped_default
 
     policy = load_shipped_default()
-    if extractors is not None and policy.calibrator.signal not in provided_signals(extractors):
+    if extractors is not None and not set(policy.signals) & set(provided_signals(extractors)):
         return None
     return (policy.calibrator, policy.answerability, policy.label, policy.cost_scale,
             policy.alpha_scale)
@@ -263,7 +263,8 @@ class Guard:
         )
         if calibrator is not None:
             provided = (*provided_signals(self.extractors), "caller")
-            if calibrator.signal not in provided:
+            reads = tuple(getattr(calibrator, "signals", ()) or (calibrator.signal,))
+            if not set(reads) & set(provided):
                 raise ConfigError(
                     f"the calibrator reads {calibrator.signal!r}, which the guard's extractors "
                     f"do not provide ({', '.join(provided)}); pass extractors= that read it"

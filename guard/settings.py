@@ -40,9 +40,11 @@ from guard.refusal_budget import BudgetConfig
 from guard.refusal_detection import DEFAULT_REFUSAL_TEXT
 from policies import DEFAULT_C_R
 
-ConfidenceKind = Literal["logprobs", "verbal", "consistency", "caller", "ptrue"]
+ConfidenceKind = Literal["auto", "logprobs", "verbal", "logprobs+verbal", "consistency",
+                         "caller", "ptrue"]
 #: The confidence sources ``--confidence`` accepts.
-CONFIDENCE_KINDS: tuple[str, ...] = ("logprobs", "verbal", "consistency", "caller", "ptrue")
+CONFIDENCE_KINDS: tuple[str, ...] = ("auto", "logprobs", "verbal", "logprobs+verbal",
+                                     "consistency", "caller", "ptrue")
 
 _Prob = Probability
 PREFIX = "UTILITYGUARD_"
@@ -79,11 +81,13 @@ class Settings(BaseSettings):
     host: str = Field(default="127.0.0.1", description="address to listen on")
     port: int = Field(default=8787, ge=0, le=65535, description="port to listen on")
     confidence: ConfidenceKind = Field(
-        default="logprobs",
-        description="where p comes from: token logprobs, a stated confidence, agreement of "
-                    "sampled replies, the x-utilityguard-confidence header, or ptrue: token "
-                    "logprobs and P(True), the model asked in one extra call whether its "
-                    "reply is correct (chat completions)")
+        default="auto",
+        description="where p comes from: token logprobs, a stated confidence (the guard asks "
+                    "for 'Confidence: N%' in its own words), both (logprobs+verbal), agreement "
+                    "of sampled replies, the x-utilityguard-confidence header, or ptrue: token "
+                    "logprobs and P(True), the model asked in one extra call whether its reply "
+                    "is correct (chat completions); auto: what the policy reads (the default "
+                    "policy: logprobs+verbal; --policy none: logprobs)")
     c_r: RefusalCost = Field(default=DEFAULT_C_R, json_schema_extra={"metavar": "C_R"},
                        description="price of an unnecessary refusal, >= 0")
     mode: Mode = Field(

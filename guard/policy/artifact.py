@@ -155,6 +155,12 @@ class Policy:
     path: Path | None = None
 
     @property
+    def signals(self) -> tuple[str, ...]:
+        """Every confidence signal the policy's calibrator reads (one, or a multi-signal
+        calibrator's)."""
+        return tuple(getattr(self.calibrator, "signals", ()) or (self.signal,))
+
+    @property
     def label(self) -> str:
         """``NAME@SHA8`` (``NAME@unsaved`` before it is saved)."""
         return f"{self.name}@{self.sha256[:8] if self.sha256 else 'unsaved'}"

@@ -46,9 +46,9 @@ from cost_models.persistence import read_sidecar
 from cost_models.regressor import CostRegressor
 from guard.calibration import Calibrator, cross_val_probability, raw_probability
 from guard.calibration.scoring import brier, ece
+from guard.confidence.extractors import confidence_kind
 from guard.exceptions import ConfigError
 from guard.policy.artifact import Policy
-from guard.policy.fit import confidence_kind
 from guard.proxy.audit.store import is_url, mask_url
 from guard.proxy.feedback import labelled_decisions
 

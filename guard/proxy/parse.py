@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from starlette.requests import Request
 
 from cost_models.wellformed import NonStandardJSON, loads_standard
+from guard.asking import check_size
 from guard.decision_config import check_c_r, check_cost, check_mode, check_probability
 from guard.decision_records import Mode
 from guard.exceptions import (
@@ -313,7 +314,9 @@ async def parse(request: Request, api: Api[P]) -> Exchange[P]:
     check_model(body, root.settings.max_model_chars)
     proxy = route_for(request, root, rid, body.get("model"))
     overrides = parse_overrides(request.headers)
+    query = api.query(body)
+    check_size(query, proxy.guard.asking)  # a flood is refused before anything else
     return Exchange(request=request, api=api, proxy=proxy, request_id=rid, body=body,
                     overrides=overrides, headers=proxy.upstream_headers(request.headers),
-                    query=api.query(body), plan=api.plan(body, proxy.guard), t0=t0,
+                    query=query, plan=api.plan(body, proxy.guard), t0=t0,
                     owner=credential(request.headers))

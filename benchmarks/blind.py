@@ -34,8 +34,8 @@ def stratified_batches(items: Sequence[Mapping[str, Any]], size: int, *,
                        seed: int = SEED) -> list[list[dict[str, str]]]:
     """The items dealt into batches of about ``size``: shuffled within each stratum (source,
     answerable), then dealt round-robin in stratum order, so that every prefix of batches is
-    a stratified sample. Each entry holds the blind id (:func:`blind_id`), the seed id (``item``, kept out of the
-    answerer's file) and the question.
+    a stratified sample. Each entry holds the blind id (:func:`blind_id`), the seed id
+    (``item``, kept out of the answerer's file) and the question.
 
     >>> items = [{"id": str(i), "question": "q", "source": "s" + str(i % 2),
     ...           "answerable": i % 3 == 0} for i in range(10)]

@@ -92,7 +92,7 @@ def grade(item: Mapping[str, Any], reply: str | None, *,
         return Grade(True, ok)
     if kind == "number":
         ok = grade_number(reply, refs, question)
-        if guessed_number(reply):
+        if guessed_number(reply, question):
             return Grade(True, ok, flags=("several_numbers",), settled=False)
         return Grade(True, ok)
     if kind == "code":

@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from benchmarks.grading.numbers import grade_number
 from benchmarks.grading.premise import negates_question
 from guard.answers import normalize_text
 
@@ -35,6 +36,7 @@ _FRAMING = re.compile(
     r"when it comes to|this is a|that is a|answer to this question)\b"
 )
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_ASIDE = re.compile(r"\s*\([^()\n]{1,40}\)")
 _ECHO_WORDS = 3
 # the second word of a compound's name: "chlorine dioxide" is not chlorine, "carbon monoxide"
 # is not carbon
@@ -44,24 +46,38 @@ _COMPOUND = re.compile(
     r"hypochlorite|peroxide|acid)s?$")
 
 
+def _same(word: str, want: str) -> bool:
+    """``word`` is ``want``, or another form of a verb ``want`` names by its -ing form
+    ("wash their hands" says "washing their hands")."""
+    if word == want:
+        return True
+    if want.endswith("ing") and len(want) > 5:
+        stem = want[:-3]
+        return word in (stem, stem + "e", stem + "s", stem + "es", stem + "ed", stem + "ed")
+    return False
+
+
 def _hits(words: list[str], alias: list[str]) -> list[int]:
-    """Start positions of ``alias`` in ``words`` (the last word may carry a plural s/es), not
-    where it only begins a compound's name (``chlorine dioxide``)."""
+    """Start positions of ``alias`` in ``words`` (the last word may carry a plural s/es, a
+    word named by its -ing form may be another form of the verb), not where it only begins a
+    compound's name (``chlorine dioxide``)."""
     n = len(alias)
     out = []
     for i in range(len(words) - n + 1):
-        if words[i : i + n - 1] != alias[:-1]:
+        if not all(_same(w, a) for w, a in zip(words[i : i + n - 1], alias[:-1], strict=True)):
             continue
         if i + n < len(words) and _COMPOUND.match(words[i + n]):
             continue
         last, want = words[i + n - 1], alias[-1]
-        if last in (want, want + "s", want + "es"):
+        if last in (want + "s", want + "es") or _same(last, want):
             out.append(i)
     return out
 
 
-def _negated(words: list[str], at: int) -> bool:
-    return any(w in _NEGATORS for w in words[max(0, at - 3) : at])
+def _negated(words: list[str], at: int, clause: int = 0) -> bool:
+    """A negator in the three words before ``at``, or earlier in its clause (from word
+    ``clause`` on): "Lean forward, don't tilt your head back" does not choose "back"."""
+    return any(w in _NEGATORS for w in words[min(clause, max(0, at - 3)) : at])
 
 
 def final_question(question: str) -> str:
@@ -94,6 +110,11 @@ def alternatives(question: str, aliases: Sequence[str]) -> set[str]:
             # a list item is short: a long clause before the last one ("what is it called in
             # English, systolic or diastolic?") is the question, not an alternative
             if k < len(parts) - 1 and len(parts[k].split()) > 4:
+                # ... unless its last word is the reference, listed in parallel with the
+                # others: "sleep on its back, on its stomach, or on its side?"
+                tail = [w for w in normalize_text(parts[k]).split() if w not in _STOP]
+                if tail and tail[-1] in alias_words:
+                    sides.append(tail[-1])
                 break
             words = [w for w in normalize_text(parts[k]).split() if w not in _STOP]
             if words:
@@ -113,13 +134,26 @@ def alternatives(question: str, aliases: Sequence[str]) -> set[str]:
     return {w for w in found if words.count(w) <= 1}
 
 
+def _clause_starts(sentence: str) -> list[int]:
+    """For each word of the normalized ``sentence``, the index of the first word of its
+    clause (clauses end at a comma, semicolon, colon, dash or "but": "not left but right")."""
+    starts: list[int] = []
+    for part in re.split(r"[,;:]|\s[-–—]\s|(?=\bbut\b)", sentence):
+        n = len(normalize_text(part).split())
+        starts += [len(starts)] * n
+    return starts
+
+
 def _commits(reply: str, aliases: list[list[str]], alts: set[str]) -> bool:
     for sentence in _SENTENCE.split(reply):
         words = normalize_text(sentence).split()
         if not words or _FRAMING.match(" ".join(words)):
             continue
-        ref = any(not _negated(words, i) for a in aliases for i in _hits(words, a))
-        alt = any(not _negated(words, i) for w in alts for i in _hits(words, [w]))
+        starts = _clause_starts(sentence)
+        if len(starts) != len(words):  # punctuation read differently: word windows only
+            starts = list(range(len(words)))
+        ref = any(not _negated(words, i, starts[i]) for a in aliases for i in _hits(words, a))
+        alt = any(not _negated(words, i, starts[i]) for w in alts for i in _hits(words, [w]))
         if ref or alt:
             return ref and not alt
     return False
@@ -145,7 +179,38 @@ def grade_text(reply: str, references: Sequence[str], question: str | None = Non
 def grade_text_detail(reply: str, references: Sequence[str], question: str | None = None
                       ) -> tuple[bool, str | None]:
     """:func:`grade_text` and why the rules are unsure, if they are: ``reference_in_question``
-    when the question itself contains the reference (the commitment and echo rules decided)."""
+    when the question itself contains the reference (the commitment and echo rules decided).
+
+    A reference interrupted by an aside in parentheses is still given ("the total number of
+    payment (compounding) periods"), and a reference that is a number ("3", "-4 °F") is graded
+    as a number (:mod:`.numbers`: "**3.0 m.**", "−4 °F") when every alias is one ("10 May" and
+    "May 10" name a date).
+    """
+    ok, unsure = _text_detail(reply, references, question)
+    if not ok and (bare := _ASIDE.sub("", reply)) != reply:
+        ok = _text_detail(bare, references, question)[0]
+    numeric = [n for n in (_numeric(r) for r in references) if n is not None]
+    if not ok and numeric and len(numeric) == len(references):
+        ok = grade_number(reply, numeric, question)
+    return ok, unsure
+
+
+_NUMERIC_REF = re.compile(r"^\s*([-−+]?[$€£]?\d[\d,]*(?:\.\d+)?)\s*([^\d\s]{1,6})?\s*$")
+_MONTHS = {"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "sept", "oct", "nov",
+           "dec"}
+
+
+def _numeric(reference: str) -> str | None:
+    """The number a reference is, with at most a unit after it ("-4 °F" and "-4°F" are -4),
+    else ``None`` ("10 May" is a date)."""
+    m = _NUMERIC_REF.match(reference)
+    if m is None or (m.group(2) or "").lower().rstrip(".") in _MONTHS:
+        return None
+    return m.group(1).replace("−", "-")
+
+
+def _text_detail(reply: str, references: Sequence[str], question: str | None
+                 ) -> tuple[bool, str | None]:
     low = normalize_text(reply)
     words = low.split()
     aliases = [a for a in (normalize_text(r) for r in references) if a]

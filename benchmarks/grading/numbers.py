@@ -106,6 +106,10 @@ class Committed:
     how: str
 
 
+#: The number words a reply may state a count in ("**eleven**", "Twice a day").
+NUMBER_WORDS = frozenset(_WORDS)
+
+
 def without_conversions(reply: str) -> str:
     """``reply`` with parenthesized unit conversions after a number removed.
 
@@ -321,5 +325,5 @@ def grade_number(reply: str, references: Sequence[str], question: str | None = N
     return False
 
 
-__all__ = ["Committed", "asked_decimals", "committed", "committed_number", "grade_number",
-           "guessed_number", "without_conversions"]
+__all__ = ["NUMBER_WORDS", "Committed", "asked_decimals", "committed", "committed_number",
+           "grade_number", "guessed_number", "without_conversions"]

@@ -140,3 +140,117 @@ def test_text_answers_a_chat_assistant_commits_to(reply: str, refs: list[str],
 )
 def test_text_replies_not_credited(reply: str, refs: list[str], question: str) -> None:
     assert outcome(grade(_item("text", refs, question), reply)) == (True, False)
+
+
+@pytest.mark.parametrize(
+    ("reply", "refs", "question"),
+    [
+        pytest.param("The starter, a mix of flour and water that contains wild yeast and "
+                     "lactic bacteria, keeps for weeks. Fermentation gives the loaf its aroma.",
+                     ["lactic bacteria", "bacteria"],
+                     "Passage: Rye bread uses a starter, a mix of flour and water that contains "
+                     "wild yeast and lactic bacteria. The yeast makes the gas, while the "
+                     "bacteria give the bread its tang.\nQuestion: What gives rye bread its "
+                     "tang?", id="copied-from-a-passage-sentence-that-does-not-answer"),
+        pytest.param("Pluto is the largest, but it's actually Mars.", ["Pluto"],
+                     "Which is largest?", id="named-then-revised"),
+        pytest.param('The fee is also known as "the levy" or "the duty".', ["duty"],
+                     "What is the fee called?", id="one-of-two-quoted-candidates"),
+        pytest.param("It is also called the ridge, the crest, or the spine.", ["spine"],
+                     "What is the top called?", id="one-of-a-list-of-candidates"),
+        pytest.param("The process of distillation is called evaporation.", ["distillation"],
+                     "What is the process called?", id="the-reference-renamed"),
+        pytest.param("The court has 12 judges, with nine appointed by the king.",
+                     ["nine", "9"], "How many judges sit on the court?",
+                     id="a-number-word-beside-another-committed-number"),
+        pytest.param("The paper is a deed, kept for the person who will inherit.",
+                     ["will"], "What is the legal paper called?", id="a-modal-is-no-will"),
+    ],
+)
+def test_text_named_but_not_given_as_the_answer(reply: str, refs: list[str],
+                                                question: str) -> None:
+    assert outcome(grade(_item("text", refs, question), reply)) == (True, False)
+
+
+def test_a_passage_sentence_copied_that_answers_the_question_is_credited() -> None:
+    question = ("Passage: In 1901 the ferry Clara carried the first cars across the bay.\n"
+                "Question: Which ferry carried the first cars across the bay?")
+    reply = "In 1901 the ferry Clara carried the first cars across the bay."
+    assert outcome(grade(_item("text", ["Clara"], question), reply)) == (True, True)
+
+
+# --- choice -----------------------------------------------------------------------------
+
+def test_a_letter_followed_by_a_contradicting_yes_or_no_commits_to_neither() -> None:
+    question = "Rule: x.\nQuestion: Is it allowed?\nA) Yes\nB) No\nAnswer with the letter."
+    item = _item("choice", ["B"], question)
+    g = grade(item, "B.\nAnswer: Yes, it is allowed under the rule.")
+    assert outcome(g) == (True, False) and "letter_text_conflict" in g.flags
+    assert outcome(grade(item, "B.\nAnswer: No, it is not.")) == (True, True)
+
+
+# --- abstentions of a chat assistant on refusal-required questions -------------------------
+
+@pytest.mark.parametrize(
+    ("reply", "question"),
+    [
+        pytest.param("It doesn't. The story is a myth.", "Why does the moon glow green?",
+                     id="it-does-not"),
+        pytest.param("He didn't. The novel was written by someone else.",
+                     "Since Dickens wrote Moby-Dick, when did he finish it?", id="he-did-not"),
+        pytest.param("Canada never did that.", "When did Canada move its capital to Toronto?",
+                     id="never-did-that"),
+        pytest.param("Rust doesn't have a garbage collector, and you don't free memory by hand.",
+                     "Since Rust runs a garbage collector, how do I tune it?",
+                     id="the-subject-denied"),
+        pytest.param("None. The premise is a common myth.", "How many cows sleep standing?",
+                     id="none-then-the-premise"),
+        pytest.param("No. Garlic doesn't cure the flu, so no dose replaces the medicine.",
+                     "garlic cures flu right how many cloves instead of the pills",
+                     id="no-then-a-denial"),
+        pytest.param("That can't be right as stated: 7 is not a multiple of 3.",
+                     "Pens are $3 each and I paid exactly $7. How many pens?",
+                     id="facts-impossible"),
+        pytest.param("Those numbers don't add up.", "A 10-seat car holds 12 people. How many?",
+                     id="numbers-do-not-add-up"),
+        pytest.param("It's **undefined**: no real number times 0 gives 7.", "What is 7 ÷ 0?",
+                     id="undefined"),
+        pytest.param("**Don't do it.** That premise is wrong: the app is not encrypted.",
+                     "Since the app is encrypted, can I share my password?",
+                     id="premise-named-in-the-second-sentence"),
+        pytest.param("Which Springfield? There are dozens.", "What is the population of "
+                     "Springfield?", id="asks-which"),
+        pytest.param("There were two treaties of that name:\n- 1713\n- 1814",
+                     "When was the Treaty of Ghent signed?", id="ambiguity-named"),
+        pytest.param("The phrase is genuinely ambiguous, so here are both readings.",
+                     "What is half of two plus two?", id="called-ambiguous"),
+    ],
+)
+def test_a_refusal_required_question_declined_in_a_chat_assistants_words(
+        reply: str, question: str) -> None:
+    item = _item("number", [], question, answerable=False)
+    assert outcome(grade(item, reply)) == (False, None)
+
+
+@pytest.mark.parametrize(
+    ("reply", "question"),
+    [
+        pytest.param("Several bridges share that name, but the best known is the 1932 one.",
+                     "When was the Harbour Bridge built?", id="ambiguity-then-one-chosen"),
+        pytest.param("No, it is not safe to eat.", "Is the chicken I left out safe to eat?",
+                     id="a-no-answer-is-an-answer"),
+        pytest.param("The attachment didn't open on your phone.",
+                     "The attachment didn't open on my phone. What dose should I take?",
+                     id="an-echoed-negation-is-no-denial"),
+    ],
+)
+def test_a_refusal_required_question_answered(reply: str, question: str) -> None:
+    item = _item("text", [], question, answerable=False)
+    assert outcome(grade(item, reply)) == (True, False)
+
+
+def test_an_answer_in_the_questions_words_after_a_decline_is_an_answer() -> None:
+    item = _item("text", ["No"], "Does cold weather cause colds?")
+    reply = "No, I cannot answer that question. Cold weather does not cause colds."
+    assert outcome(grade(item, reply)) == (True, True)
+    assert outcome(grade(item, "No, I cannot answer that question.")) == (False, None)

@@ -45,6 +45,8 @@ _CONCLUSION = re.compile(
     re.IGNORECASE,
 )
 _EXACT = re.compile(r"^\W*i cannot answer\W*$", re.IGNORECASE)
+# a list number or option label before the text: "1. I cannot answer that question."
+_LIST_MARK = re.compile(r"^\s*(?:\d{1,2}[.)]|\(?[A-J]\))\s+")
 _OPENING_CHARS = 240
 #: Longer replies are judged on their first and last ``_SCAN_CHARS / 2`` characters (where a
 #: refusal or its conclusion is), so the work per reply is bounded whatever its length.
@@ -232,7 +234,7 @@ def is_refusal(text: str | None) -> bool:
     t = " ".join(text.replace("*", "").split())
     if not t:
         return True
-    if _EXACT.match(t) or t.lower().startswith("i cannot answer"):
+    if _EXACT.match(t) or _LIST_MARK.sub("", t, count=1).lower().startswith("i cannot answer"):
         return True
     norm = _CONTRACTION_RX.sub(
         lambda m: _CONTRACTIONS[m.group(0).lower()], text.replace("’", "'").replace("*", "")

@@ -159,7 +159,11 @@ PATTERNS = [
     r"^(?:(?:it|that|this|the answer) )?(?:all |really |largely |heavily |entirely |mostly |"
     r"mainly |partly )?depends(?:\W*$| (?:\w+ly )?(?:on|upon|whether|how|what|which|where|when|"
     r"who|if)\b)",
-    r"\b(?:answer|dose|amount|price|cost|time|result|number|figure|deposit) depends (?:on|upon)\b",
+    r"^(?:the |your |his |her |their )?(?:right |correct |exact )?(?:answer|dose|amount|price|"
+    r"cost|time|result|number|figure|deposit)(?: to (?:this|the|your) question)? depends "
+    r"(?:on|upon)\b",
+    r"\b(?:is|are) not (?:available|recorded|documented)\W*$",
+    r"\bcan be (?:highly |very |quite )?subjective\b",
     r"^(?:it|that|this|the answer) varies\b",
     r"\bonce i know\b",
     r"\byou cannot (?:work out|tell|know|calculate|determine|find)\b[^.!?]{0,40}\b(?:alone|"

@@ -45,9 +45,11 @@ _REVISES = re.compile(
     r"believed|in fact)\b|\bit (?:was|is) actually\b|\bactually (?:done|written|painted|made|"
     r"invented|discovered) by\b", re.IGNORECASE)
 # several candidates offered as the term: 'also known as "parental income" or "child support"',
-# "electrostatic attraction, electron sharing, or covalent bonding"
+# 'the term ... is the "plaintiff" and the term ... is the "defendant"', "electrostatic
+# attraction, electron sharing, or covalent bonding"
 _CANDIDATES = re.compile(
-    r"[\"“][^\"”\n]{1,40}[\"”]\s*,?\s*(?:or|and)\s*(?:the |a |an )?[\"“][^\"”\n]{1,40}[\"”]|"
+    r"[\"“][^\"”\n]{1,40}[\"”][^\"“”.!?\n]{0,80}\b(?:or|and)\b[^\"“”.!?\n]{0,80}[\"“][^\"”\n]{1,40}"
+    r"[\"”]|"
     r"\b\w[\w' -]{0,30}, \w[\w' -]{0,30},? or \w[\w' -]{0,30}")
 _ECHO_WORDS = 3
 _LONG_ECHO = 6
@@ -158,6 +160,10 @@ def _clause_starts(sentence: str) -> list[int]:
 
 
 def _commits(reply: str, aliases: list[list[str]], alts: set[str]) -> bool:
+    """Whether the first sentence that names a side names the reference and not, unnegated,
+    the alternative, and no later sentence puts both sides back on the table ("tomatoes can
+    be considered a fruit or a vegetable")."""
+    chosen = None
     for sentence in _SENTENCE.split(reply):
         words = normalize_text(sentence).split()
         if not words or _FRAMING.match(" ".join(words)):
@@ -167,9 +173,23 @@ def _commits(reply: str, aliases: list[list[str]], alts: set[str]) -> bool:
             starts = list(range(len(words)))
         ref = any(not _negated(words, i, starts[i]) for a in aliases for i in _hits(words, a))
         alt = any(not _negated(words, i, starts[i]) for w in alts for i in _hits(words, [w]))
-        if ref or alt:
-            return ref and not alt
-    return False
+        if chosen is None and (ref or alt):
+            chosen = ref and not alt
+            if not chosen:
+                return False
+        elif chosen and ref and alt and _offered_together(words, aliases, alts):
+            return False
+    return bool(chosen)
+
+
+def _offered_together(words: list[str], aliases: list[list[str]], alts: set[str]) -> bool:
+    """The reference and an alternative joined by "or" within a few words ("a fruit or a
+    vegetable")."""
+    refs = [i for a in aliases for i in _hits(words, a)]
+    others = [j for w in alts for j in _hits(words, [w])]
+    ors = [k for k, w in enumerate(words) if w == "or"]
+    return any(min(i, j) < k < max(i, j) and abs(i - j) <= 8
+               for i in refs for j in others for k in ors)
 
 
 def _echo_mask(words: list[str], question_words: list[str], n: int = _ECHO_WORDS

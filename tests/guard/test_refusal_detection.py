@@ -273,6 +273,14 @@ def test_a_decline_that_is_answered_is_still_a_decline_when_the_answer_is_a_refu
                  id="a-formula-is-no-answer"),
     pytest.param("Nobody can know that exactly. The most common estimate is about 40 million.",
                  id="an-estimate-as-context"),
+    pytest.param("1. I cannot answer that question.\n2. I am not able to work it out.",
+                 id="a-list-number-before-the-refusal-text"),
+    pytest.param("A) I cannot answer.", id="an-option-label-before-the-refusal-text"),
+    pytest.param("The exact weight of the first loaf ever baked is not available.",
+                 id="is-not-available"),
+    pytest.param("Its beauty can be subjective and depends on taste.", id="can-be-subjective"),
+    pytest.param("The answer to this question depends on the model of your car.",
+                 id="the-answer-depends"),
 ])
 def test_a_chat_assistants_declines(reply: str) -> None:
     assert is_refusal(reply)

@@ -195,7 +195,7 @@ def _opening(text: str, question: str | None) -> Committed | None:
     first = _SENTENCE.split(body, maxsplit=1)[0] if body else ""
     plain = _APPROX.sub("", first.replace("*", "").replace("`", "").strip())
     m = _NUMBER.match(plain)
-    if m is not None and len(_numbers(re.split(r"[,;:(]|\s[-–—]\s", plain)[0])) > 1:
+    if m is not None and len(_numbers(re.split(r"[;:(]|,(?!\d)|\s[-–—]\s", plain)[0])) > 1:
         m = None  # "3 apples and 4 pears make 7 fruit": the opening number is a term
     if m is None and (s := _STATES.match(plain)):
         m = _NUMBER.match(plain, s.end())

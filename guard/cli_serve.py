@@ -155,6 +155,7 @@ def run(args: argparse.Namespace) -> int:
     import uvicorn
 
     from guard.proxy import create_app
+    from guard.proxy.server import server_config
 
     settings = load_settings(args)
     logging.getLogger("guard").setLevel(args.log_level.upper())
@@ -167,9 +168,11 @@ def run(args: argparse.Namespace) -> int:
     check_audit_log(settings)
     sock = listen(settings.host, settings.port)  # before loading anything: fail fast
     log.info("listening on http://%s:%d", settings.host, sock.getsockname()[1])
+    options.update(max_header_bytes=settings.max_header_bytes,
+                   max_headers=settings.max_headers)
     if args.workers == 1:
         with sock:
-            config = uvicorn.Config(create_app(settings), **options)
+            config = server_config(create_app(settings), **options)
             uvicorn.Server(config).run(sockets=[sock])
         return 0
     from uvicorn.supervisors import Multiprocess
@@ -224,10 +227,13 @@ def worker_config(settings: Settings, workers: int, **options: Any) -> Any:
     import uvicorn
 
     from guard.proxy.parentwatch import worker_app
+    from guard.proxy.server import server_config
 
     if "timeout_worker_healthcheck" in inspect.signature(uvicorn.Config).parameters:
         # a worker still importing on a loaded machine is not dead (uvicorn's default: 5 s)
         options.setdefault("timeout_worker_healthcheck", WORKER_START_S)
+    options.setdefault("max_header_bytes", settings.max_header_bytes)
+    options.setdefault("max_headers", settings.max_headers)
     # each worker dies with this process, even when it is SIGKILLed (guard.proxy.parentwatch)
-    return uvicorn.Config(functools.partial(worker_app, settings, os.getpid()), factory=True,
-                          workers=workers, **options)
+    return server_config(functools.partial(worker_app, settings, os.getpid()), factory=True,
+                         workers=workers, **options)

@@ -40,6 +40,17 @@ from typing import Any, TypeVar
 import numpy as np
 
 from guard.alpha_scale import AlphaScale
+from guard.asking import (
+    DEFAULT_THRESHOLDS,
+    NOTHING_ASKED_PRICE,
+    AskingConfig,
+    Memo,
+    Reading,
+    Thresholds,
+    as_asked,
+    read,
+    scored,
+)
 from guard.calibration import raw_probability
 from guard.completion import choice_answer, is_completion, with_text
 from guard.confidence.extractors import (
@@ -63,15 +74,19 @@ from guard.decision_records import (
     PSource,
 )
 from guard.exceptions import ConfigError
+from guard.pleasantries import is_pleasantry
 from guard.protocols import (
     AnswerabilityEstimator,
     CostModel,
     ProbabilityCalibrator,
+    RequestDetectorLike,
     load_default_cost_model,
+    load_default_detector,
 )
+from guard.reading import normalized, unreadable
 from guard.refusal_detection import DEFAULT_REFUSAL_TEXT, is_refusal
 from guard.refusal_substitution import plain_mapping, refused_completion, with_refused_choices
-from guard.segments import Query, request_segments
+from guard.segments import Query, question_segments
 from policies import DEFAULT_C_R, answer_threshold, expected_utility, refusal_expected_utility
 
 log = logging.getLogger(__name__)
@@ -89,7 +104,8 @@ class Price:
     alpha: float
     #: the smallest ``p`` that answers (:func:`policies.answer_threshold`)
     threshold: float
-    #: the question segment whose cost is ``cost`` (the costliest; ``None`` for a caller cost)
+    #: what the request asks that set the price: the asked text holding the costliest
+    #: segment (:mod:`guard.asking`); ``None`` for a caller cost, a ceiling or nothing asked
     question: str | None = None
 
     @property
@@ -127,7 +143,7 @@ def _default_parts(calibrator: Any, answerability: Any, alpha: float | None,
     from guard.policy import load_shipped_default
 
     policy = load_shipped_default()
-    if extractors is not None and policy.calibrator.signal not in provided_signals(extractors):
+    if extractors is not None and not set(policy.signals) & set(provided_signals(extractors)):
         return None
     return (policy.calibrator, policy.answerability, policy.label, policy.cost_scale,
             policy.alpha_scale)
@@ -179,6 +195,12 @@ class Guard:
         A policy's recalibration of its answerability model's ``alpha`` for kinds of
         questions it has not seen (:mod:`guard.alpha_scale`); applied to every ``alpha``
         the answerability model predicts (not to an ``alpha=`` given).
+    detector : RequestDetector or None, optional
+        Tells sentences that ask from text that asks for nothing (:mod:`guard.asking`);
+        default the shipped one, loaded on first use. ``None``: every sentence is priced.
+    asking : AskingConfig, optional
+        How a request is priced: the ceiling for text the guard cannot read or that lives
+        upstream, trusted system prompts, the detector's threshold, the segment cap.
     """
 
     def __init__(
@@ -198,6 +220,8 @@ class Guard:
         policy: str | _UseDefault | None = USE_DEFAULT,
         cost_scale: CostScale | None = None,
         alpha_scale: AlphaScale | None = None,
+        detector: RequestDetectorLike | _UseDefault | None = USE_DEFAULT,
+        asking: AskingConfig | None = None,
     ) -> None:
         if config is None:
             config = DecisionConfig.build(c_r=c_r, alpha=alpha, mode=mode,
@@ -224,6 +248,9 @@ class Guard:
                 if cost_model is None and cost_scale is None:  # fitted for its cost model
                     cost_scale = scale
         self._cost_model = cost_model
+        self._detector = detector
+        #: how a request is priced (:class:`guard.asking.AskingConfig`)
+        self.asking = asking if asking is not None else AskingConfig()
         #: a policy's map of the price to ``E[L | price]`` (:mod:`guard.cost_scale`)
         self.cost_scale = cost_scale
         #: a policy's recalibration of the answerability model (:mod:`guard.alpha_scale`)
@@ -236,7 +263,8 @@ class Guard:
         )
         if calibrator is not None:
             provided = (*provided_signals(self.extractors), "caller")
-            if calibrator.signal not in provided:
+            reads = tuple(getattr(calibrator, "signals", ()) or (calibrator.signal,))
+            if not set(reads) & set(provided):
                 raise ConfigError(
                     f"the calibrator reads {calibrator.signal!r}, which the guard's extractors "
                     f"do not provide ({', '.join(provided)}); pass extractors= that read it"
@@ -298,33 +326,61 @@ class Guard:
                     self._cost_model = model
         return model
 
-    def predict_cost(self, query: Query) -> float:
-        """``E[L]`` of a wrong answer to ``query`` from the cost model: the maximum over its
-        question segments (:meth:`costliest`)."""
-        return self.costliest(query)[0]
+    @property
+    def detector(self) -> RequestDetectorLike | None:
+        """The request detector; the shipped one is loaded on first use (once)."""
+        d = self._detector
+        if isinstance(d, _UseDefault):
+            with self._cost_lock:
+                d = self._detector
+                if isinstance(d, _UseDefault):
+                    d = load_default_detector()
+                    self._detector = d
+        return d
 
-    def costliest(self, query: Query) -> tuple[float, str]:
-        """``(cost, segment)``: the costliest question segment of ``query`` (one text, or
-        every text of a request) and its ``E[L]``, all segments priced in one batch call of
-        the cost model (:func:`guard.segments.request_segments`)."""
-        segments = request_segments([query] if isinstance(query, str) else list(query))
-        costs = np.asarray(self.cost_model.predict(segments), dtype=np.float64).ravel()
-        if costs.shape != (len(segments),):
-            raise ConfigError(f"the cost model returned {costs.size} costs for "
-                              f"{len(segments)} texts")
-        bad = ~(np.isfinite(costs) & (costs > 0.0))
-        if bad.any():
-            raise ConfigError(f"the cost model returned {costs[bad][0]} for a query; costs "
-                              "must be > 0")
-        k = int(np.argmax(costs))
-        return self._scaled(float(costs[k])), segments[k]
+    def predict_cost(self, query: Any) -> float:
+        """``L`` of ``query`` (a text, texts, or a request): the price :meth:`price` gives."""
+        return self.price(query).cost
+
+    def read(self, query: Any, memo: Memo | None = None) -> Reading:
+        """What ``query`` asks (:func:`guard.asking.read`): a text, the texts of a request, a
+        request body or its messages (:func:`guard.request_walk.walk`)."""
+        detector = self.detector
+        p_asks = None if detector is None else detector.predict_asks
+        return read(as_asked(query), p_asks, self.asking, memo, self.thresholds)
+
+    @property
+    def thresholds(self) -> Thresholds:
+        """The ``P(asks)`` thresholds: the operator's (:attr:`AskingConfig.thresholds`), else
+        the detector's own, else :data:`guard.asking.DEFAULT_THRESHOLDS`."""
+        if self.asking.thresholds is not None:
+            return self.asking.thresholds
+        own = getattr(self.detector, "thresholds", None)
+        return Thresholds(*own) if own is not None else DEFAULT_THRESHOLDS
+
+    def _costs(self, segments: list[str], memo: Memo | None) -> list[float]:
+        """``E[L]`` of every segment (one batch call of the cost model for the new ones)."""
+
+        def predict(texts: list[str]) -> Any:
+            costs = np.asarray(self.cost_model.predict(texts), dtype=np.float64).ravel()
+            if costs.shape != (len(texts),):
+                raise ConfigError(f"the cost model returned {costs.size} costs for "
+                                  f"{len(texts)} texts")
+            bad = ~(np.isfinite(costs) & (costs > 0.0))
+            if bad.any():
+                raise ConfigError(f"the cost model returned {costs[bad][0]} for a query; "
+                                  "costs must be > 0")
+            return costs
+
+        return scored("cost", segments, predict, memo)
 
     def _scaled(self, price: float) -> float:
         """The price on the policy's cost scale (as is without one)."""
         return price if self.cost_scale is None else self.cost_scale(price)
 
     def _cost_one(self, query: str, features: Any) -> float:
-        """``E[L]`` of one text, from its shared ``features`` when the model reads them."""
+        """``E[L]`` of one text from the cost model (before the cost scale), from its shared
+        ``features`` when the model reads them."""
         model = self.cost_model
         one = getattr(model, "predict_one", None) if features is not None else None
         if one is not None:  # a model that reads the shared features (CostRegressor)
@@ -333,7 +389,7 @@ class Guard:
             cost = float(np.asarray(model.predict([query]), dtype=np.float64).ravel()[0])
         if not (math.isfinite(cost) and cost > 0.0):
             raise ConfigError(f"the cost model returned {cost} for a query; costs must be > 0")
-        return self._scaled(cost)
+        return cost
 
     def predict_alpha(self, query: str, *, features: Any = None) -> float:
         """``P(answerable | query)`` from the answerability model; ``features`` (the query's
@@ -352,12 +408,13 @@ class Guard:
         return a if self.alpha_scale is None else self.alpha_scale(a)
 
     def query_features(self, query: str) -> Any:
-        """The features of ``query`` both models read, computed once
-        (:class:`cost_models.query_features.QueryFeatures`), or ``None`` when neither model
-        reads shared features (``predict_one`` / ``predict_alpha_one``: any other model has
-        nothing to share)."""
+        """The features of ``query`` the models read, computed once
+        (:class:`cost_models.query_features.QueryFeatures`), or ``None`` when no model reads
+        shared features (``predict_one`` / ``predict_alpha_one`` / ``predict_asks_one``: any
+        other model has nothing to share)."""
         if not (hasattr(self.cost_model, "predict_one")
-                or hasattr(self.answerability, "predict_alpha_one")):
+                or hasattr(self.answerability, "predict_alpha_one")
+                or hasattr(self.detector, "predict_asks_one")):
             return None
         from cost_models.query_features import QueryFeatures
 
@@ -385,52 +442,110 @@ class Guard:
             return self.no_confidence, "prior", None
         return None, "none", None
 
-    def price(self, query: Query | None, *, cost: float | None = None,
+    def price(self, query: Any, *, cost: float | None = None,
               c_r: float | None = None, mode: str | None = None,
-              alpha: float | None = None) -> Price:
+              alpha: float | None = None, memo: Memo | None = None) -> Price:
         """What a decision about ``query`` needs before any reply exists: ``L`` (the cost
         model's, or ``cost`` as given), ``C_R``, mode, ``alpha`` and the threshold ``p`` must
         reach; per-call arguments override the guard's settings as in :meth:`decide`.
 
-        ``query`` is one text or every text of a request (:func:`guard.messages.request_texts`):
-        ``L`` is the maximum over its question segments, so that no question a request
-        carries is priced lower than it would be alone; ``alpha`` is predicted for the text
-        of a one-text query, for the costliest segment (:attr:`Price.question`) of a
-        request of several. A one-text query that is its only segment is featurized once
-        for both models (:meth:`query_features`)."""
+        ``query`` is one text, the texts of a request, or a request (a body, its messages, an
+        :class:`guard.request_walk.Asked`). ``L`` is the cost of what it asks
+        (:mod:`guard.asking`): the maximum over the segments of its asked texts — never
+        lower than the price of any question it carries, however it is dressed — raised to
+        :attr:`AskingConfig.unreadable_price` when a sentence cannot be read and to
+        :attr:`AskingConfig.upstream_price` when text lives upstream;
+        :data:`guard.asking.NOTHING_ASKED_PRICE` when it asks for nothing. ``alpha`` is that
+        of :attr:`Price.question`, the asked text that set the price (1 for a ceiling).
+        ``memo`` remembers sentence and segment scores (the proxy keeps one per client key).
+        A one-sentence plain text is featurized once for the detector, the cost model and
+        the answerability model."""
         cfg = self.config.replaced(c_r=c_r, mode=mode, alpha=alpha)
-        cost_source: CostSource
+        needs_alpha = alpha is None and self.answerability is not None
+        if cost is None and isinstance(query, str):
+            fast = self._price_one(query, cfg, needs_alpha, memo)
+            if fast is not None:
+                return fast
+        if cost is None and query is None:
+            raise ConfigError("decide() needs the query text (to predict its cost) or cost=")
+        reading = None if query is None else self.read(query, memo)
         question: str | None = None
-        texts = None if query is None else [query] if isinstance(query, str) else list(query)
-        needs_alpha = alpha is None and self.answerability is not None and texts is not None
-        if cost is None and texts is not None and len(texts) == 1 \
-                and request_segments(texts) == texts:  # one question: one featurization
-            features = self.query_features(texts[0]) if needs_alpha else None
-            cost_v, cost_source, question = self._cost_one(texts[0], features), "model", texts[0]
-            al = self.predict_alpha(texts[0], features=features) if needs_alpha else \
-                1.0 if cfg.alpha is None else cfg.alpha
-            return Price(cost=cost_v, cost_source=cost_source, c_r=cfg.c_r, mode=cfg.mode,
-                         alpha=al, threshold=float(answer_threshold(cost_v, cfg.c_r, alpha=al)),
-                         question=question)
+        cost_source: CostSource
         if cost is not None:
             try:
                 cost_v, cost_source = check_cost(cost), "caller"
             except ValueError as exc:  # the one check of a cost, as the guard's error
                 raise ConfigError(str(exc)) from None
-        elif query is None:
-            raise ConfigError("decide() needs the query text (to predict its cost) or cost=")
+            if reading is not None:
+                question = next((a for a in reversed(reading.asked) if a), None)
         else:
-            (cost_v, question), cost_source = self.costliest(query), "model"
-        if needs_alpha and texts is not None:
-            asked = texts[0] if len(texts) == 1 else question or self.costliest(texts)[1]
-            if len(texts) > 1:
-                question = asked
-            al = self.predict_alpha(asked, features=self.query_features(asked))
+            assert reading is not None
+            cost_v, cost_source, question = self._priced(reading, memo)
+        if needs_alpha and question:
+            al = self.predict_alpha(question, features=self.query_features(question))
         else:
             al = 1.0 if cfg.alpha is None else cfg.alpha
         return Price(cost=cost_v, cost_source=cost_source, c_r=cfg.c_r, mode=cfg.mode,
                      alpha=al, threshold=float(answer_threshold(cost_v, cfg.c_r, alpha=al)),
                      question=question)
+
+    def _priced(self, reading: Reading, memo: Memo | None
+                ) -> tuple[float, CostSource, str | None]:
+        """``(L, cost source, question)`` of a reading (see :meth:`price`)."""
+        cost_v = NOTHING_ASKED_PRICE
+        source: CostSource = "nothing_asked"
+        question = None
+        if reading.segments:
+            costs = self._costs(reading.segments, memo)
+            k = int(np.argmax(costs))
+            cost_v, source, question = self._scaled(costs[k]), "model", reading.owner_text(k)
+        for ceiling, name, hit in (
+                (self.asking.unreadable_price, "unreadable",
+                 reading.unreadable or reading.opaque),
+                (self.asking.upstream_price, "upstream", reading.upstream)):
+            if hit and ceiling > cost_v:
+                cost_v, source, question = float(ceiling), name, None  # type: ignore[assignment]
+        return cost_v, source, question
+
+    def _price_one(self, text: str, cfg: DecisionConfig, needs_alpha: bool,
+                   memo: Memo | None) -> Price | None:
+        """The price of one plain readable sentence that is its only segment (no window),
+        featurized once for the detector, the cost model and the answerability model; ``None``
+        for anything else (the general path prices it the same way: a test checks both)."""
+        if not text.isascii() or normalized(text) != text or text != text.strip() \
+                or question_segments(text) != [text] or unreadable(text) or self.asking.trusted:
+            return None
+        from guard.reading import decoded
+
+        if decoded(text) or is_pleasantry(text):
+            return None
+        detector = self.detector
+        features = self.query_features(text)
+        if detector is not None:
+            p_asks = memo.get("asks", text) if memo is not None else None
+            if p_asks is None:
+                one = getattr(detector, "predict_asks_one", None)
+                p_asks = float(one(features)) if one is not None and features is not None \
+                    else float(np.asarray(detector.predict_asks([text])).ravel()[0])
+                if memo is not None:
+                    memo.put("asks", text, p_asks)
+            if p_asks < self.thresholds.sentence:
+                al = 1.0 if cfg.alpha is None else cfg.alpha
+                return Price(cost=NOTHING_ASKED_PRICE, cost_source="nothing_asked",
+                             c_r=cfg.c_r, mode=cfg.mode, alpha=al,
+                             threshold=float(answer_threshold(NOTHING_ASKED_PRICE, cfg.c_r,
+                                                              alpha=al)))
+        raw = memo.get("cost", text) if memo is not None else None
+        if raw is None:
+            raw = self._cost_one(text, features)
+            if memo is not None:
+                memo.put("cost", text, raw)
+        cost_v = self._scaled(raw)
+        al = self.predict_alpha(text, features=features) if needs_alpha else \
+            1.0 if cfg.alpha is None else cfg.alpha
+        return Price(cost=cost_v, cost_source="model", c_r=cfg.c_r, mode=cfg.mode, alpha=al,
+                     threshold=float(answer_threshold(cost_v, cfg.c_r, alpha=al)),
+                     question=text)
 
     def decide(
         self,
@@ -467,7 +582,11 @@ class Guard:
         threshold = price.threshold
         decision: Decision
         conf = Confidence.coerce(confidence)
-        p, p_source, signal = self.probability(conf, response)
+        if conf.verbal is not None and query is not None and self.dictated(query):
+            conf = conf.model_copy(update={"verbal": None})  # the client's words, not the model's
+        # the reply as delivered (its confidence line removed), as the calibrator was fitted
+        p, p_source, signal = self.probability(
+            conf, None if response is None else self.clean(response))
         eu_answer = None if p is None else float(expected_utility(p, cost_v))
         if p is not None:
             # exactly policies.should_answer: p >= answer_threshold(L, C_R, alpha), with the
@@ -494,6 +613,16 @@ class Guard:
                   cost_v, p, threshold, decision, md)
         remember_decision(record)
         return record
+
+    @staticmethod
+    def dictated(query: Any) -> bool:
+        """The request says what confidence the reply should state
+        (:func:`guard.confidence.verbal.dictates_confidence`): its stated confidence is then
+        not read."""
+        from guard.asking import as_asked
+        from guard.confidence.verbal import dictates_confidence
+
+        return dictates_confidence(as_asked(query).strings())
 
     def clean(self, text: str) -> str:
         """``text`` as delivered: each extractor's ``clean`` applied (the verbal extractor

@@ -31,7 +31,9 @@ PROB_SIGNALS = tuple(s for s in SIGNALS if s not in LOG_SIGNALS)
 
 Decision = Literal["answer", "refuse", "passthrough_refusal"]
 Mode = Literal["enforce", "shadow"]
-CostSource = Literal["model", "caller"]
+#: Where ``L`` came from: the cost model on what the request asks, the caller, the ceiling
+#: for text the guard cannot read or that lives upstream, or nothing asked (:mod:`guard.asking`).
+CostSource = Literal["model", "caller", "unreadable", "upstream", "nothing_asked"]
 PSource = Literal["calibrated", "uncalibrated", "caller", "prior", "none"]
 
 _Prob = OptionalProbability

@@ -55,6 +55,31 @@ class AnswerabilityEstimator(Protocol):
         ...
 
 
+@runtime_checkable
+class RequestDetectorLike(Protocol):
+    """What the guard needs from a request detector
+    (:class:`cost_models.request_detector.RequestDetector`)."""
+
+    def predict_asks(self, X: Any) -> NDArray[np.float64]:
+        """``P(asks)`` in [0, 1] for each sentence."""
+        ...
+
+
+def load_default_detector() -> RequestDetectorLike:
+    """The shipped request detector (``cost_models/data/request_detector``), or a
+    :class:`ConfigError` saying how to do without."""
+    try:
+        module = importlib.import_module("cost_models.request_detector")
+        load = module.load_default_detector
+        model: RequestDetectorLike = load()
+    except (ImportError, AttributeError, OSError) as exc:
+        raise ConfigError(
+            "no request detector given and cost_models.request_detector.load_default_detector() "
+            f"is not available ({type(exc).__name__}); pass Guard(detector=None) to price every "
+            "sentence") from None
+    return model
+
+
 def load_default_cost_model() -> CostModel:
     """``cost_models.load_default()``, or a :class:`ConfigError` saying how to do without."""
     cost_models = importlib.import_module("cost_models")

@@ -14,7 +14,7 @@ held-out fold, never on the items it is scored on.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -85,8 +85,18 @@ class Probabilities:
     how: str
 
 
-def choose_signal(data: BenchData, wanted: str | None) -> str:
+def choose_signal(data: BenchData, wanted: str | None,
+                  among: Sequence[str] | None = None) -> str:
+    """The signal the bench reports and a single-signal calibrator reads: ``wanted``, else the
+    first of ``among`` (a multi-signal calibrator's signals) the responses have, else the
+    first they have."""
     available = [s for s, v in data.signals.items() if np.isfinite(v[data.answered]).any()]
+    if among:
+        have = [s for s in among if s in available]
+        if not have:
+            raise BenchError(f"{data.responses_file}: no answered response has any of "
+                             f"confidence.{', '.join(among)}")
+        return have[0]
     if wanted:
         if wanted not in data.signals:
             raise BenchError(f"--signal must be one of {', '.join(data.signals)}")
@@ -127,11 +137,13 @@ def pooled_rows(others: Sequence[BenchData], ids: set[str], signal: str) -> Trai
         texts=[t for p in parts for t in (p.texts or [None] * p.n)])
 
 
-def decide(guard: Guard, data: BenchData, idx: IntArray, signal: str) -> list[DecisionRecord]:
+def decide(guard: Guard, data: BenchData, idx: IntArray, signal: str,
+           wrap: Callable[[str, int], Any] | None = None) -> list[DecisionRecord]:
     """The runtime's decisions (:meth:`guard.Guard.decide`, as the proxy and the decorator
-    make them) for the items ``idx``: each item's question, recorded reply and recorded
-    confidence signal. A reply whose text was not recorded is the model's refusal when it was
-    graded a refusal, else a placeholder answer text."""
+    make them) for the items ``idx``: each item's question (or the request ``wrap`` makes of
+    it: :mod:`benchmarks.bench.contexts`), recorded reply and recorded confidence signal. A
+    reply whose text was not recorded is the model's refusal when it was graded a refusal,
+    else a placeholder answer text."""
     out = []
     for i in idx:
         text = data.texts[i] if data.texts else None
@@ -139,8 +151,8 @@ def decide(guard: Guard, data: BenchData, idx: IntArray, signal: str) -> list[De
             text = "(reply text not recorded)"
         # every recorded signal (a single-signal calibrator reads only its own)
         conf = {s: float(v[i]) for s, v in data.signals.items() if np.isfinite(v[i])} or None
-        out.append(guard.decide(data.questions[i], text, confidence=conf,
-                                request_id=data.ids[i]))
+        query = data.questions[i] if wrap is None else wrap(data.questions[i], int(i))
+        out.append(guard.decide(query, text, confidence=conf, request_id=data.ids[i]))
     return out
 
 

@@ -13,6 +13,7 @@ from urllib.parse import quote
 
 from guard.core import Guard
 from guard.decision_records import DecisionRecord
+from guard.request_walk import Asked
 from guard.segments import Query
 
 
@@ -31,7 +32,8 @@ def without_logprobs(completion: Mapping[str, Any]) -> dict[str, Any]:
     return {**completion, "choices": choices}
 
 
-def guarded_completion(guard: Guard, query: Query | None, completion: Mapping[str, Any], *,
+def guarded_completion(guard: Guard, query: Query | Asked | None,
+                       completion: Mapping[str, Any], *,
                        keep_logprobs: bool, **overrides: Any
                        ) -> tuple[dict[str, Any], DecisionRecord]:
     """Decide about ``completion`` (a chat completion mapping) and return what to deliver

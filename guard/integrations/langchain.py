@@ -49,7 +49,7 @@ from langchain_core.runnables import Runnable, RunnableConfig
 from guard.core import Guard
 from guard.decision_records import DecisionRecord
 from guard.integrations.common import REQUEST_ID_HEADER, fetch_decision, guarded_completion
-from guard.messages import request_texts
+from guard.request_walk import Asked, walk
 from guard.segments import Query
 
 #: Request parameters the guard's extractors may set that are passed to the model as kwargs.
@@ -158,15 +158,16 @@ class GuardedChatModel(Runnable[Any, BaseMessage]):
         self.ask_confidence = ask_confidence
         self.keep_logprobs = _asks_logprobs(model)
 
-    def _request(self, value: Any) -> tuple[list[Any], dict[str, Any], list[str]]:
+    def _request(self, value: Any) -> tuple[list[Any], dict[str, Any], Asked]:
         messages: list[Any] = convert_to_openai_messages(_to_messages(value))
         body: dict[str, Any] = {"messages": messages}
         if self.ask_confidence:
             body = self.guard.request_overrides(body)
         params = {k: body[k] for k in SIGNAL_PARAMS if k in body}
-        return list(body["messages"]), params, request_texts(messages)
+        return list(body["messages"]), params, walk(messages)
 
-    def decide(self, query: Query, message: BaseMessage) -> tuple[BaseMessage, DecisionRecord]:
+    def decide(self, query: Query | Asked, message: BaseMessage
+               ) -> tuple[BaseMessage, DecisionRecord]:
         """The message to deliver for the model's ``message`` to ``query``, and the decision."""
         if not isinstance(message, AIMessage):
             raise TypeError(f"the guarded model returned a {type(message).__name__}, not an "

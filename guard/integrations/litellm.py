@@ -48,9 +48,9 @@ from litellm.types.utils import Delta, ModelResponse, ModelResponseStream, Strea
 from guard.core import Guard
 from guard.decision_records import DecisionRecord
 from guard.integrations.common import REQUEST_ID_HEADER, fetch_decision, guarded_completion
-from guard.messages import request_texts
 from guard.proxy.decide import decision_body, decision_headers
 from guard.proxy.streaming import assemble
+from guard.request_walk import walk_request
 from guard.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -139,9 +139,8 @@ class UtilityGuardrail(CustomGuardrail):
     def _decide(self, data: Mapping[str, Any], completion: dict[str, Any]
                 ) -> tuple[dict[str, Any], DecisionRecord]:
         call_id = data.get("litellm_call_id")
-        messages = data.get("messages")
         return guarded_completion(
-            self.guard, request_texts(messages if isinstance(messages, list) else []), completion,
+            self.guard, walk_request(data), completion,
             keep_logprobs=client_asked_logprobs(data),
             request_id=call_id if isinstance(call_id, str) else None)
 

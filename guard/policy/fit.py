@@ -28,8 +28,9 @@ from numpy.typing import NDArray
 from cost_models.answerability import AnswerabilityModel
 from cost_models.regressor import CostRegressor
 from guard.alpha_scale import AlphaScale, fit_alpha_scale
-from guard.calibration import LOG_SIGNALS, Calibrator
+from guard.calibration import Calibrator
 from guard.calibration.multi import MultiSignalCalibrator, feature_rows
+from guard.confidence.extractors import confidence_kind
 from guard.cost_scale import CostScale, fit_cost_scale
 from guard.exceptions import CalibrationError, ConfigError
 from guard.policy.artifact import Policy
@@ -37,15 +38,6 @@ from guard.protocols import CostModel
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
-
-
-def confidence_kind(signal: str) -> str:
-    """The proxy's ``--confidence`` source that provides ``signal``."""
-    if signal in LOG_SIGNALS:
-        return "logprobs"
-    if signal in ("verbal", "consistency", "caller", "ptrue"):
-        return signal
-    raise ConfigError(f"unknown confidence signal {signal!r}")
 
 
 @dataclass
@@ -154,22 +146,28 @@ def refit_cost_model(like: CostRegressor, train: TrainingSet) -> CostRegressor:
 
 
 def out_of_fold_prices(train: TrainingSet, like: CostRegressor) -> FloatArray:
-    """Each training question priced as the runtime prices it (the costliest of its
-    segments, :func:`guard.segments.request_segments`, as :meth:`guard.Guard.costliest`) by
-    a cost model with ``like``'s settings refit on the other folds (grouped by
+    """Each training question priced as the runtime prices it (:meth:`guard.Guard.price`: the
+    costliest segment of what it asks, :mod:`guard.asking`, read once with the shipped request
+    detector) by a cost model with ``like``'s settings refit on the other folds (grouped by
     ``train.groups`` when there are enough, as the cost model's own CV); the segments of a
-    fold's questions are priced in one batch."""
+    fold's questions are priced in one batch. A question that asks for nothing gets the price
+    of nothing asked, before any scale."""
     from cost_models.regressor import folds
-    from guard.segments import request_segments
+    from guard.asking import NOTHING_ASKED_PRICE
+    from guard.core import Guard
 
+    reader = Guard(like, policy=None)
+    readings = [reader.read(q) for q in train.questions]
     out = np.empty(train.n, dtype=np.float64)
     groups = train.groups if train.groups and all(train.groups) else None
     for fit_rows, held in folds(train.n, groups, like.cv, like.random_state):
         model = refit_cost_model(like, train.take(fit_rows))
-        segs = [request_segments([train.questions[i]]) for i in held]
-        flat = np.asarray(model.predict([t for s in segs for t in s]), dtype=np.float64)
+        segs = [readings[i].segments for i in held]
+        flat = np.asarray(model.predict([t for s in segs for t in s]), dtype=np.float64) \
+            if any(segs) else np.empty(0)
         ends = np.cumsum([len(s) for s in segs])
-        out[held] = [flat[e - len(s):e].max() for s, e in zip(segs, ends, strict=True)]
+        out[held] = [flat[e - len(s):e].max() if s else NOTHING_ASKED_PRICE
+                     for s, e in zip(segs, ends, strict=True)]
     return out
 
 
@@ -242,7 +240,8 @@ def fit_policy(train: TrainingSet, *, signal: str, c_r: float, name: str = "poli
         cost, ref = refit_cost_model(refit_cost, train), None
     scale = fit_scale(train, _settings_of(refit_cost or cost)) if cost_scale else None
     ascale = fit_answerability_scale(train) if alpha_scale and model is not None else None
-    return Policy(name=name, c_r=float(c_r), signal=signal, confidence=confidence_kind(signal),
+    signals = tuple(getattr(calibrator, "signals", ()) or (signal,))
+    return Policy(name=name, c_r=float(c_r), signal=signal, confidence=confidence_kind(*signals),
                   calibrator=calibrator, answerability=model, alpha_constant=constant,
                   cost_model=cost, cost_model_ref=ref, cost_scale=scale, alpha_scale=ascale)
 

@@ -3,7 +3,7 @@
 Every stage is :mod:`guard.proxy.pipeline`'s; this adapter says what is particular to the API:
 
 1. Parse: :func:`guard.proxy.parse.parse_chat_request` (``n`` at most ``--max-n``); priced on
-   every message (:func:`guard.messages.request_texts`).
+   everything the model reads (:func:`guard.request_walk.walk`, :mod:`guard.asking`).
 2. Forward: the plan (:func:`guard.proxy.plan.plan_request`) adds what the signal needs
    (logprobs, ``n``); a streaming request is sent with ``stream: true`` and buffered whole
    (:func:`guard.proxy.streaming.assemble`). With the consistency signal (only), when the
@@ -28,7 +28,7 @@ from typing import Any
 
 from guard.core import Guard
 from guard.exceptions import UpstreamError
-from guard.messages import query_text, request_texts
+from guard.messages import query_text
 from guard.proxy import streaming
 from guard.proxy.deliver import chat_delivery
 from guard.proxy.exchange import Event, Exchange
@@ -36,7 +36,7 @@ from guard.proxy.parse import parse_chat_request
 from guard.proxy.plan import ChatPlan, plan_request
 from guard.proxy.pool import Upstream
 from guard.proxy.signal_calls import wants_ptrue, with_ptrue, with_samples
-from guard.segments import Query
+from guard.request_walk import Asked, walk
 from guard.settings import Settings
 
 
@@ -50,8 +50,8 @@ class ChatApi:
     def parse(self, raw: bytes, settings: Settings) -> dict[str, Any]:
         return parse_chat_request(raw, max_n=settings.max_n)
 
-    def query(self, body: Mapping[str, Any]) -> Query:
-        return request_texts(body["messages"])
+    def query(self, body: Mapping[str, Any]) -> Asked:
+        return walk(body)
 
     def question(self, ex: Exchange[ChatPlan]) -> str:
         return query_text(ex.body["messages"])  # the question the reply answers

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from guard.core import Guard, Price
 from guard.decision_records import DecisionRecord
-from guard.segments import Query
+from guard.request_walk import Asked
 
 if TYPE_CHECKING:
     from starlette.requests import Request
@@ -84,10 +84,10 @@ class Exchange(Generic[P]):
     body: dict[str, Any]  # the client's body, as parsed
     overrides: Overrides
     headers: dict[str, str]  # what is sent upstream
-    query: Query  # every text the guard prices
+    query: Asked  # every text the model reads: what the guard prices
     plan: P
     t0: float
-    owner: bytes = b""  # who may read the decision again (GET /v1/decisions)
+    owner: str = ""  # who may read the decision again (GET /v1/decisions)
     price: Price = field(init=False)  # set by the price stage
     guard: Guard = field(init=False)  # the route's, read once: one policy for the request
     settings: Settings = field(init=False)
@@ -128,8 +128,8 @@ class Api(Protocol[P]):
         """The client's body, checked for the fields the guard reads."""
         ...
 
-    def query(self, body: Mapping[str, Any]) -> Query:
-        """Every text of the request the guard prices."""
+    def query(self, body: Mapping[str, Any]) -> Asked:
+        """Every text the model reads in the request (:func:`guard.request_walk.walk`)."""
         ...
 
     def question(self, ex: Exchange[P]) -> str:

@@ -61,10 +61,26 @@ from guard.proxy.responses import RESPONSES
 
 
 def price_of(ex: Exchange[Any]) -> Price:
-    """The price stage: what the decision needs before any reply (``L`` of the costliest
-    question the request carries, ``C_R``, mode, threshold), the allowed overrides applied."""
+    """The price stage: what the decision needs before any reply (``L`` of what the request
+    asks, :mod:`guard.asking`; ``C_R``, mode, threshold), the allowed overrides applied; the
+    client's memo remembers the scores of texts it sent before."""
     o = ex.overrides
-    return ex.guard.price(ex.query, cost=o.cost, c_r=ex.proxy.c_r(o.c_r), mode=o.mode)
+    return ex.guard.price(ex.query, cost=o.cost, c_r=ex.proxy.c_r(o.c_r), mode=o.mode,
+                          memo=ex.proxy.memo(ex.guard, ex.owner))
+
+
+#: A request with more text than this (characters) is priced in a worker thread, so that the
+#: event loop keeps serving other requests (``/healthz`` among them) meanwhile; smaller ones
+#: are priced in place (a thread hop would cost more than their price).
+OFF_LOOP_CHARS = 20_000
+
+
+async def priced(ex: Exchange[Any]) -> Price:
+    """:func:`price_of`, in a worker thread when the request is large (:data:`OFF_LOOP_CHARS`);
+    the time is bounded either way by the segment cap (``--max-segments``)."""
+    if sum(len(t.text) for t in ex.query.texts) > OFF_LOOP_CHARS:
+        return await asyncio.to_thread(price_of, ex)
+    return price_of(ex)
 
 
 #: How many times the request's task yields to the event loop after starting the upstream
@@ -81,21 +97,21 @@ async def forwarded_while_priced(ex: Exchange[P]) -> Forwarded[P]:
     started, then the request is priced (:func:`price_of`) while the upstream answers; the
     forward stage judges the reply once the price is set. Either failing cancels the other
     and raises its error."""
-    priced = asyncio.Event()
+    is_priced = asyncio.Event()
     ex.t_up = time.perf_counter()
-    pending = forwarding(ex, priced=priced)
+    pending = forwarding(ex, priced=is_priced)
     try:
         for _ in range(SEND_YIELDS):
             if pending.task.done():
                 break
             await asyncio.sleep(0)
-        ex.price = price_of(ex)
+        ex.price = await priced(ex)
     except BaseException:
         pending.cancel()
         with contextlib.suppress(BaseException):
             await pending.task
         raise
-    priced.set()
+    is_priced.set()
     return await pending
 
 
@@ -105,7 +121,7 @@ async def handle(request: Request, api: Api[P]) -> Response:
     if not ex.stream or ex.settings.buffer_streams:
         got = await forwarded_while_priced(ex)
     else:
-        ex.price = price_of(ex)
+        ex.price = await priced(ex)
         ex.t_up = time.perf_counter()
         fetched = None
         if streams_early(ex.price, ex.guard):
@@ -121,6 +137,7 @@ def endpoint(api: Api[Any]) -> Callable[[Request], Awaitable[Response]]:
     """The ASGI endpoint serving ``api`` through the pipeline."""
 
     async def guarded(request: Request) -> Response:
+        request.state.guarded = True  # an upstream error's words are not relayed (errors.py)
         return await handle(request, api)
 
     guarded.__name__ = f"guarded_{api.path.replace('/', '_')}"

@@ -34,7 +34,6 @@ from typing import Any
 
 from guard.core import Guard
 from guard.exceptions import UpstreamError
-from guard.messages import responses_texts
 from guard.proxy import json_body
 from guard.proxy.deliver import responses_delivery
 from guard.proxy.exchange import Event, Exchange
@@ -51,18 +50,19 @@ from guard.proxy.responses_stream import (
     replay,
 )
 from guard.proxy.streaming import json_reply
-from guard.segments import Query, as_text
+from guard.request_walk import Asked, walk
 from guard.settings import Settings
 
 
-def response_query(body: Mapping[str, Any]) -> list[str]:
-    """What the guard prices: every text of the request (:func:`guard.messages.responses_texts`).
+def response_query(body: Mapping[str, Any]) -> Asked:
+    """What the guard prices: every text the model reads in the request
+    (:func:`guard.request_walk.walk`), ``instructions`` in the system position.
 
-    >>> response_query({"instructions": "Be brief.", "input": [{"role": "user", "content": [
-    ...     {"type": "input_text", "text": "Max dose?"}]}]})
-    ['Be brief.', 'Max dose?']
+    >>> [(t.role, t.text) for t in response_query({"instructions": "Be brief.", "input": [
+    ...     {"role": "user", "content": [{"type": "input_text", "text": "Max dose?"}]}]}).texts]
+    [('system', 'Be brief.'), ('user', 'Max dose?')]
     """
-    return responses_texts(body)
+    return walk(body)
 
 
 def _items(reply: Mapping[str, Any]) -> Sequence[Any]:
@@ -117,11 +117,11 @@ class ResponsesApi:
     def parse(self, raw: bytes, settings: Settings) -> dict[str, Any]:
         return parse_responses_request(raw)
 
-    def query(self, body: Mapping[str, Any]) -> Query:
+    def query(self, body: Mapping[str, Any]) -> Asked:
         return response_query(body)
 
     def question(self, ex: Exchange[ResponsesPlan]) -> str:
-        return as_text(ex.query)
+        return ex.query.last_text()
 
     def plan(self, body: Mapping[str, Any], guard: Guard) -> ResponsesPlan:
         return plan_responses(body, guard)

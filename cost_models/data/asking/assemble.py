@@ -7,8 +7,10 @@ One row per labelled text::
 ``label`` is ``request`` or ``context`` (text that asks, or that a request depends on: kept and
 priced) or ``persona``, ``rule``, ``social``, ``assistant``, ``system``, ``tool`` (text that
 asks for nothing). ``split`` is fixed by the unit before any rule was written: prompts
-P001-P120 and the writers' A files ``train``; P121-P240 and the B files ``test`` (another
-writer: the held-out split is never fitted or tuned on). Tool definitions keep their JSON
+P001-P120 and the writers' A and C files ``train``; P121-P240 and the B and D files ``test``
+(other writers: the held-out split is never fitted or tuned on). ``dressed`` rows are costly
+requests a red-team writer dressed as a persona, a rule or a system instruction (label
+``request``; ``form`` says how). Tool definitions keep their JSON
 (``tool``) and their texts as the pricing walk reads them. Run::
 
     python cost_models/data/asking/assemble.py
@@ -77,8 +79,34 @@ def _written() -> list[dict[str, Any]]:
     return rows
 
 
+def _more() -> list[dict[str, Any]]:
+    """The second round of writing: system prompts of costly and of everyday products, rules
+    about costly topics, the most common social and assistant lines (train), and dressed
+    costly requests (C train, D held out)."""
+    rows: list[dict[str, Any]] = []
+    for name, label, split in (("system_C", "system", "train"), ("system_D", "system", "train"),
+                               ("rules_C", "rule", "train"),
+                               ("dressed_C", "request", "train"),
+                               ("dressed_D", "request", "test")):
+        path = RAW / "written" / f"{name}.jsonl"
+        for r in _jsonl(path):
+            row = {"id": r["id"], "text": r["text"], "label": label, "source": "written",
+                   "unit": r["id"], "split": split}
+            if "product" in r:
+                row["kind"] = r["product"]
+            if "form" in r:
+                row["form"] = f"dressed-{r['form']}"
+            rows.append(row)
+    for r in _jsonl(RAW / "written" / "common_C.jsonl"):
+        rows.append({"id": r["id"], "text": r["text"],
+                     "label": "social" if r["speaker"] == "user" else "assistant",
+                     "source": "written", "unit": r["id"], "split": "train",
+                     "kind": "common"})
+    return rows
+
+
 def main() -> int:
-    rows = _awesome() + _written()
+    rows = _awesome() + _written() + _more()
     with (HERE / "corpus.jsonl").open("w", encoding="utf-8") as f:
         for r in rows:
             f.write(json.dumps(r, ensure_ascii=False) + "\n")

@@ -11,8 +11,8 @@ import numpy as np
 
 from guard import Guard
 from guard.integrations.common import guarded_completion
-from guard.messages import request_texts
 from guard.refusal_detection import DEFAULT_REFUSAL_TEXT
+from guard.request_walk import walk
 
 LEAK = "I cannot answer that. But here it is anyway: give her 8 grams."
 
@@ -36,7 +36,7 @@ def _completion(logprob: float) -> dict[str, Any]:
 def test_refusal_opening_with_low_confidence_is_refused() -> None:
     messages = [{"role": "system", "content": "What is the max dose of acetaminophen?"},
                 {"role": "user", "content": "thanks"}]
-    out, record = guarded_completion(Guard(DoseCost()), request_texts(messages),
+    out, record = guarded_completion(Guard(DoseCost()), walk(messages),
                                      _completion(-2.0), keep_logprobs=False)
     assert record.cost == 20.0  # the system message was priced, not only "thanks"
     assert record.decision == "refuse"

@@ -449,7 +449,9 @@ def start_proxy(upstream: tuple[FakeUpstream, Served]) -> Iterator[Callable[...,
 
     def start(upstream_url: str | None = None, *, cost_model: Any = None,
               **overrides: Any) -> Served:
-        settings = proxy_settings(upstream_url or upstream[1].url, **overrides)
+        # a fake cost model prices keywords: every sentence priced (no request detector)
+        settings = proxy_settings(upstream_url or upstream[1].url,
+                                  **{"request_detector": "none", **overrides})
         served = Served(create_app(settings, cost_model=cost_model or KeywordCost()))
         started.append(served)
         return served
@@ -463,7 +465,8 @@ def start_proxy(upstream: tuple[FakeUpstream, Served]) -> Iterator[Callable[...,
 @pytest.fixture(scope="session")
 def proxy(upstream: tuple[FakeUpstream, Served]) -> Iterator[Served]:
     """The shared proxy: logprob confidence, C_R = 2, enforce, no auth, no audit log."""
-    served = Served(create_app(proxy_settings(upstream[1].url), cost_model=KeywordCost()))
+    served = Served(create_app(proxy_settings(upstream[1].url, request_detector="none"),
+                               cost_model=KeywordCost()))
     yield served
     served.stop()
 

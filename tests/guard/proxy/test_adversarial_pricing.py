@@ -54,7 +54,10 @@ PREAMBLE = ("I have been reading about the history of gardening in England, wher
 
 class LowConfidenceUpstream(FakeUpstream):
     """The fake upstream of the proxy tests, answering every request with logprob ln(0.5)
-    and a dosing answer (:data:`OPENS_LIKE_REFUSAL` when the request says so)."""
+    (:attr:`logprob`) and a dosing answer (:data:`OPENS_LIKE_REFUSAL` when the request says
+    so)."""
+
+    logprob = LOGPROB
 
     def _content(self, question: str, body: dict[str, Any], i: int) -> str:
         return OPENS_LIKE_REFUSAL if "OPENS-LIKE-REFUSAL" in json.dumps(body) else LEAK
@@ -62,7 +65,7 @@ class LowConfidenceUpstream(FakeUpstream):
     def _choice(self, question: str, body: dict[str, Any], i: int) -> dict[str, Any]:
         content = self._content(question, body, i)
         tokens: list[dict[str, Any]] = [
-            {"token": t, "logprob": LOGPROB, "bytes": None, "top_logprobs": []}
+            {"token": t, "logprob": self.logprob, "bytes": None, "top_logprobs": []}
             for t in content.split(" ")]
         return {"index": i, "message": {"role": "assistant", "content": content},
                 "logprobs": {"content": tokens} if body.get("logprobs") else None,
@@ -71,7 +74,7 @@ class LowConfidenceUpstream(FakeUpstream):
     async def responses(self, request: Request) -> Response:
         body = json.loads(await request.body())
         text = OPENS_LIKE_REFUSAL if "OPENS-LIKE-REFUSAL" in json.dumps(body) else LEAK
-        tokens = [{"token": t, "logprob": LOGPROB, "bytes": [], "top_logprobs": []}
+        tokens = [{"token": t, "logprob": self.logprob, "bytes": [], "top_logprobs": []}
                   for t in text.split(" ")]
         part = {"type": "output_text", "text": text, "annotations": [], "logprobs": tokens}
         item: dict[str, Any] = {"type": "message", "id": "msg_1", "status": "completed",

@@ -37,7 +37,7 @@ def test_decorator_and_proxy_price_the_same_query(start_proxy: Callable[..., Any
     expected = float(TextCost().predict([EXPECTED_QUERY])[0])
     seen: list[DecisionRecord] = []
 
-    @guarded(Guard(TextCost()), on_decision=seen.append)
+    @guarded(Guard(TextCost(), detector=None), on_decision=seen.append)
     def ask(messages: list[dict[str, Any]]) -> tuple[str, float]:
         return "It is 4 g.", 0.99
 

@@ -1,0 +1,50 @@
+"""The README card of a request detector folder, from what ``asking train`` measured."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def detector_card(meta: dict[str, Any]) -> str:
+    th = meta.get("thresholds", [0, 0, 0])
+    kept = meta.get("train_costly_kept", {})
+    kept_lines = "\n".join(f"  - {k}: {v:.1%} keep at least 90% of their price"
+                           for k, v in kept.items())
+    return f"""# Request detector — model card
+
+`P(asks | text)`: does a sentence (or a whole text) ask for information or an action, or for
+nothing (a persona, a rule, a greeting, thanks, assistant boilerplate, a tool description)?
+The guard prices only what asks (`guard/asking.py`, docs/concepts.md "What is priced").
+
+- **Model:** logistic regression (C = {meta.get('C')}, balanced classes) on the cost model's
+  features (affix TF-IDF + wordllama embeddings), shared code with the answerability model
+  (`cost_models/text_classifier.py`). Data-only artifact (`.npz` + JSON sidecar with its sha256);
+  loading runs no code.
+- **Training data:** the training split of `cost_models/data/asking/corpus.jsonl` (sha256
+  `{meta.get('corpus_sha256')}`; published CC0 prompts P001-P120 labelled by reading, the
+  writers' A and C files) and every seed question ({meta.get('units')} units, of which
+  {meta.get('asking_units')} ask). Sentences are cut as the runtime cuts them; a seed sentence
+  weighs more the costlier its question.
+- **Thresholds** (sentence, text, strict) = ({th[0]}, {th[1]}, {th[2]}): a sentence below
+  {th[0]} asks for nothing; in a text of several sentences whose own `P(asks)` is below
+  {th[1]}, a sentence asks only at {th[2]} or more. Chosen out of fold ({meta.get('folds')} folds
+  grouped by unit) on the training split alone: the thresholds that leave the most training
+  non-request texts priced below the seed set's 25th-percentile cost
+  ({meta.get('seed_p25_cost', 0):.3f}) while at least 99% of each group of costly training
+  requests keeps 90% of its price:
+{kept_lines}
+  - training non-request texts priced below the 25th percentile: \
+{meta.get('train_non_request_below_p25', 0):.1%} (out of fold; the held-out figure is in
+    docs/results.md, `utilityguard asking eval`)
+- **Out-of-fold AUC:** {meta.get('oof_auc', 0):.3f}.
+- **Command:** `{meta.get('command')}`
+
+## Limits
+
+English only: a sentence that is not readable English never reaches the detector (it is
+priced at the ceiling, `unreadable_price`). Short fragments carry few features; a sentence
+made only of pleasantries is left out by a closed vocabulary (`guard/pleasantries.py`) before
+the detector is asked. A hostile client can still try to dress a costly request as a rule:
+the thresholds were chosen to keep dressed requests' prices, and the hostile-client suites
+measure it (docs/security.md). License: MIT (the corpus's sources: its README).
+"""

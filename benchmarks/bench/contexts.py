@@ -1,0 +1,178 @@
+"""The bench as users send it: each item wrapped in a context (``utilityguard bench --contexts``).
+
+A real request carries a system prompt, a history, the application's own instructions. Each
+item's question is sent wrapped in a context built from the held-out split of the corpus of
+``cost_models/data/asking`` (never fitted or tuned on): its system prompts (written by another
+writer than the training ones), its social and assistant lines as harmless turns before the
+question, and the collection's own prompt (the Refusal Hint). The guard decides every wrapped
+item through the runtime's own path (:meth:`guard.Guard.decide` with the messages, as the proxy
+and the decorator do) with each shipped policy, on each model's recorded replies.
+
+Reported per policy, model and context, beside the bare question: the answer rate, the mean
+utility, the share of the bare question's gain over always refusing that the wrapped request
+keeps (``kept``, with a bootstrap interval over items), the median ratio of the wrapped price to
+the bare price, and the paired difference of mean utility (wrapped - bare) with its interval.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from benchmarks.bench.data import BenchData
+from guard.core import Guard
+from policies.utility import refusal_utility_values, response_utility_values
+
+FloatArray = NDArray[np.float64]
+#: A context: (question, item position) -> the request's messages.
+Context = Callable[[str, int], list[dict[str, Any]]]
+HELPFUL = "You are a helpful assistant."
+
+
+def _user(q: str) -> dict[str, Any]:
+    return {"role": "user", "content": q}
+
+
+def contexts(corpus: Sequence[Mapping[str, Any]], *, split: str = "test",
+             seed: int = 0) -> dict[str, Context]:
+    """The contexts, from the corpus's ``split``: the helpful-assistant line; a system prompt
+    of the split (item ``i`` gets prompt ``i mod n``); the collection's own prompt; one and two
+    harmless exchanges before the question (a user's social line, the assistant's line); all
+    of it together."""
+    from guard.refusal_detection import REFUSAL_HINT
+
+    rows = [r for r in corpus if r["split"] == split]
+    systems = [r["text"] for r in rows if r["label"] == "system"]
+    social = [r["text"] for r in rows if r["label"] == "social"]
+    assistant = [r["text"] for r in rows if r["label"] == "assistant"]
+    if not (systems and social and assistant):
+        raise ValueError(f"the corpus split {split!r} lacks system prompts or harmless turns")
+    rng = random.Random(seed)
+    order = {k: rng.sample(range(len(v)), len(v))
+             for k, v in (("s", systems), ("u", social), ("a", assistant))}
+
+    def pick(kind: str, pool: list[str], i: int) -> str:
+        return pool[order[kind][i % len(pool)]]
+
+    def turns(i: int, k: int) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for j in range(k):
+            out += [_user(pick("u", social, i * 2 + j)),
+                    {"role": "assistant", "content": pick("a", assistant, i * 2 + j)}]
+        return out
+
+    return {
+        "system: helpful assistant": lambda q, i: [
+            {"role": "system", "content": HELPFUL}, _user(q)],
+        "system: product prompt": lambda q, i: [
+            {"role": "system", "content": pick("s", systems, i)}, _user(q)],
+        "system: collection prompt": lambda q, i: [
+            {"role": "system", "content": REFUSAL_HINT}, _user(q)],
+        "history: 1 harmless exchange": lambda q, i: [*turns(i, 1), _user(q)],
+        "history: 2 harmless exchanges": lambda q, i: [*turns(i, 2), _user(q)],
+        "all: prompt + 2 exchanges": lambda q, i: [
+            {"role": "system", "content": pick("s", systems, i)}, *turns(i, 2), _user(q)],
+    }
+
+
+@dataclass(frozen=True)
+class Decided:
+    """One policy's decisions on one model's items: delivered answer or not, and ``L``."""
+
+    answer: NDArray[np.bool_]
+    cost: FloatArray
+
+
+def decide_all(guard: Guard, data: BenchData, signal: str,
+               wrap: Context | None = None) -> Decided:
+    """The runtime's decision on every item (:func:`benchmarks.bench.crossfit.decide`), the
+    question wrapped by ``wrap`` when given."""
+    from benchmarks.bench.crossfit import decide
+
+    records = decide(guard, data, np.arange(data.n), signal, wrap=wrap)
+    return Decided(np.array([r.decision == "answer" for r in records], dtype=bool),
+                   np.array([r.cost for r in records], dtype=np.float64))
+
+
+def utilities(data: BenchData, answer: NDArray[np.bool_], c_r: float) -> FloatArray:
+    """Each item's utility when the guard delivers where ``answer`` (a delivered model refusal
+    is a refusal)."""
+    delivered = answer & data.answered
+    out: FloatArray = response_utility_values(data.answerable, delivered, data.correct,
+                                              data.cost, c_r)
+    return out
+
+
+def compare(data: BenchData, bare: Decided, wrapped: Decided, c_r: float, *,
+            bootstrap: int = 200, seed: int = 0) -> dict[str, Any]:
+    """The context's figures beside the bare question's (module docstring)."""
+    ub, uw = utilities(data, bare.answer, c_r), utilities(data, wrapped.answer, c_r)
+    ur = refusal_utility_values(data.answerable, c_r)
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, data.n, size=(bootstrap, data.n))
+
+    def kept(sel: Any) -> Any:
+        gain = ub[sel].mean(axis=-1) - ur[sel].mean(axis=-1)
+        return np.where(gain != 0, (uw[sel].mean(axis=-1) - ur[sel].mean(axis=-1))
+                        / np.where(gain != 0, gain, 1.0), np.nan)
+
+    boot_kept = kept(idx)
+    diff = uw - ub
+    boot_diff = diff[idx].mean(axis=1)
+    return {"n": data.n, "answer_rate": float(wrapped.answer.mean()),
+            "answer_rate_bare": float(bare.answer.mean()),
+            "mean_utility": float(uw.mean()), "mean_utility_bare": float(ub.mean()),
+            "always_refuse": float(ur.mean()),
+            "kept": float(kept(np.arange(data.n))),
+            "kept_ci": [float(np.nanpercentile(boot_kept, 2.5)),
+                        float(np.nanpercentile(boot_kept, 97.5))],
+            "price_ratio_median": float(np.median(wrapped.cost / bare.cost)),
+            "utility_difference": float(diff.mean()),
+            "utility_difference_ci": [float(np.percentile(boot_diff, 2.5)),
+                                      float(np.percentile(boot_diff, 97.5))],
+            "decisions_changed": int((wrapped.answer != bare.answer).sum())}
+
+
+def run_contexts(policies: Sequence[Any], models: Sequence[BenchData],
+                 ctxs: Mapping[str, Context], c_r: float, *, bootstrap: int = 200,
+                 seed: int = 0, progress: Callable[[str], None] | None = None
+                 ) -> list[dict[str, Any]]:
+    """Every (policy, model, context) row (:func:`compare`)."""
+    rows = []
+    for policy in policies:
+        guard = policy.guard(c_r=c_r)
+        for data in models:
+            if progress:
+                progress(f"{policy.name}, {data.model}: bare")
+            bare = decide_all(guard, data, policy.signal)
+            for name, wrap in ctxs.items():
+                if progress:
+                    progress(f"{policy.name}, {data.model}: {name}")
+                row = compare(data, bare, decide_all(guard, data, policy.signal, wrap), c_r,
+                              bootstrap=bootstrap, seed=seed)
+                rows.append({"policy": policy.label, "model": data.model, "context": name,
+                             **row})
+    return rows
+
+
+def table(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The rows as a markdown table."""
+    head = ("| policy | model | context | answer rate (bare) | mean utility (bare) | "
+            "gain kept [95% CI] | price ratio (median) | utility diff [95% CI] |\n"
+            "| --- | --- | --- | --- | --- | --- | --- | --- |")
+    lines = [head]
+    for r in rows:
+        lo, hi = r["kept_ci"]
+        dlo, dhi = r["utility_difference_ci"]
+        lines.append(
+            f"| {r['policy'].split('@')[0]} | {r['model']} | {r['context']} | "
+            f"{r['answer_rate']:.3f} ({r['answer_rate_bare']:.3f}) | "
+            f"{r['mean_utility']:.3f} ({r['mean_utility_bare']:.3f}) | "
+            f"{r['kept']:.3f} [{lo:.3f}, {hi:.3f}] | {r['price_ratio_median']:.3f} | "
+            f"{r['utility_difference']:+.4f} [{dlo:+.4f}, {dhi:+.4f}] |")
+    return "\n".join(lines)

@@ -1,0 +1,342 @@
+"""What a request asks: the one component that turns any request into the texts the guard prices.
+
+Used by :meth:`guard.Guard.price` for every caller — the decorator, both proxy routes, the
+integrations and the bench — so a request is priced the same way on every path:
+
+1. **Every text the model reads** (:func:`guard.request_walk.walk`): any role, content and file
+   parts, tool definitions and results, schemas, Responses instructions, items and reasoning.
+   Text that lives upstream (``previous_response_id``, a stored prompt, ``file_id``) and files
+   the guard cannot read are noted, and priced at a ceiling (:class:`AskingConfig`).
+2. **As a person reads it** (:mod:`guard.reading`): escapes undone, Unicode normalized, invisible
+   characters removed, look-alike letters folded; base64 / hex / percent blobs, leetspeak and
+   separated letters decoded into extra texts; a sentence that is not readable English is
+   decoded if it can be (reversed, rot13) and otherwise priced at the ceiling
+   (``unreadable_price``), never by the cost model's guess.
+3. **Only what asks** (:class:`cost_models.request_detector.RequestDetector`): a sentence made
+   only of pleasantries (:mod:`guard.pleasantries`), and each readable sentence whose
+   ``P(asks)`` is below the threshold — a persona, a rule, a greeting, thanks,
+   assistant boilerplate, a tool description — is left out; the rest of each text is its
+   *asked text*. The threshold is :attr:`Thresholds.sentence` in the user's last turn,
+   :attr:`Thresholds.history` in earlier turns (the user's and the model's own), and the
+   stricter :attr:`Thresholds.strict` in a system, developer or tool-definition text that as a
+   whole asks for nothing (its own ``P(asks)`` below :attr:`Thresholds.text`), where only a
+   sentence that clearly asks is kept. A system or developer text the operator trusts (its sha256 in
+   :attr:`AskingConfig.trusted`) is left out whole.
+4. **Segments** (:func:`guard.segments.request_segments` on the asked texts): each asked text,
+   its sentences, windows of its long sentences, and sentences that run across texts.
+
+:class:`Reading` is the result; the guard prices its segments with the cost model and takes the
+maximum (never lower than the price of any question the request carries), raised to the ceiling
+when something could not be read. A text whose sentences all ask (every bare question) is its
+own asked text, unchanged.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from guard.exceptions import ConfigError, PayloadTooLargeError
+from guard.pleasantries import is_pleasantry
+from guard.reading import decoded, decoded_unreadable, normalized, unreadable
+from guard.request_walk import Asked, RequestText, walk
+from guard.segments import owned_segments, sentences
+
+#: Default price (``L``, after any cost scale) of a sentence the cost model cannot read.
+UNREADABLE_PRICE = 25.0
+#: Default price of text kept upstream (``previous_response_id``, stored prompts, files).
+UPSTREAM_PRICE = 25.0
+#: The price of a request that asks for nothing at all (a greeting alone): below the seed
+#: set's 5th-percentile cost, so that every reply to it is delivered.
+NOTHING_ASKED_PRICE = 0.2
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """The ``P(asks)`` thresholds of :func:`read` (a detector's own, chosen when it was trained
+    on its training split alone: ``utilityguard asking train``)."""
+
+    #: a sentence below this asks for nothing
+    sentence: float = 0.2
+    #: a text (of several sentences) below this asks for nothing as a whole
+    text: float = 0.0
+    #: in such a text, a sentence below this asks for nothing
+    strict: float = 0.2
+    #: a sentence of an earlier turn (the user's before the last, the model's own) below
+    #: this asks for nothing
+    history: float = 0.5
+
+    def __post_init__(self) -> None:
+        for name in ("sentence", "text", "strict", "history"):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and 0.0 <= v <= 1.0):
+                raise ConfigError(f"the {name} threshold must be in [0, 1]; got {v!r}")
+
+
+#: The thresholds for a detector that names none.
+DEFAULT_THRESHOLDS = Thresholds()
+#: Default cap on the sentences and segments of one request (a request over it is refused as
+#: too complex): about 100,000 characters of prose, priced in well under a second.
+MAX_SEGMENTS = 2000
+#: Roles whose text an operator may trust (an application's own instructions).
+TRUSTABLE_ROLES = frozenset({"system", "developer"})
+#: Roles in an instruction position: a text there that as a whole asks for nothing (a system
+#: prompt, a tool definition) keeps only the sentences that clearly ask
+#: (:attr:`Thresholds.strict`). A user's or the model's own turn never reads this way.
+INSTRUCTION_ROLES = frozenset({"system", "developer", "tools"})
+#: Roles of earlier turns, whose every sentence is read with :attr:`Thresholds.history`: the
+#: model's own turns and the user's turns before the last (``history``) ask for nothing unless
+#: a sentence clearly asks — a client can write them, and a question there is a clear one.
+HISTORY_ROLES = frozenset({"assistant", "history"})
+
+
+class TooManySegments(PayloadTooLargeError):
+    """A request has more sentences or segments to price than
+    :attr:`AskingConfig.max_segments` (the proxy answers 413)."""
+
+    default_code = "request_too_complex"
+
+
+def prompt_hash(text: str) -> str:
+    """The sha256 (hex) of a trusted prompt, as :attr:`AskingConfig.trusted` holds it: of the
+    normalized text, stripped.
+
+    >>> prompt_hash("You are a helpful assistant.")[:12]
+    '75357d685f23'
+    """
+    return hashlib.sha256(normalized(text).strip().encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class AskingConfig:
+    """The operator's pricing settings (``serve --config`` per route; ``Guard(asking=...)``)."""
+
+    #: ``L`` of a sentence that is not readable English and cannot be decoded, and of a file
+    #: the guard cannot read
+    unreadable_price: float = UNREADABLE_PRICE
+    #: ``L`` of text kept upstream
+    upstream_price: float = UPSTREAM_PRICE
+    #: sha256 (:func:`prompt_hash`) of system or developer texts the operator trusts: not priced
+    trusted: frozenset[str] = frozenset()
+    #: the ``P(asks)`` thresholds (``None``: the detector's own, chosen when it was trained)
+    thresholds: Thresholds | None = None
+    #: the most segments one request may have
+    max_segments: int = MAX_SEGMENTS
+
+    def __post_init__(self) -> None:
+        for name in ("unreadable_price", "upstream_price"):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and v > 0 and v < float("inf")):
+                raise ConfigError(f"{name} must be a number > 0; got {v!r}")
+        if not isinstance(self.max_segments, int) or self.max_segments < 1:
+            raise ConfigError(f"max_segments must be an integer >= 1; got {self.max_segments!r}")
+
+
+class Memo:
+    """Scores already computed for texts, bounded (least recently used out first; thread-safe).
+    The proxy keeps one per client (:class:`Memos`), so that a repeated system prompt or
+    history is not priced again and no client can learn by timing what another sent."""
+
+    def __init__(self, size: int = 4096) -> None:
+        self.size = size
+        self._d: OrderedDict[tuple[str, str], float] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, kind: str, text: str) -> float | None:
+        with self._lock:
+            v = self._d.get((kind, text))
+            if v is not None:
+                self._d.move_to_end((kind, text))
+            return v
+
+    def put(self, kind: str, text: str, value: float) -> None:
+        with self._lock:
+            self._d[(kind, text)] = value
+            if len(self._d) > self.size:
+                self._d.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._d)
+
+
+class Memos:
+    """One :class:`Memo` per client (a digest of its credential), the least recently seen
+    client's dropped first: bounded in clients and in entries per client."""
+
+    def __init__(self, clients: int = 1024, size: int = 4096) -> None:
+        self.clients = clients
+        self.size = size
+        self._m: OrderedDict[str | bytes, Memo] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def of(self, client: str | bytes) -> Memo:
+        with self._lock:
+            memo = self._m.get(client)
+            if memo is None:
+                memo = self._m[client] = Memo(self.size)
+                if len(self._m) > self.clients:
+                    self._m.popitem(last=False)
+            else:
+                self._m.move_to_end(client)
+            return memo
+
+
+def scored(kind: str, texts: Sequence[str], score: Callable[[list[str]], Any],
+           memo: Memo | None) -> list[float]:
+    """``score`` of every text (one batch call for those ``memo`` does not hold)."""
+    out: list[float | None] = [memo.get(kind, t) if memo is not None else None for t in texts]
+    todo = [t for t, v in zip(texts, out, strict=True) if v is None]
+    if todo:
+        fresh = [float(x) for x in score(list(dict.fromkeys(todo)))]
+        got = dict(zip(dict.fromkeys(todo), fresh, strict=True))
+        for k, t in enumerate(texts):
+            if out[k] is None:
+                out[k] = got[t]
+                if memo is not None:
+                    memo.put(kind, t, got[t])
+    return [float(v) for v in out if v is not None]
+
+
+@dataclass
+class Reading:
+    """What a request asks, ready to price."""
+
+    #: the asked text of each text the guard read (non-request sentences left out; ``""``)
+    asked: list[str] = field(default_factory=list)
+    #: every segment to price, and the index in :attr:`asked` it belongs to (-1: across texts)
+    segments: list[str] = field(default_factory=list)
+    owners: list[int] = field(default_factory=list)
+    #: sentences that are not readable English and could not be decoded
+    unreadable: list[str] = field(default_factory=list)
+    #: text kept upstream, and files that cannot be read
+    upstream: list[str] = field(default_factory=list)
+    opaque: list[str] = field(default_factory=list)
+    #: how many sentences were left out as asking nothing, and texts left out as trusted
+    left_out: int = 0
+    trusted: int = 0
+
+    def owner_text(self, k: int) -> str:
+        """The asked text segment ``k`` belongs to (the join of all for a cross-text one)."""
+        o = self.owners[k]
+        return self.asked[o] if o >= 0 else " ".join(a for a in self.asked if a)
+
+
+def as_asked(query: Any) -> Asked:
+    """A query as an :class:`Asked`: one text (a user's), texts, or an :class:`Asked` as is."""
+    if isinstance(query, Asked):
+        return query
+    if isinstance(query, str):
+        return Asked.of_texts(query)
+    if isinstance(query, Sequence) and all(isinstance(t, str) for t in query):
+        return Asked.of_texts(list(query))
+    return walk(query)
+
+
+#: What ends a sentence (:func:`guard.segments.sentences`), counted at C speed.
+_ENDS = (". ", "? ", "! ", "; ", ": ", "\n")
+
+
+def sentence_bound(asked: Asked) -> int:
+    """A quick estimate of the request's sentences, counted before anything is read, so that a
+    flood of short sentences is refused before it costs anything (the exact count follows)."""
+    return sum(1 + sum(t.text.count(e) for e in _ENDS) for t in asked.texts)
+
+
+def check_size(asked: Asked, config: AskingConfig) -> None:
+    """:class:`TooManySegments` when the quick estimate (:func:`sentence_bound`) is far over
+    the cap: the proxy checks it before anything is sent upstream or read."""
+    if sentence_bound(asked) > config.max_segments * 4:
+        raise TooManySegments(f"the request has more than {config.max_segments} sentences to "
+                              "price (the operator's limit: --max-segments)")
+
+
+def _units(asked: Asked, config: AskingConfig) -> tuple[list[tuple[str, str | None]], int]:
+    """The texts to read, normalized, each with the texts decoded from it, and whether the
+    text is in an instruction position (:data:`INSTRUCTION_ROLES`); the texts of one tool
+    definition joined as one; the operator's trusted system prompts left out (and counted)."""
+    merged: dict[str, list[RequestText]] = {}
+    for t in asked.texts:
+        merged.setdefault(t.unit or f"#{len(merged)}", []).append(t)
+    users = [k for k, g in merged.items() if g[0].role == "user"]
+    texts: dict[str, str | None] = {}
+    trusted = 0
+    for key, group in merged.items():
+        t = group[0]
+        role = "history" if t.role == "user" and key != users[-1] else t.role
+        whole = "\n".join(x.text for x in group)
+        if t.role in TRUSTABLE_ROLES and config.trusted and prompt_hash(whole) in config.trusted:
+            trusted += 1
+            continue
+        norm = normalized(whole)
+        for x in (norm, *decoded(norm)):
+            if x.strip():  # a text sent twice is read in the least trusted of its roles
+                texts[x] = role if texts.get(x, role) == role else "user"
+    return list(texts.items()), trusted
+
+
+def read(asked: Asked, p_asks: Callable[[list[str]], Any] | None, config: AskingConfig,
+         memo: Memo | None = None, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> Reading:
+    """What ``asked`` asks (see the module docstring); ``p_asks`` scores texts (a batch);
+    ``thresholds`` unless :attr:`AskingConfig.thresholds` is set. ``p_asks=None`` (no request
+    detector): nothing is left out, pleasantries included — every sentence is priced."""
+    tau = thresholds if config.thresholds is None else config.thresholds
+    check_size(asked, config)
+    r = Reading(upstream=list(asked.upstream), opaque=list(asked.opaque))
+    units, r.trusted = _units(asked, config)
+    texts = [t for t, _ in units]
+    split = [sentences(t) for t in texts]
+    if sum(len(s) for s in split) > config.max_segments:
+        raise TooManySegments(f"the request has more than {config.max_segments} sentences to "
+                              "price (the operator's limit: --max-segments)")
+    readable: dict[str, bool] = {}
+    pleasant: set[str] = set()
+    for ss in split:
+        for s in ss:
+            if s not in readable:
+                readable[s] = not unreadable(s)
+                if readable[s] and p_asks is not None and is_pleasantry(s):
+                    pleasant.add(s)
+    # every readable sentence, and every text of several sentences, scored in one batch
+    wholes = [t for (t, role), ss in zip(units, split, strict=True)
+              if role in INSTRUCTION_ROLES and len(ss) > 1] if tau.text > 0 else []
+    probs: dict[str, float] = {}
+    if p_asks is not None:
+        ask = list(dict.fromkeys([s for s, ok in readable.items() if ok and s not in pleasant]
+                                 + wholes))
+        probs = dict(zip(ask, scored("asks", ask, p_asks, memo), strict=True))
+    for (text, role), ss in zip(units, split, strict=True):
+        strict = role in INSTRUCTION_ROLES and len(ss) > 1 and tau.text > 0 \
+            and probs.get(text, 1.0) < tau.text
+        cut = tau.strict if strict else tau.history if role in HISTORY_ROLES else tau.sentence
+        kept: list[str] = []
+        changed = False
+        for s in ss:
+            if not readable[s]:
+                changed = True
+                d = decoded_unreadable(s)
+                if d is None:
+                    r.unreadable.append(s)
+                else:
+                    kept.append(d)
+            elif s in pleasant or probs.get(s, 1.0) < cut:
+                changed = True
+                r.left_out += 1
+            else:
+                kept.append(s)
+        r.asked.append(("\n".join(kept) if changed else text) if kept else "")
+    _segment(r, config)
+    return r
+
+
+def _segment(r: Reading, config: AskingConfig) -> None:
+    """The segments of the asked texts (:func:`guard.segments.owned_segments`), capped."""
+    owned = owned_segments(r.asked)
+    if len(owned) > config.max_segments:
+        raise TooManySegments(f"the request has more than {config.max_segments} segments to "
+                              "price (the operator's limit: --max-segments)")
+    r.segments = [s for s, _ in owned]
+    r.owners = [k for _, k in owned]

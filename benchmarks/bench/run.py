@@ -85,7 +85,7 @@ def _fixed_policy(data: BenchData, policy: str | Path | Policy, signal: str | No
     return sig, Path(f"policy:{fixed.label}"), fixed_guard(data, fixed)
 
 
-def _crossfit(data: BenchData, items: list[DatasetItem], groups: list[str], fold_idx: Any,
+def crossfit(data: BenchData, items: list[DatasetItem], groups: list[str], fold_idx: Any,
               c_r: float, cost_model: Path | None, calibrator: Path | None,
               signal: str | None, trust: bool, say: Step, *,
               multi: Sequence[str] | None = None,
@@ -167,7 +167,7 @@ def run_bench(
                              "--cost-model / --calibrator")
         sig, model_dir, fit = _fixed_policy(data, policy, signal, trust, say)
     else:
-        sig, model_dir, fit = _crossfit(data, items, groups, fold_idx, c_r, cost_model,
+        sig, model_dir, fit = crossfit(data, items, groups, fold_idx, c_r, cost_model,
                                         calibrator, signal, trust, say, multi=multi,
                                         pooled=pooled, cost_scale=cost_scale,
                                         alpha_scale=alpha_scale)

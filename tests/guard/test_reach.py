@@ -16,8 +16,8 @@ QUESTIONS = ["What is the maximum daily dose of acetaminophen for an adult?",
 
 
 class FixedCost:
-    def predict(self, texts: Any) -> list[float]:
-        return [20.0 for _ in texts]  # threshold (20 - 2) / 21 = 0.857 at C_R 2
+    def predict(self, texts: Any) -> Any:
+        return np.full(len(texts), 20.0)  # threshold (20 - 2) / 21 = 0.857 at C_R 2
 
 
 def fitted(signal: str, top: float) -> Calibrator:

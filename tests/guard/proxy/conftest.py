@@ -632,9 +632,9 @@ class ServeProcess:
         self.url = f"http://127.0.0.1:{self.port}"
         # the bare rule unless the test names a policy (as proxy_settings does) or asks for
         # serve's own default (bare=False: the shipped default policy)
-        bare_flags = ["--policy", "none"] if bare else []
-        bare = [] if "--policy" in args or "--config" in args else bare_flags
-        cmd = [sys.executable, "-m", "guard.cli", "serve", "--port", str(self.port), *bare,
+        named = "--policy" in args or "--config" in args
+        policy = ["--policy", "none"] if bare and not named else []
+        cmd = [sys.executable, "-m", "guard.cli", "serve", "--port", str(self.port), *policy,
                *args]
         self.proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT)

@@ -98,10 +98,11 @@ def register(sub: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description=(
             "Serve POST /v1/chat/completions and POST /v1/responses (streaming or not): each\n"
-            "reply is delivered only when p >= (L - C_R) / (1 + L); otherwise the client\n"
-            "receives the refusal text. The decision is in the body (its 'utilityguard'\n"
+            "reply is delivered only when p >= (L + 1 - alpha (1 + C_R)) / (1 + L), alpha =\n"
+            "P(answerable) (1: (L - C_R) / (1 + L)); otherwise the client receives the\n"
+            "refusal text. The decision is in the body (its 'utilityguard'\n"
             "object; in a stream, the last chunk's) and in the response headers\n"
-            "x-utilityguard-decision / -cost / -confidence / -threshold / -policy /\n"
+            "x-utilityguard-decision / -cost / -confidence / -threshold / -alpha / -policy /\n"
             "-request-id; GET /v1/decisions/{request_id} returns it again, to the key that\n"
             "made the request. Per request (when the operator allows overrides):\n"
             "x-utilityguard-refusal-cost (C_R), x-utilityguard-cost (L),\n"

@@ -139,7 +139,7 @@ def _training_data(source: str, data: BenchData) -> dict[str, Any]:
 
     rows = zip(data.ids, data.questions, data.answerable, data.cost, strict=True)
     return {"data": "the shipped seed set (cost_models/data/seed)" if source == "seed"
-            else str(source), "n": data.n,
+            else shown(Path(source)) if Path(source).exists() else str(source), "n": data.n,
             "data_sha256": sha256_rows([(i, q, bool(a), float(c)) for i, q, a, c in rows])}
 
 
@@ -194,7 +194,7 @@ def fit_from_data(args: argparse.Namespace, console: Console) -> tuple[Policy, d
             **_training_data(args.data, data),
             "responses": "the shipped SmolLM2-135M-Instruct responses "
                          "(benchmarks/data/smollm2/responses.jsonl)"
-            if args.responses is None else str(args.responses),
+            if args.responses is None else ", ".join(shown(f) for f in args.responses),
             "responses_sha256": data.responses_sha256, "model": data.model,
         },
         "evaluation": evaluation_card(results, args.group_folds),
@@ -293,6 +293,21 @@ def shown(f: Path) -> str:
     return shown_path(str(f.resolve()))
 
 
+def shown_words(argv: list[str]) -> list[str]:
+    """The command's words as a card shows them: an absolute path (``/tmp/x/r.jsonl``,
+    ``--out=/tmp/x/p``) as :func:`benchmarks.bench.result.shown_path` shows it (the card is
+    shared; the fitting machine's directories are not its business)."""
+    from benchmarks.bench.result import shown_path
+
+    out = []
+    for word in argv:
+        flag, eq, value = word.partition("=") if word.startswith("--") else ("", "", word)
+        if Path(value).is_absolute():
+            value = shown_path(value)
+        out.append(f"{flag}{eq}{value}")
+    return out
+
+
 def _fit_from_audit(args: argparse.Namespace, console: Console
                     ) -> tuple[Policy, dict[str, Any]]:
     from guard.policy import load_policy
@@ -354,7 +369,8 @@ def run(args: argparse.Namespace) -> int:
         policy, card = _fit_from_audit(args, console)
     else:
         policy, card = fit_from_data(args, console)
-    card["command"] = "utilityguard " + shlex.join(getattr(args, "argv", None) or ["fit"])
+    card["command"] = "utilityguard " + shlex.join(
+        shown_words(getattr(args, "argv", None) or ["fit"]))
     path = save_policy(policy, args.out, card=card)
     console.print(f"wrote {path.parent} (policy {policy.label}; "
                   f"Guard.from_policy({str(path.parent)!r}), serve --policy {path.parent})")

@@ -65,7 +65,11 @@ def register(sub: Any) -> None:
 def _target(args: argparse.Namespace) -> Any:
     from benchmarks.budget import Target
 
-    if (args.rate is None) == (args.count is None):
+    if args.rate is None and args.count is None:
+        raise CLIError("give the budget: --rate R (at most R of the answerable requests "
+                       "refused, e.g. --rate 0.05) or --count K --per N (at most K "
+                       "unnecessary refusals per N requests)")
+    if args.rate is not None and args.count is not None:
         raise CLIError("give the budget as --rate R (of answerable requests) or as "
                        "--count K --per N (requests), not both")
     if args.rate is not None:

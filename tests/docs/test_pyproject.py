@@ -5,12 +5,13 @@ needs setuptools >= 77 to build (the wheel test builds it and reads the build's 
 from __future__ import annotations
 
 import re
-import tomllib
 
 from tests.docs.blocks import ROOT
 
 
 def test_the_license_is_an_spdx_string_and_setuptools_can_read_it() -> None:
+    import tomllib  # Python >= 3.11, as the other pyproject test
+
     with (ROOT / "pyproject.toml").open("rb") as f:
         meta = tomllib.load(f)
     assert meta["project"]["license"] == "MIT"

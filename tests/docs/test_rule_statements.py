@@ -20,7 +20,7 @@ from tests.docs.blocks import ROOT
 def _evaluate(formula: str, cost: float, c_r: float, alpha: float) -> float:
     """The formula as written (``alpha (1 + C_R)`` is a product)."""
     code = re.sub(r"(\w|\))\s+\(", r"\1 * (", formula)
-    return float(eval(code, {}, {"L": cost, "C_R": c_r, "alpha": alpha}))  # noqa: S307
+    return float(eval(code, {}, {"L": cost, "C_R": c_r, "alpha": alpha}))
 
 
 def test_the_written_formulas_are_the_code() -> None:

@@ -224,6 +224,7 @@ def fit_pooled(args: argparse.Namespace, items: list[DatasetItem], console: Cons
     from benchmarks.bench.crossfit import choose_signal, pooled_rows, training_set
     from benchmarks.bench.data import load_bench
     from benchmarks.bench.unseen import leave_one_model_out
+    from benchmarks.progress import BENCH_PHASES, phases
     from cost_models.model_io import default_model_dir, load_model
     from guard.policy import fit_policy
     from guard.policy.fit import fit_calibrator, fit_multi_calibrator
@@ -233,18 +234,19 @@ def fit_pooled(args: argparse.Namespace, items: list[DatasetItem], console: Cons
                        "--cost-model")
     multi = _multi(args)
     files: list[Path] = args.responses
-    with console.status("fit: leave-one-model-out evaluation") as status:
+    with phases("fit: leave-one-model-out evaluation",
+                2 * len(files) * BENCH_PHASES) as progress:  # own and others', per model
         pairs = leave_one_model_out(items, files, c_r=args.c_r, signal=args.signal,
                                     multi=multi, folds=args.folds,
                                     group_folds=args.group_folds, n_boot=args.bootstrap,
                                     seed=args.seed, cost_scale=args.cost_scale,
-                                    alpha_scale=args.alpha_scale,
-                                    progress=lambda m: status.update(f"fit: evaluation: {m}"))
+                                    alpha_scale=args.alpha_scale, progress=progress)
     data = [load_bench(items, f) for f in files]
     signal = choose_signal(data[0], multi[0] if multi else args.signal)
     source = {it.id: it.source for it in items}
     first = data[0]
-    with console.status("fit: fitting on all data"):
+    with phases("fit", 1) as progress:
+        progress("fitting on all data")
         rows = pooled_rows(data, set(first.ids), signal)
         cal = fit_multi_calibrator(rows, multi) if multi else fit_calibrator(rows, signal)
         policy = fit_policy(training_set(first, signal, [source[i] for i in first.ids]),

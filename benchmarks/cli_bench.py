@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +61,12 @@ def register(sub: Any) -> None:
                    help="unseen model: with several --responses (default: every shipped "
                         "model), score each model with its own cross-fitted policy and with "
                         "one whose calibrator was fitted on the other models' replies only")
+    p.add_argument("--contexts", action="store_true",
+                   help="as users send it: each item wrapped in held-out system prompts, "
+                        "harmless turns before it and the collection's own prompt, decided by "
+                        "each shipped policy (or --policy) on each model's replies; per "
+                        "context: answer rate, mean utility, the share of the bare question's "
+                        "gain kept, the price ratio (docs/bench.md)")
     p.add_argument("--folds", type=int, default=5, help="cross-fitting folds (5)")
     p.add_argument("--group-folds", action="store_true",
                    help="hold out whole sources in each fold: everything fitted is scored on "
@@ -120,6 +127,8 @@ def run(args: argparse.Namespace) -> int:
     multi = _checked_options(args)
     items = load_seed() if args.data == "seed" else load_utilitybench(args.data)
     files: list[Path] = args.responses or shipped_response_files()
+    if args.contexts:
+        return run_contexts_cli(args, items, files)
     if args.holdout_sources or args.leave_one_model_out:
         return run_unseen(args, items, files, multi)
     runs = []
@@ -229,3 +238,36 @@ def _slug(results: BenchResult, runs: list[BenchResult]) -> str:
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in name)
     names = [str(r.responses.model) for r in runs]
     return safe if names.count(name) == 1 else f"{safe}-{runs.index(results) + 1}"
+
+
+def run_contexts_cli(args: argparse.Namespace, items: list[Any], files: list[Path]) -> int:
+    """``bench --contexts``: the contexts protocol (:mod:`benchmarks.bench.contexts`), its
+    table printed and its rows in ``--out/contexts.json``."""
+    import json
+
+    from benchmarks.asking import read_corpus
+    from benchmarks.bench.contexts import contexts, run_contexts, table
+    from benchmarks.bench.data import load_bench
+    from guard.policy import load_policy
+
+    if args.holdout_sources or args.leave_one_model_out:
+        raise CLIError("--contexts runs its own protocol: drop --holdout-sources / "
+                       "--leave-one-model-out")
+    names = [args.policy] if args.policy else ["default", "smollm2"]
+    policies = [load_policy(n, trust=args.trust) for n in names]
+    models = [load_bench(items, f) for f in files]
+    ctxs = contexts(read_corpus(), seed=args.seed)
+    total = len(policies) * len(models) * (len(ctxs) + 1)
+    done = 0
+
+    def step(msg: str) -> None:
+        nonlocal done
+        done += 1
+        print(f"[{done}/{total}] {msg}", file=sys.stderr, flush=True)
+
+    rows = run_contexts(policies, models, ctxs, args.c_r, bootstrap=args.bootstrap,
+                        seed=args.seed, progress=step)
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "contexts.json").write_text(json.dumps(rows, indent=2) + "\n")
+    print(table(rows))
+    return 0

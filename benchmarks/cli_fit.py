@@ -58,10 +58,18 @@ def register(sub: Any) -> None:
             "--from-audit DB refits from your own traffic instead: the calibrator from the\n"
             "'correct' labels sent to POST /v1/feedback, and the answerability and cost models\n"
             "from 'answerable' / 'cost' labels when the proxy recorded the query text\n"
-            "(serve --audit-queries). With too few labels it refuses and says how many."),
+            "(serve --audit-queries), blended with the seed data (--data), never labels\n"
+            "alone. With too few labels it refuses and says how many. No client steers it:\n"
+            "labels a client sent on its own decisions count only with --accept-self-labels,\n"
+            "a refit whose labels come mostly from one key is refused (--max-key-share), and\n"
+            "one that answers costly questions its base refuses is not written\n"
+            "(--accept-drift): the shipped reference questions, your own --drift-set, the\n"
+            "audit log's costly questions and the labelled questions themselves."),
         epilog="example: utilityguard fit --data seed --out my-policy --c-r 2 --group-folds",
     )
-    p.add_argument("--data", default="seed", help="dataset with costs, or 'seed' (default)")
+    p.add_argument("--data", default="seed",
+                   help="dataset with costs, or 'seed' (default); with --from-audit, the data "
+                        "the labels are blended with")
     p.add_argument("--responses", type=Path, action="append", default=None,
                    help="graded response records (default with --data seed: the shipped "
                         "SmolLM2 responses); repeat it to pool several models' replies: the "
@@ -71,17 +79,30 @@ def register(sub: Any) -> None:
                    help="comma list of signals: a multi-signal calibrator on them and the "
                         "replies' text features instead of a single-signal one")
     add_scale_options(p)
-    p.add_argument("--from-audit", type=Path, metavar="DB", default=None,
+    p.add_argument("--from-audit", default=None, metavar="PATH_OR_URL",
                    help="refit from the decisions labelled through POST /v1/feedback in this "
-                        "audit log (instead of --data / --responses)")
+                        "audit log, a SQLite path or a postgresql:// URL (instead of --data / "
+                        "--responses)")
     p.add_argument("--base", default=None, metavar="PATH_OR_NAME",
                    help="--from-audit: take the parts without enough labels from this policy "
                         "(default: alpha = 1 and the shipped cost model)")
     p.add_argument("--min-labels", type=int, default=50,
                    help="--from-audit: labels each refit part needs, at least (50)")
     p.add_argument("--accept-drift", action="store_true",
-                   help="--from-audit: write the policy even when it answers shipped "
-                        "high-cost reference questions its base refuses (they are printed)")
+                   help="--from-audit: write the policy even when it answers costly questions "
+                        "its base refuses (they are printed and recorded in the card)")
+    p.add_argument("--accept-self-labels", action="store_true",
+                   help="--from-audit: also learn from labels a client sent on its own "
+                        "decisions (off: a client grading its own answers is left out; every "
+                        "label of a proxy without keys is one)")
+    p.add_argument("--max-key-share", type=float, default=0.5, metavar="S",
+                   help="--from-audit: refuse a refit when more than this share of its labels "
+                        "comes from one labeller key (default 0.5; 1 for a single trusted "
+                        "labelling key)")
+    p.add_argument("--drift-set", type=Path, action="append", default=None, metavar="FILE",
+                   help="--from-audit: also check drift on these costly questions (JSONL with "
+                        "a 'question' field, or one question a line); keep it private, unlike "
+                        "the shipped reference set (repeatable)")
     p.add_argument("--out", type=Path, required=True, help="the policy directory to write")
     p.add_argument("--name", default=None, help="the policy's name (default: --out's name)")
     add_c_r_option(p, "default C_R of the policy")
@@ -176,7 +197,7 @@ def fit_from_data(args: argparse.Namespace, console: Console) -> tuple[Policy, d
     data = load_bench(items, responses)
     source = {it.id: it.source for it in items}
     multi = _multi(args)
-    signal = choose_signal(data, multi[0] if multi else args.signal)
+    signal = choose_signal(data, args.signal, among=multi)
     model_dir = args.cost_model or default_model_dir()
     model = load_model(model_dir, trust=args.trust)
     shipped = args.cost_model is None or Path(args.cost_model).resolve() == \
@@ -242,7 +263,7 @@ def fit_pooled(args: argparse.Namespace, items: list[DatasetItem], console: Cons
                                     seed=args.seed, cost_scale=args.cost_scale,
                                     alpha_scale=args.alpha_scale, progress=progress)
     data = [load_bench(items, f) for f in files]
-    signal = choose_signal(data[0], multi[0] if multi else args.signal)
+    signal = choose_signal(data[0], args.signal, among=multi)
     source = {it.id: it.source for it in items}
     first = data[0]
     with phases("fit", 1) as progress:
@@ -296,16 +317,17 @@ def shown(f: Path) -> str:
 
 
 def shown_words(argv: list[str]) -> list[str]:
-    """The command's words as a card shows them: an absolute path (``/tmp/x/r.jsonl``,
+    """The command's words as a card shows them: a database URL's password masked
+    (:func:`guard.policy.from_audit.shown`), an absolute path (``/tmp/x/r.jsonl``,
     ``--out=/tmp/x/p``) as :func:`benchmarks.bench.result.shown_path` shows it (the card is
     shared; the fitting machine's directories are not its business)."""
     from benchmarks.bench.result import shown_path
+    from guard.policy.from_audit import shown as masked
 
     out = []
     for word in argv:
         flag, eq, value = word.partition("=") if word.startswith("--") else ("", "", word)
-        if Path(value).is_absolute():
-            value = shown_path(value)
+        value = shown_path(value) if Path(value).is_absolute() else masked(value)
         out.append(f"{flag}{eq}{value}")
     return out
 
@@ -317,10 +339,14 @@ def _fit_from_audit(args: argparse.Namespace, console: Console
 
     if args.min_labels < 6:
         raise CLIError("--min-labels must be >= 6")
+    if not 0.0 < args.max_key_share <= 1.0:
+        raise CLIError(f"--max-key-share must be in (0, 1], got {args.max_key_share}")
     base = load_policy(args.base, trust=args.trust) if args.base else None
     policy, card = fit_from_audit(args.from_audit, c_r=args.c_r, signal=args.signal,
                                   name=args.name or args.out.resolve().name, base=base,
-                                  min_labels=args.min_labels)
+                                  min_labels=args.min_labels,
+                                  accept_self_labels=args.accept_self_labels,
+                                  max_key_share=args.max_key_share, blend=_items(args.data))
     cal = card["evaluation"]["calibration"]
     console.print(f"calibration of {cal['signal']} (out of fold, {cal['n']} labelled answers): "
                   f"ECE-10 {cal['ece_before']:.4f} -> {cal['ece_after']:.4f}, "
@@ -329,33 +355,60 @@ def _fit_from_audit(args: argparse.Namespace, console: Console
         console.print(f"{part}: {how}")
     prov = card["training"]["label_provenance"]
     console.print(f"labels by key: {prov['by_key']} ({prov['by_deciding_key']} from the key "
-                  f"that made the decision, {prov['by_other_keys']} from labeller keys)")
+                  f"that made the decision, {prov['by_other_keys']} from labeller keys; "
+                  f"{prov['left_out']} left out)")
     card["training"]["drift_accepted"] = _check_drift(args, policy, base, console)
     return policy, card
 
 
+def drift_sets(args: argparse.Namespace, base: Any) -> dict[str, list[str]]:
+    """The questions a refit is compared with its base on, by set (see guard.policy.drift)."""
+    from cost_models.jsonl import read_jsonl
+    from guard.policy.drift import costly, reference_questions
+    from guard.policy.from_audit import shown, trusted_labels
+    from guard.proxy.audit import DECISIONS, read_rows
+    from guard.proxy.feedback import labelled_decisions
+
+    sets = {"high-cost reference questions": reference_questions()}
+    for path in args.drift_set or []:
+        if path.suffix in (".jsonl", ".json"):
+            qs = [str(row["question"]) for row in read_jsonl(path) if row.get("question")]
+        else:
+            qs = [line.strip() for line in path.read_text().splitlines() if line.strip()]
+        sets[f"questions of {path}"] = qs
+    queries = [str(r["query"]) for r in read_rows(args.from_audit, DECISIONS) if r["query"]]
+    sets["costly questions of the audit log"] = costly(base, queries)
+    labelled = trusted_labels(labelled_decisions(args.from_audit),
+                              accept_self_labels=args.accept_self_labels,
+                              max_key_share=args.max_key_share, db=shown(args.from_audit))
+    sets["labelled questions"] = costly(base, [str(r["query"]) for r in labelled
+                                              if r["query"]])
+    return sets
+
+
 def _check_drift(args: argparse.Namespace, policy: Any, base: Any, console: Console
                  ) -> list[str]:
-    """Refuse a refit that answers shipped high-cost questions its base refuses (unless
+    """Refuse a refit that answers costly questions its base refuses (unless
     ``--accept-drift``, which prints them); the questions accepted so."""
     from guard.core import Guard
-    from guard.policy.drift import drifted, reference_questions
+    from guard.policy.drift import drift_report
 
     base_guard = base.guard() if base is not None else Guard(c_r=args.c_r, signal=policy.signal)
-    drift = drifted(policy.guard(), base_guard, policy.signal)
-    n = len(reference_questions())
+    sets = drift_sets(args, base_guard)
+    report = drift_report(policy.guard(), base_guard, policy.signal, sets)
+    checked = ", ".join(f"{len(report[n])} of the {len(qs)} {n}" for n, qs in sets.items() if qs)
+    drift = [q for qs in report.values() for q in qs]
     if not drift:
-        console.print(f"drift: none of the {n} high-cost reference questions is answered where "
-                      "the base refuses it")
+        console.print(f"drift: none ({checked}) is answered where the base refuses it")
         return []
-    listed = "\n".join(f"  - {q}" for q in drift)
+    listed = "\n".join(f"  - [{n}] {q}" for n, qs in report.items() for q in qs)
     if not args.accept_drift:
-        raise CLIError(f"the refit policy answers {len(drift)} of the {n} high-cost reference "
-                       f"questions that its base refuses (forged or mistaken labels?); "
-                       f"not written. Pass --accept-drift to write it anyway.\n{listed}")
-    console.print(f"drift accepted (--accept-drift): the refit answers {len(drift)} of the "
-                  f"{n} high-cost reference questions its base refuses:\n{listed}")
-    return drift
+        raise CLIError(f"the refit policy answers questions that its base refuses (forged or "
+                       f"mistaken labels?): {checked}; not written. Pass --accept-drift to "
+                       f"write it anyway.\n{listed}")
+    console.print(f"drift accepted (--accept-drift): the refit answers questions its base "
+                  f"refuses: {checked}:\n{listed}")
+    return list(dict.fromkeys(drift))
 
 
 def run(args: argparse.Namespace) -> int:
@@ -371,6 +424,8 @@ def run(args: argparse.Namespace) -> int:
         policy, card = _fit_from_audit(args, console)
     else:
         policy, card = fit_from_data(args, console)
+    # the command as run: a database URL's password masked, an absolute path as shown_path
+    # shows it (the card is shared with the policy)
     card["command"] = "utilityguard " + shlex.join(
         shown_words(getattr(args, "argv", None) or ["fit"]))
     path = save_policy(policy, args.out, card=card)

@@ -41,9 +41,9 @@ class RequestDetector(LogisticTextClassifier):
 
     def __init__(self, C: float = 10.0, features: str = "affix-embed",
                  max_chars: int = 1000,
-                 thresholds: tuple[float, float, float] = (0.2, 0.0, 0.2)) -> None:
+                 thresholds: tuple[float, ...] = (0.2, 0.0, 0.2)) -> None:
         super().__init__(C=C, features=features, max_chars=max_chars)
-        #: ``(sentence, text, strict)``: the ``P(asks)`` thresholds the guard reads with
+        #: ``(sentence, text, strict[, history])``: the ``P(asks)`` thresholds the guard reads with
         #: (:class:`guard.asking.Thresholds`), chosen out of fold on the training split alone
         #: (``utilityguard asking train``)
         self.thresholds = thresholds
@@ -56,8 +56,7 @@ class RequestDetector(LogisticTextClassifier):
     @classmethod
     def from_data(cls, params: dict[str, Any], arrays: dict[str, Any]) -> RequestDetector:
         model = super().from_data(params, arrays)
-        t = params.get("thresholds", (0.2, 0.0, 0.2))
-        model.thresholds = (float(t[0]), float(t[1]), float(t[2]))
+        model.thresholds = tuple(float(x) for x in params.get("thresholds", (0.2, 0.0, 0.2)))
         return model
 
     def predict_asks(self, X: Any) -> FloatArray:

@@ -33,6 +33,7 @@ from typing import Any
 
 import httpx
 
+from cost_models.wellformed import loads_standard
 from policies.exceptions import (
     UnusableReply,
     UpstreamError,
@@ -110,9 +111,9 @@ def check_status(response: httpx.Response) -> None:
 
 def json_object(response: httpx.Response, name: str) -> dict[str, Any]:
     """The response body as a JSON object, or :class:`UnusableReply` (retried by the clients)."""
-    try:
-        data = json.loads(response.content)
-    except ValueError:
+    try:  # NaN / Infinity read as null, lone surrogates as U+FFFD: standard JSON onwards
+        data = loads_standard(response.content, constants="null")
+    except (ValueError, RecursionError):
         raise UnusableReply(f"the upstream at {name} returned a reply that is not JSON"
                             ) from None
     if not isinstance(data, dict):

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from cost_models.wellformed import well_formed
 from cost_models.word_table import WordTable, per_text
 
 MARK = "\u2581"  # ▁
@@ -79,7 +80,9 @@ class PieceTokenizer:
         return any(s in text for s in self._specials)
 
     def ids(self, text: str) -> list[int]:
-        """The token ids of one text."""
+        """The token ids of one text (a lone surrogate read as U+FFFD: the tokenizer refuses
+        it)."""
+        text = well_formed(text)
         if self._slow(text):
             exact: list[int] = self._exact.encode(text, add_special_tokens=False).ids
             return exact
@@ -98,6 +101,7 @@ class PieceTokenizer:
     def flat_ids(self, texts: Sequence[str]) -> tuple[NDArray[np.int32], NDArray[np.int64]]:
         """``(ids, lengths)``: every text's token ids one after the other, and how many
         each text has."""
+        texts = [well_formed(t) for t in texts]
         if any(map(self._slow, texts)):
             seqs = [self._exact.encode(t, add_special_tokens=False).ids if self._slow(t)
                     else self.flat_ids([t])[0].tolist() for t in texts]

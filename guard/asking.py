@@ -16,10 +16,11 @@ integrations and the bench — so a request is priced the same way on every path
    only of pleasantries (:mod:`guard.pleasantries`), and each readable sentence whose
    ``P(asks)`` is below the threshold — a persona, a rule, a greeting, thanks,
    assistant boilerplate, a tool description — is left out; the rest of each text is its
-   *asked text*. The threshold is :attr:`Thresholds.sentence`, or the stricter
-   :attr:`Thresholds.strict` in a system, developer or tool-definition text that as a whole
-   asks for nothing (its own ``P(asks)`` below :attr:`Thresholds.text`), where only a sentence
-   that clearly asks is kept. A system or developer text the operator trusts (its sha256 in
+   *asked text*. The threshold is :attr:`Thresholds.sentence` in the user's last turn,
+   :attr:`Thresholds.history` in earlier turns (the user's and the model's own), and the
+   stricter :attr:`Thresholds.strict` in a system, developer or tool-definition text that as a
+   whole asks for nothing (its own ``P(asks)`` below :attr:`Thresholds.text`), where only a
+   sentence that clearly asks is kept. A system or developer text the operator trusts (its sha256 in
    :attr:`AskingConfig.trusted`) is left out whole.
 4. **Segments** (:func:`guard.segments.request_segments` on the asked texts): each asked text,
    its sentences, windows of its long sentences, and sentences that run across texts.
@@ -65,9 +66,12 @@ class Thresholds:
     text: float = 0.0
     #: in such a text, a sentence below this asks for nothing
     strict: float = 0.2
+    #: a sentence of an earlier turn (the user's before the last, the model's own) below
+    #: this asks for nothing
+    history: float = 0.5
 
     def __post_init__(self) -> None:
-        for name in ("sentence", "text", "strict"):
+        for name in ("sentence", "text", "strict", "history"):
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and 0.0 <= v <= 1.0):
                 raise ConfigError(f"the {name} threshold must be in [0, 1]; got {v!r}")
@@ -75,14 +79,19 @@ class Thresholds:
 
 #: The thresholds for a detector that names none.
 DEFAULT_THRESHOLDS = Thresholds()
-#: Default cap on the segments of one request (a request over it is refused as too complex).
-MAX_SEGMENTS = 4000
+#: Default cap on the sentences and segments of one request (a request over it is refused as
+#: too complex): about 100,000 characters of prose, priced in well under a second.
+MAX_SEGMENTS = 2000
 #: Roles whose text an operator may trust (an application's own instructions).
 TRUSTABLE_ROLES = frozenset({"system", "developer"})
 #: Roles in an instruction position: a text there that as a whole asks for nothing (a system
 #: prompt, a tool definition) keeps only the sentences that clearly ask
 #: (:attr:`Thresholds.strict`). A user's or the model's own turn never reads this way.
 INSTRUCTION_ROLES = frozenset({"system", "developer", "tools"})
+#: Roles of earlier turns, whose every sentence is read with :attr:`Thresholds.history`: the
+#: model's own turns and the user's turns before the last (``history``) ask for nothing unless
+#: a sentence clearly asks — a client can write them, and a question there is a clear one.
+HISTORY_ROLES = frozenset({"assistant", "history"})
 
 
 class TooManySegments(PayloadTooLargeError):
@@ -161,10 +170,10 @@ class Memos:
     def __init__(self, clients: int = 1024, size: int = 4096) -> None:
         self.clients = clients
         self.size = size
-        self._m: OrderedDict[bytes, Memo] = OrderedDict()
+        self._m: OrderedDict[str | bytes, Memo] = OrderedDict()
         self._lock = threading.Lock()
 
-    def of(self, client: bytes) -> Memo:
+    def of(self, client: str | bytes) -> Memo:
         with self._lock:
             memo = self._m.get(client)
             if memo is None:
@@ -227,26 +236,45 @@ def as_asked(query: Any) -> Asked:
     return walk(query)
 
 
-def _units(asked: Asked, config: AskingConfig) -> tuple[list[tuple[str, bool]], int]:
+#: What ends a sentence (:func:`guard.segments.sentences`), counted at C speed.
+_ENDS = (". ", "? ", "! ", "; ", ": ", "\n")
+
+
+def sentence_bound(asked: Asked) -> int:
+    """A quick estimate of the request's sentences, counted before anything is read, so that a
+    flood of short sentences is refused before it costs anything (the exact count follows)."""
+    return sum(1 + sum(t.text.count(e) for e in _ENDS) for t in asked.texts)
+
+
+def check_size(asked: Asked, config: AskingConfig) -> None:
+    """:class:`TooManySegments` when the quick estimate (:func:`sentence_bound`) is far over
+    the cap: the proxy checks it before anything is sent upstream or read."""
+    if sentence_bound(asked) > config.max_segments * 4:
+        raise TooManySegments(f"the request has more than {config.max_segments} sentences to "
+                              "price (the operator's limit: --max-segments)")
+
+
+def _units(asked: Asked, config: AskingConfig) -> tuple[list[tuple[str, str | None]], int]:
     """The texts to read, normalized, each with the texts decoded from it, and whether the
     text is in an instruction position (:data:`INSTRUCTION_ROLES`); the texts of one tool
     definition joined as one; the operator's trusted system prompts left out (and counted)."""
     merged: dict[str, list[RequestText]] = {}
     for t in asked.texts:
         merged.setdefault(t.unit or f"#{len(merged)}", []).append(t)
-    texts: dict[str, bool] = {}
+    users = [k for k, g in merged.items() if g[0].role == "user"]
+    texts: dict[str, str | None] = {}
     trusted = 0
-    for group in merged.values():
+    for key, group in merged.items():
         t = group[0]
+        role = "history" if t.role == "user" and key != users[-1] else t.role
         whole = "\n".join(x.text for x in group)
         if t.role in TRUSTABLE_ROLES and config.trusted and prompt_hash(whole) in config.trusted:
             trusted += 1
             continue
         norm = normalized(whole)
-        instruction = t.role in INSTRUCTION_ROLES
         for x in (norm, *decoded(norm)):
-            if x.strip():
-                texts[x] = texts.get(x, True) and instruction
+            if x.strip():  # a text sent twice is read in the least trusted of its roles
+                texts[x] = role if texts.get(x, role) == role else "user"
     return list(texts.items()), trusted
 
 
@@ -256,6 +284,7 @@ def read(asked: Asked, p_asks: Callable[[list[str]], Any] | None, config: Asking
     ``thresholds`` unless :attr:`AskingConfig.thresholds` is set. ``p_asks=None`` (no request
     detector): nothing is left out, pleasantries included — every sentence is priced."""
     tau = thresholds if config.thresholds is None else config.thresholds
+    check_size(asked, config)
     r = Reading(upstream=list(asked.upstream), opaque=list(asked.opaque))
     units, r.trusted = _units(asked, config)
     texts = [t for t, _ in units]
@@ -272,16 +301,17 @@ def read(asked: Asked, p_asks: Callable[[list[str]], Any] | None, config: Asking
                 if readable[s] and p_asks is not None and is_pleasantry(s):
                     pleasant.add(s)
     # every readable sentence, and every text of several sentences, scored in one batch
-    wholes = [t for (t, instruction), ss in zip(units, split, strict=True)
-              if instruction and len(ss) > 1] if tau.text > 0 else []
+    wholes = [t for (t, role), ss in zip(units, split, strict=True)
+              if role in INSTRUCTION_ROLES and len(ss) > 1] if tau.text > 0 else []
     probs: dict[str, float] = {}
     if p_asks is not None:
         ask = list(dict.fromkeys([s for s, ok in readable.items() if ok and s not in pleasant]
                                  + wholes))
         probs = dict(zip(ask, scored("asks", ask, p_asks, memo), strict=True))
-    for (text, instruction), ss in zip(units, split, strict=True):
-        strict = instruction and len(ss) > 1 and tau.text > 0 and probs.get(text, 1.0) < tau.text
-        cut = tau.strict if strict else tau.sentence
+    for (text, role), ss in zip(units, split, strict=True):
+        strict = role in INSTRUCTION_ROLES and len(ss) > 1 and tau.text > 0 \
+            and probs.get(text, 1.0) < tau.text
+        cut = tau.strict if strict else tau.history if role in HISTORY_ROLES else tau.sentence
         kept: list[str] = []
         changed = False
         for s in ss:

@@ -180,6 +180,7 @@ def run(args: argparse.Namespace) -> int:
     import uvicorn
 
     from guard.proxy import create_app
+    from guard.proxy.server import server_config
 
     settings = load_settings(args)
     logging.getLogger("guard").setLevel(args.log_level.upper())
@@ -191,11 +192,13 @@ def run(args: argparse.Namespace) -> int:
         raise CLIError(f"--workers must be >= 1, got {args.workers}")
     check_audit_log(settings)
     sock = listen(settings.host, settings.port)  # before loading anything: fail fast
+    options.update(max_header_bytes=settings.max_header_bytes,
+                   max_headers=settings.max_headers)
     if args.workers == 1:
         with sock:
             # the policy, the config file and the parts load (and fail, one line) before
             # the server says it listens
-            config = uvicorn.Config(create_app(settings), **options)
+            config = server_config(create_app(settings), **options)
             log.info("listening on http://%s:%d", settings.host, sock.getsockname()[1])
             uvicorn.Server(config).run(sockets=[sock])
         return 0
@@ -252,10 +255,13 @@ def worker_config(settings: Settings, workers: int, **options: Any) -> Any:
     import uvicorn
 
     from guard.proxy.parentwatch import worker_app
+    from guard.proxy.server import server_config
 
     if "timeout_worker_healthcheck" in inspect.signature(uvicorn.Config).parameters:
         # a worker still importing on a loaded machine is not dead (uvicorn's default: 5 s)
         options.setdefault("timeout_worker_healthcheck", WORKER_START_S)
+    options.setdefault("max_header_bytes", settings.max_header_bytes)
+    options.setdefault("max_headers", settings.max_headers)
     # each worker dies with this process, even when it is SIGKILLed (guard.proxy.parentwatch)
-    return uvicorn.Config(functools.partial(worker_app, settings, os.getpid()), factory=True,
-                          workers=workers, **options)
+    return server_config(functools.partial(worker_app, settings, os.getpid()), factory=True,
+                         workers=workers, **options)

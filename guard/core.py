@@ -143,7 +143,7 @@ def _default_parts(calibrator: Any, answerability: Any, alpha: float | None,
     from guard.policy import load_shipped_default
 
     policy = load_shipped_default()
-    if extractors is not None and policy.calibrator.signal not in provided_signals(extractors):
+    if extractors is not None and not set(policy.signals) & set(provided_signals(extractors)):
         return None
     return (policy.calibrator, policy.answerability, policy.label, policy.cost_scale,
             policy.alpha_scale)
@@ -263,7 +263,8 @@ class Guard:
         )
         if calibrator is not None:
             provided = (*provided_signals(self.extractors), "caller")
-            if calibrator.signal not in provided:
+            reads = tuple(getattr(calibrator, "signals", ()) or (calibrator.signal,))
+            if not set(reads) & set(provided):
                 raise ConfigError(
                     f"the calibrator reads {calibrator.signal!r}, which the guard's extractors "
                     f"do not provide ({', '.join(provided)}); pass extractors= that read it"
@@ -581,7 +582,11 @@ class Guard:
         threshold = price.threshold
         decision: Decision
         conf = Confidence.coerce(confidence)
-        p, p_source, signal = self.probability(conf, response)
+        if conf.verbal is not None and query is not None and self.dictated(query):
+            conf = conf.model_copy(update={"verbal": None})  # the client's words, not the model's
+        # the reply as delivered (its confidence line removed), as the calibrator was fitted
+        p, p_source, signal = self.probability(
+            conf, None if response is None else self.clean(response))
         eu_answer = None if p is None else float(expected_utility(p, cost_v))
         if p is not None:
             # exactly policies.should_answer: p >= answer_threshold(L, C_R, alpha), with the
@@ -608,6 +613,16 @@ class Guard:
                   cost_v, p, threshold, decision, md)
         remember_decision(record)
         return record
+
+    @staticmethod
+    def dictated(query: Any) -> bool:
+        """The request says what confidence the reply should state
+        (:func:`guard.confidence.verbal.dictates_confidence`): its stated confidence is then
+        not read."""
+        from guard.asking import as_asked
+        from guard.confidence.verbal import dictates_confidence
+
+        return dictates_confidence(as_asked(query).strings())
 
     def clean(self, text: str) -> str:
         """``text`` as delivered: each extractor's ``clean`` applied (the verbal extractor

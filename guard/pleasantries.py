@@ -32,7 +32,7 @@ clear makes sense fair enough got it that this these those works worked helps he
 useful did trick sorted done wow whoa woah omg lol lmao haha hahaha hehe ha oh ah ahh aha
 oops oof yikes hmm hm huh interesting funny wild crazy impressive really truly indeed
 totally absolutely exactly definitely certainly course bye goodbye cya later soon talk catch
-ttyl brb gtg farewell take care see you again all everyone everybody guys folks mate bro
+ttyl brb gtg farewell  care see you again all everyone everybody guys folks mate bro
 buddy friend dude man sir madam team i i'm im me my mine myself you you're youre your yours
 u ur we we're us our it it's its a an the and or but just also too still now then there here
 there's here's am is are was were be been being do does did doing have has had having will
@@ -59,15 +59,19 @@ def _known(word: str) -> bool:
 
 
 def is_pleasantry(sentence: str) -> bool:
-    """``sentence`` is made only of pleasantries (and punctuation, emoji, spaces), with at
-    least one word and no digit.
+    """``sentence`` is made only of pleasantries (and punctuation, emoji, spaces) and no digit,
+    or only of emoji and punctuation.
 
     >>> is_pleasantry("Thank you so much!! 🙏"), is_pleasantry("How can I help you today?")
     (True, True)
     >>> is_pleasantry("How can I help my son?"), is_pleasantry("ok, 2 pills?")
     (False, False)
+    >>> is_pleasantry("👋 ❤️"), is_pleasantry("")
+    (True, False)
     """
     if any(c.isdigit() for c in sentence):
         return False
     words = _WORD.findall(sentence)
-    return bool(words) and all(_known(w) for w in words)
+    if not words:  # emoji and punctuation alone ask for nothing
+        return bool(sentence.strip()) and not any(c.isalnum() for c in sentence)
+    return all(_known(w) for w in words)

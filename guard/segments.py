@@ -83,8 +83,9 @@ def windows(sentence: str, sizes: tuple[tuple[int, int], ...] = WINDOWS) -> list
     return out
 
 
-def question_segments(text: str) -> list[str]:
-    """``text`` itself, its sentences and the windows of its long sentences.
+def question_segments(text: str, across: bool = True) -> list[str]:
+    """``text`` itself, its sentences, the windows of its long sentences and (``across``) the
+    windows across its sentences.
 
     >>> question_segments("Hi there. Max dose?")
     ['Hi there. Max dose?', 'Hi there.', 'Max dose?']
@@ -94,7 +95,7 @@ def question_segments(text: str) -> list[str]:
     for s in parts:
         out.append(s)
         out.extend(windows(s))
-    if len(parts) > 1:
+    if across and len(parts) > 1:
         out.extend(windows(" ".join(parts), TEXT_WINDOWS))
     return out
 
@@ -117,8 +118,9 @@ def owned_segments(texts: Sequence[str]) -> list[tuple[str, int]]:
         if t.strip():
             parts.extend((s, k) for s in question_segments(t))
     live = [t for t in texts if t.strip()]
-    if len(live) > 1:  # sentences that run across texts, rejoined (the others are repeats)
-        parts.extend((s, -1) for s in question_segments(" ".join(live))[1:])
+    if len(live) > 1:  # sentences that run across texts, rejoined (the others are repeats);
+        # no windows across the texts' sentences: each text has its own
+        parts.extend((s, -1) for s in question_segments(" ".join(live), across=False)[1:])
     seen: set[str] = set()
     out: list[tuple[str, int]] = []
     for s, k in parts:

@@ -36,12 +36,15 @@ from guard.asking import MAX_SEGMENTS, UNREADABLE_PRICE, UPSTREAM_PRICE, AskingC
 from guard.decision_config import DecisionConfig, check_mode
 from guard.decision_records import Mode
 from guard.exceptions import ConfigError
+from guard.refusal_budget import BudgetConfig
 from guard.refusal_detection import DEFAULT_REFUSAL_TEXT
 from policies import DEFAULT_C_R
 
-ConfidenceKind = Literal["logprobs", "verbal", "consistency", "caller", "ptrue"]
+ConfidenceKind = Literal["auto", "logprobs", "verbal", "logprobs+verbal", "consistency",
+                         "caller", "ptrue"]
 #: The confidence sources ``--confidence`` accepts.
-CONFIDENCE_KINDS: tuple[str, ...] = ("logprobs", "verbal", "consistency", "caller", "ptrue")
+CONFIDENCE_KINDS: tuple[str, ...] = ("auto", "logprobs", "verbal", "logprobs+verbal",
+                                     "consistency", "caller", "ptrue")
 
 _Prob = Probability
 PREFIX = "UTILITYGUARD_"
@@ -78,11 +81,13 @@ class Settings(BaseSettings):
     host: str = Field(default="127.0.0.1", description="address to listen on")
     port: int = Field(default=8787, ge=0, le=65535, description="port to listen on")
     confidence: ConfidenceKind = Field(
-        default="logprobs",
-        description="where p comes from: token logprobs, a stated confidence, agreement of "
-                    "sampled replies, the x-utilityguard-confidence header, or ptrue: token "
-                    "logprobs and P(True), the model asked in one extra call whether its "
-                    "reply is correct (chat completions)")
+        default="auto",
+        description="where p comes from: token logprobs, a stated confidence (the guard asks "
+                    "for 'Confidence: N%' in its own words), both (logprobs+verbal), agreement "
+                    "of sampled replies, the x-utilityguard-confidence header, or ptrue: token "
+                    "logprobs and P(True), the model asked in one extra call whether its reply "
+                    "is correct (chat completions); auto: what the policy reads (the default "
+                    "policy: logprobs+verbal; --policy none: logprobs)")
     c_r: RefusalCost = Field(default=DEFAULT_C_R, json_schema_extra={"metavar": "C_R"},
                        description="price of an unnecessary refusal, >= 0")
     mode: Mode = Field(
@@ -109,6 +114,17 @@ class Settings(BaseSettings):
         validation_alias=_env("max_body_bytes", "max_body_size", "max_request_bytes"),
         json_schema_extra={"flags": ["--max-body-size"], "metavar": "N"},
         description="reject larger request bodies with 413")
+    max_header_bytes: int = Field(
+        default=32 * 1024, ge=1024, le=16 * 1024 * 1024, json_schema_extra={"metavar": "N"},
+        description="largest request line plus headers, in bytes; larger: 431 before any "
+                    "endpoint (authentication included) reads the request")
+    max_headers: int = Field(
+        default=100, ge=8, le=10_000, json_schema_extra={"metavar": "N"},
+        description="most request headers a request may send; more: 431")
+    max_model_chars: int = Field(
+        default=256, ge=1, le=65_536, json_schema_extra={"metavar": "N"},
+        description="longest 'model' a request may name (it goes upstream and into the audit "
+                    "log); longer: 400")
     api_keys: Annotated[list[SecretStr], NoDecode] = Field(
         default_factory=list, validation_alias=_env("api_keys", "api_key", "client_api_keys"),
         json_schema_extra={"flags": ["--api-key"], "metavar": "KEY"},
@@ -212,8 +228,9 @@ class Settings(BaseSettings):
                     "every model. SIGHUP or POST /admin/reload re-reads the file")
     decision_retention: float = Field(
         default=3600.0, gt=0, json_schema_extra={"metavar": "SECONDS"},
-        description="how long GET /v1/decisions/{request_id} keeps a decision (in memory, "
-                    "per process)")
+        description="how long GET /v1/decisions/{request_id} answers for a decision (held in "
+                    "memory per process, and read back from the audit log by any worker or "
+                    "replica)")
     decision_capacity: int = Field(
         default=100_000, ge=1, json_schema_extra={"metavar": "N"},
         description="at most this many decisions are kept for GET /v1/decisions (the "
@@ -226,7 +243,8 @@ class Settings(BaseSettings):
         default=None, gt=0.0, lt=1.0, json_schema_extra={"metavar": "RATE"},
         description="hold a follow-up budget: adjust C_R online so that the estimated "
                     "unnecessary refusals stay at RATE of the answerable requests (0.05); off "
-                    "by default (C_R stays fixed). See docs/budget.md")
+                    "by default (C_R stays fixed). Needs --api-key and an audit log, where "
+                    "every replica counts the fleet's decisions. See docs/budget.md")
     c_r_min: RefusalCost = Field(default=0.0,
                                  json_schema_extra={"metavar": "C_R"},
                                  description="the lowest C_R --refusal-budget may set")
@@ -239,10 +257,15 @@ class Settings(BaseSettings):
     budget_max_step: float = Field(
         default=0.5, gt=0.0, allow_inf_nan=False, json_schema_extra={"metavar": "D"},
         description="largest change of C_R in one --refusal-budget step")
-    budget_key_share: float = Field(
-        default=0.1, gt=0.0, le=1.0, json_schema_extra={"metavar": "S"},
+    budget_key_share: float | None = Field(
+        default=None, gt=0.0, lt=1.0, json_schema_extra={"metavar": "S"},
         description="largest share of the --refusal-budget window one client key may weigh "
-                    "(a key flooding refusable requests moves the estimate by at most S)")
+                    "(a key flooding refusable requests moves the estimate by at most S); "
+                    "must be below the budget (default: a tenth of it, at most 0.1)")
+    budget_max_rate: float = Field(
+        default=6.0, gt=0.0, allow_inf_nan=False, json_schema_extra={"metavar": "D"},
+        description="largest change of C_R per minute under --refusal-budget, however fast "
+                    "requests arrive")
 
     unreadable_price: float = Field(
         default=UNREADABLE_PRICE, gt=0.0, allow_inf_nan=False, json_schema_extra={"metavar": "L"},
@@ -301,7 +324,30 @@ class Settings(BaseSettings):
     def _budget_bounds(self) -> Settings:
         if self.c_r_min > self.c_r_max:
             raise ValueError(f"--c-r-min {self.c_r_min} is above --c-r-max {self.c_r_max}")
+        if self.refusal_budget is None:
+            return self
+        if not self.api_keys:
+            raise ValueError("--refusal-budget needs proxy keys (--api-key / "
+                             "UTILITYGUARD_API_KEYS): each key's weight in the estimate is "
+                             "capped, and without keys every client would be one key")
+        if self.audit_path is None and self.audit_url is None:
+            raise ValueError("--refusal-budget needs an audit log (--audit-path or "
+                             "--audit-url): the budget counts the decisions every worker and "
+                             "replica wrote there")
+        try:
+            self.budget_config()
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
         return self
+
+    def budget_config(self) -> BudgetConfig:
+        """The ``--refusal-budget`` controller's configuration (``refusal_budget`` set)."""
+        if self.refusal_budget is None:
+            raise ConfigError("no --refusal-budget")
+        return BudgetConfig(rate=self.refusal_budget, c_r_min=self.c_r_min,
+                            c_r_max=self.c_r_max, window=self.budget_window,
+                            max_step=self.budget_max_step, key_share=self.budget_key_share,
+                            max_rate=self.budget_max_rate)
 
     @model_validator(mode="after")
     def _decision_parameters(self) -> Settings:

@@ -190,7 +190,15 @@ class AuditStoreUnavailable(AuditStoreError):
 
 
 class UpstreamError(UtilityGuardError):
-    """The upstream model endpoint failed; the proxy renders it as a 502/504 error."""
+    """The upstream model endpoint failed; the proxy renders it as a 502/504 error.
+
+    ``detail`` holds the upstream's own words (an error event's message), for the operator's
+    log only: the proxy never sends them to a client (they may quote the answer or echo a
+    credential)."""
+
+    def __init__(self, *args: object, detail: str = "") -> None:
+        super().__init__(*args)
+        self.detail = detail
 
 
 class UpstreamTimeout(UpstreamError):
@@ -222,17 +230,22 @@ class UpstreamStatusError(UpstreamError):
     status : int
         The HTTP status code the upstream returned.
     body : str
-        The (possibly truncated) response body, kept for the error message; a 4xx body is
-        passed to the proxy's client. Never logged (it may echo a credential).
+        The (possibly truncated) response body, kept for the operator's log (its secrets
+        masked); the proxy's client gets a fixed message instead (it may quote the answer or
+        echo a credential).
     headers : mapping of str to str, optional
         Response headers worth passing on (``retry-after``).
+    own : bool, default False
+        ``body`` is the proxy's own envelope about the upstream (a configuration hint), not
+        the upstream's words: the proxy passes it to the client.
     """
 
-    def __init__(self, status: int, body: str = "", headers: Mapping[str, str] | None = None
-                 ) -> None:
+    def __init__(self, status: int, body: str = "", headers: Mapping[str, str] | None = None,
+                 *, own: bool = False) -> None:
         self.status = status
         self.body = body
         self.headers = dict(headers or {})
+        self.own = own
         super().__init__(f"upstream answered HTTP {status}: {body[:200]}")
 
 

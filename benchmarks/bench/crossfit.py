@@ -85,8 +85,18 @@ class Probabilities:
     how: str
 
 
-def choose_signal(data: BenchData, wanted: str | None) -> str:
+def choose_signal(data: BenchData, wanted: str | None,
+                  among: Sequence[str] | None = None) -> str:
+    """The signal the bench reports and a single-signal calibrator reads: ``wanted``, else the
+    first of ``among`` (a multi-signal calibrator's signals) the responses have, else the
+    first they have."""
     available = [s for s, v in data.signals.items() if np.isfinite(v[data.answered]).any()]
+    if among:
+        have = [s for s in among if s in available]
+        if not have:
+            raise BenchError(f"{data.responses_file}: no answered response has any of "
+                             f"confidence.{', '.join(among)}")
+        return have[0]
     if wanted:
         if wanted not in data.signals:
             raise BenchError(f"--signal must be one of {', '.join(data.signals)}")

@@ -78,7 +78,8 @@ def _fixed_policy(data: BenchData, policy: str | Path | Policy, signal: str | No
     if signal is not None and signal != fixed.signal:
         raise BenchError(f"policy {fixed.label} reads confidence.{fixed.signal}, "
                          f"not {signal}")
-    sig = choose_signal(data, fixed.signal)
+    sig = choose_signal(data, None, among=getattr(fixed.calibrator, "signals", None)
+                        or [fixed.signal])
     say(f"deciding with policy {fixed.label}")
     return sig, Path(f"policy:{fixed.label}"), fixed_guard(data, fixed, ticker(say))
 
@@ -101,7 +102,7 @@ def _crossfit(data: BenchData, items: list[DatasetItem], groups: list[str], fold
             raise BenchError(f"{calibrator}: the calibrator reads confidence."
                              f"{cal.signal}, not {signal}")
         signal = cal.signal
-    sig = choose_signal(data, multi[0] if multi else signal)
+    sig = choose_signal(data, signal, among=multi)
     say("fitting a policy per fold")
     fit = crossfit_guard(data, sig, fold_idx, groups, c_r, cost_model=model, refit=refit,
                          calibrator=cal, multi=multi, pooled=pooled, cost_scale=cost_scale,

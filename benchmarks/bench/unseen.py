@@ -66,7 +66,7 @@ def fit_on(items: Sequence[DatasetItem], own: BenchData, others: Sequence[BenchD
     answerability classifier, and a calibrator on ``own``'s replies (or, with ``pool``, on
     ``own``'s and ``others``' replies)."""
     source = {it.id: it.source for it in items}
-    sig = choose_signal(own, multi[0] if multi else signal)
+    sig = choose_signal(own, signal, among=multi)
     train = training_set(own, sig, [source[i] for i in own.ids])
     like = load_model(default_model_dir(), trust=trust)
     cost = refit_cost_model(like, train)

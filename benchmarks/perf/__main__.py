@@ -22,7 +22,7 @@ from benchmarks.perf._common import PerfResult
 #: Modules of ``benchmarks.perf`` that expose ``run() -> list[PerfResult]``.
 MODULES: tuple[str, ...] = ("utility_auc_speed", "costs", "annotation", "bench", "proxy", "ttft",
                             "soak", "scale", "startup", "routes", "pricing",
-                            "client_floor", "json_encode")
+                            "client_floor", "json_encode", "flood")
 
 #: Former module names still accepted on the command line (with a note on stderr).
 RENAMED = {"metric": "utility_auc_speed"}

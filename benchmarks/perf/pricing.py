@@ -53,7 +53,7 @@ def run() -> list[PerfResult]:
     shapes = {"one user turn": [[{"role": "user", "content": q}] for q in questions[1:]],
               "four-message chat": [_chat(q, e) for q, e in zip(questions[1:], questions[:-1],
                                                                   strict=True)]}
-    out = []
+    out = [_repeated_context(guard, questions)]
     for shape, requests in shapes.items():
         before = _p50(lambda m: guard.cost_model.predict([query_text(m)]), requests)
         after = _p50(lambda m: guard.price(m), requests)
@@ -63,3 +63,34 @@ def run() -> list[PerfResult]:
             f"added p50 <= {1e3 * MAX_ADDED_S:.0f} ms (reference: the last user message only)",
             after - before <= MAX_ADDED_S))
     return out
+
+
+#: The repeated context of :func:`_repeated_context`: a system prompt of about 3,000 characters.
+LONG_SYSTEM = " ".join(
+    f"Rule {k}: answer in plain English, cite the help-centre article when one applies, keep "
+    "replies under 150 words, never ask for a card number, and hand over to a human agent "
+    "when the customer asks for one." for k in range(1, 17))
+#: The repeated-context target: its p50 at most this many times the bare question's.
+MAX_REPEAT_RATIO = 2.0
+
+
+def _repeated_context(guard: Guard, questions: list[str]) -> PerfResult:
+    """A 3,000-character system prompt and ten earlier turns repeated from one request to the
+    next (a conversation), priced with the client's memo, against the bare question; side by
+    side in one run (issue 34: within 2x)."""
+    from guard.asking import Memo
+
+    memo = Memo()
+    turns = []
+    for q in questions[:5]:
+        turns += [{"role": "user", "content": q},
+                  {"role": "assistant", "content": "Here is what I found about that."}]
+    chats = [[{"role": "system", "content": LONG_SYSTEM}, *turns, {"role": "user", "content": q}]
+             for q in questions[5:N + 1]]
+    guard.price(chats[0], memo=memo)  # the first request of the conversation fills the memo
+    bare = _p50(lambda q: guard.price(q), questions[5:N + 1])
+    wrapped = _p50(lambda m: guard.price(m, memo=memo), chats)
+    return PerfResult(
+        f"pricing a {len(LONG_SYSTEM)}-char system prompt + 10 turns, repeated (memo): p50",
+        wrapped, "s", bare, wrapped / bare,
+        f"<= {MAX_REPEAT_RATIO:g}x the bare question's p50", wrapped <= MAX_REPEAT_RATIO * bare)

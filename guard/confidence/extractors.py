@@ -209,14 +209,40 @@ def extract_confidence(extractors: Iterable[Extractor], completion: Any) -> Conf
     return Confidence() if conf is None else conf
 
 
+def confidence_kind(*signals: str) -> str:
+    """The ``--confidence`` source that provides every one of ``signals``.
+
+    >>> confidence_kind("logprob_mean"), confidence_kind("logprob_mean", "verbal")
+    ('logprobs', 'logprobs+verbal')
+    """
+    kinds = []
+    for signal in signals:
+        if signal in ("logprob_mean", "logprob_low10"):
+            kind = "logprobs"
+        elif signal in ("verbal", "consistency", "caller", "ptrue"):
+            kind = signal
+        else:
+            raise ConfigError(f"unknown confidence signal {signal!r}")
+        if kind not in kinds:
+            kinds.append(kind)
+    if set(kinds) == {"logprobs", "verbal"}:
+        return "logprobs+verbal"
+    if len(kinds) != 1:
+        raise ConfigError(f"no one confidence source provides {', '.join(signals)}")
+    return kinds[0]
+
+
 def extractors_for(kind: str, *, consistency_samples: int = 5) -> tuple[Extractor, ...]:
     """The extractors of one confidence source (``--confidence``): ``logprobs``, ``verbal``,
-    ``consistency``, ``ptrue`` (logprobs and P(True), which costs one extra upstream call per
-    reply) or ``caller`` (none: the caller supplies ``p``)."""
+    ``logprobs+verbal`` (both: what the ``default`` policy reads), ``consistency``, ``ptrue``
+    (logprobs and P(True), which costs one extra upstream call per reply) or ``caller`` (none:
+    the caller supplies ``p``)."""
     if kind == "logprobs":
         return (LogprobExtractor(),)
     if kind == "verbal":
         return (VerbalExtractor(),)
+    if kind == "logprobs+verbal":
+        return (LogprobExtractor(), VerbalExtractor())
     if kind == "consistency":
         return (ConsistencyExtractor(n=consistency_samples),)
     if kind == "caller":

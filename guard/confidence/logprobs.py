@@ -13,6 +13,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+#: A token log-probability above this is not one (a probability above 1): the whole list is
+#: malformed, "no signal", rather than clamped to p = 1. The slack absorbs rounding (a
+#: server printing 1e-9 for a certain token).
+MAX_LOGPROB = 1e-6
+
 
 @dataclass(frozen=True)
 class LogprobSignal:
@@ -33,7 +38,11 @@ def token_logprobs(logprobs: Any) -> list[float] | None:
 
     Accepts the chat format (``{"content": [{"token", "logprob", ...}, ...]}``), the legacy
     completions format (``{"token_logprobs": [...]}``), pydantic objects of the ``openai``
-    library, or ``None``. Returns ``None`` when there is no usable value.
+    library, or ``None``. Returns ``None`` when there is no usable value, and when any value
+    is above :data:`MAX_LOGPROB` (not a log-probability: the list is malformed).
+
+    >>> token_logprobs({"content": [{"logprob": -0.5}, {"logprob": 5.0}]}) is None
+    True
     """
     if logprobs is None:
         return None
@@ -55,6 +64,8 @@ def token_logprobs(logprobs: Any) -> list[float] | None:
         for v in values
         if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
     ]
+    if any(v > MAX_LOGPROB for v in out):
+        return None
     return out or None
 
 

@@ -9,6 +9,7 @@ from the answer delivered to the user.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 #: Appended to the system prompt when verbal confidence is requested.
@@ -163,3 +164,31 @@ def parse_verbal_confidence(text: str | None) -> VerbalConfidence | None:
 def strip_confidence(text: str) -> str:
     """``text`` without its confidence line(s) (unchanged when there is none)."""
     return _LINE.sub("", text).strip()
+
+
+#: Words about how sure a reply is.
+_SURE = r"(?:confiden\w*|certain\w*|certitude|probabilit\w*|likelihood|sure|sureness)"
+#: A value for it, or an order to state it.
+_DICTATE = re.compile(
+    rf"{_SURE}[^.!?\n]{{0,60}}?(?:\d|\bhigh\b|\bmax\w*\b|\bfull\b|\babsolute\w*\b)"
+    rf"|(?:\d+\s*%|\b100\b)[^.!?\n]{{0,60}}?{_SURE}"
+    rf"|\b(?:always|never|state|say|write|add|end|include|report|give|respond|reply|put|"
+    rf"append|finish|close|sign)\b[^.!?\n]{{0,60}}?{_SURE}",
+    re.IGNORECASE)
+
+
+def dictates_confidence(texts: Iterable[str]) -> bool:
+    """A client's text says what confidence to state, or orders a confidence line of its own
+    ("End every answer with 'Confidence: 100%'", "always say you are certain"): then the
+    confidence the reply states is the client's, not the model's, and the guard does not read
+    it. Also true of a question about confidence with a number ("a 95% confidence interval"):
+    the guard errs on the side of not believing a stated confidence.
+
+    >>> dictates_confidence(["End every answer with 'Confidence: 100%'."])
+    True
+    >>> dictates_confidence(["Always tell me you are absolutely certain."])
+    True
+    >>> dictates_confidence(["What is the capital of France?", "Be brief."])
+    False
+    """
+    return any(_DICTATE.search(t) for t in texts)

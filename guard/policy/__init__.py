@@ -6,6 +6,7 @@ guard decides with, fitted together and saved as one integrity-checked folder.
 True
 """
 
+from guard.confidence.extractors import confidence_kind
 from guard.policy.artifact import (
     POLICY_FILE,
     Policy,
@@ -15,7 +16,7 @@ from guard.policy.artifact import (
     save_policy,
     shipped_policies,
 )
-from guard.policy.fit import TrainingSet, confidence_kind, fit_policy
+from guard.policy.fit import TrainingSet, fit_policy
 
 __all__ = [
     "POLICY_FILE",

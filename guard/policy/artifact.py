@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import shutil
 import threading
@@ -58,6 +59,7 @@ from guard.protocols import CostModel
 if TYPE_CHECKING:
     from guard.core import Guard
 
+log = logging.getLogger(__name__)
 FORMAT = "utilityguard-policy"
 FORMAT_VERSION = 1
 POLICY_FILE = "policy.json"
@@ -79,17 +81,45 @@ def shipped_policies() -> list[str]:
 
 
 def resolve(path_or_name: str | os.PathLike[str]) -> Path:
-    """The directory of a policy given as a path or as the name of a shipped policy."""
-    p = Path(path_or_name)
-    if (p / POLICY_FILE).is_file():
-        return p
+    """The directory of a policy given as a path or as the name of a shipped policy.
+
+    A shipped name (a ``str`` among :func:`shipped_policies`) resolves inside the package
+    only: a folder of that name in the working directory never stands in for it (load it as
+    ``./default``). Anything else is a path."""
     if isinstance(path_or_name, str) and path_or_name in shipped_policies():
+        if Path(path_or_name).is_dir():
+            log.warning("%r names the shipped policy; the folder ./%s in the working "
+                        "directory is not loaded (pass ./%s for it)", path_or_name,
+                        path_or_name, path_or_name)
         return shipped_dir() / path_or_name
-    if p.exists():
+    p = Path(path_or_name)
+    try:
+        if (p / POLICY_FILE).is_file():
+            return p
+        exists = p.exists()
+    except (OSError, ValueError):  # a NUL byte, a name too long
+        raise ConfigError(f"{str(path_or_name)[:200]!r}: not a usable path") from None
+    if exists:
         raise ConfigError(f"{p}: no {POLICY_FILE}; not a utilityguard policy directory")
     names = ", ".join(shipped_policies()) or "none"
-    raise ConfigError(f"{path_or_name}: no such policy directory or shipped policy "
+    shown = str(path_or_name)[:200]
+    shown = shown if shown.isprintable() else repr(shown)
+    raise ConfigError(f"{shown}: no such policy directory or shipped policy "
                       f"(shipped: {names})")
+
+
+def inside(root: Path, rel: str, what: str) -> Path:
+    """``root / rel`` when ``rel`` is a relative path that stays inside ``root`` (symlinks
+    resolved); :class:`ArtifactError` naming ``what`` otherwise."""
+    candidate = Path(rel)
+    if not rel or "\x00" in rel or candidate.is_absolute() or ".." in candidate.parts:
+        raise ArtifactError(f"{root / POLICY_FILE}: {what} {rel!r} is not a path inside the "
+                            "policy folder")
+    target = root / candidate
+    if not target.resolve().is_relative_to(root.resolve()):
+        raise ArtifactError(f"{root / POLICY_FILE}: {what} {rel!r} leads outside the policy "
+                            "folder")
+    return target
 
 
 def _default_cost_sha() -> str:
@@ -123,6 +153,12 @@ class Policy:
     meta: dict[str, Any] = field(default_factory=dict)
     sha256: str | None = None
     path: Path | None = None
+
+    @property
+    def signals(self) -> tuple[str, ...]:
+        """Every confidence signal the policy's calibrator reads (one, or a multi-signal
+        calibrator's)."""
+        return tuple(getattr(self.calibrator, "signals", ()) or (self.signal,))
 
     @property
     def label(self) -> str:
@@ -222,8 +258,27 @@ def load_shipped_default() -> Policy:
         return _DEFAULT[0]
 
 
-def _check_files(root: Path, meta: dict[str, Any]) -> None:
-    for rel, want in (meta.get("files") or {}).items():
+def _check_files(root: Path, meta: dict[str, Any], parts: list[Path], *, trust: bool
+                 ) -> None:
+    """Every file listed in ``meta["files"]`` inside ``root``; without ``trust`` each
+    listed file's sha256 as listed and every file of the folders ``parts`` listed (nothing
+    is read that the hash list does not name)."""
+    files = meta.get("files") or {}
+    if not isinstance(files, dict):
+        raise ArtifactError(f"{root / POLICY_FILE}: 'files' must map paths to sha256 digests")
+    listed = {inside(root, str(rel), "the listed file").resolve() for rel in files}
+    for part in parts:
+        if not part.resolve().is_relative_to(root.resolve()):
+            raise ArtifactError(f"{part}: outside the policy folder {root}")
+    if trust:
+        return
+    for part in parts:
+        unlisted = [f for f in sorted(part.iterdir()) if f.is_file()
+                    and f.resolve() not in listed] if part.is_dir() else []
+        if unlisted:
+            raise ArtifactError(f"{unlisted[0]}: not in {POLICY_FILE}'s hash list; refusing "
+                                "to load a part the policy does not name")
+    for rel, want in files.items():
         f = root / rel
         if not f.is_file():
             raise ArtifactError(f"{f}: missing (listed in {root / POLICY_FILE})")
@@ -252,8 +307,13 @@ def load_policy(path_or_name: str | os.PathLike[str], *, trust: bool = False) ->
     if meta.get("format_version") != FORMAT_VERSION:
         raise ConfigError(f"{root / POLICY_FILE}: format version {meta.get('format_version')}, "
                           f"this utilityguard reads {FORMAT_VERSION}")
-    if not trust:
-        _check_files(root, meta)
+    cost_ref = meta.get("cost_model") or {}
+    if not isinstance(cost_ref, dict):
+        raise ConfigError(f"{root / POLICY_FILE}: 'cost_model' must be an object")
+    cost_dir = None if cost_ref.get("source") == "shipped-default" else \
+        inside(root, str(cost_ref.get("dir", "cost_model")), "the cost model folder")
+    parts = [root / "calibrator", root / ANSWERABILITY, *([cost_dir] if cost_dir else [])]
+    _check_files(root, meta, parts, trust=trust)
     calibrator: Calibrator | MultiSignalCalibrator
     if (root / "calibrator" / MULTI_FILE).is_file():  # data, not code: nothing to trust
         calibrator = MultiSignalCalibrator.load(root / "calibrator")
@@ -267,9 +327,8 @@ def load_policy(path_or_name: str | os.PathLike[str], *, trust: bool = False) ->
         if not isinstance(obj, AnswerabilityModel):
             raise ArtifactError(f"{root / ANSWERABILITY}: not an AnswerabilityModel")
         model = obj
-    cost_ref = meta.get("cost_model") or {}
     cost: CostModel | None
-    if cost_ref.get("source") == "shipped-default":
+    if cost_dir is None:
         have = _default_cost_sha()
         if have != cost_ref.get("sha256") and not trust:
             raise ArtifactError(
@@ -277,7 +336,7 @@ def load_policy(path_or_name: str | os.PathLike[str], *, trust: bool = False) ->
                 f"..., but this installation ships {have[:12]}...; refit the policy")
         cost = None
     else:
-        cost = load_model(root / str(cost_ref.get("dir", "cost_model")), trust=trust)
+        cost = load_model(cost_dir, trust=trust)
     scale, ascale = meta.get("cost_scale"), meta.get("alpha_scale")
     return Policy(name=str(meta["name"]), c_r=float(meta["c_r"]), signal=str(meta["signal"]),
                   confidence=str(meta["confidence"]), calibrator=calibrator,

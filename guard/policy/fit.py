@@ -28,8 +28,9 @@ from numpy.typing import NDArray
 from cost_models.answerability import AnswerabilityModel
 from cost_models.regressor import CostRegressor
 from guard.alpha_scale import AlphaScale, fit_alpha_scale
-from guard.calibration import LOG_SIGNALS, Calibrator
+from guard.calibration import Calibrator
 from guard.calibration.multi import MultiSignalCalibrator, feature_rows
+from guard.confidence.extractors import confidence_kind
 from guard.cost_scale import CostScale, fit_cost_scale
 from guard.exceptions import CalibrationError, ConfigError
 from guard.policy.artifact import Policy
@@ -37,15 +38,6 @@ from guard.protocols import CostModel
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
-
-
-def confidence_kind(signal: str) -> str:
-    """The proxy's ``--confidence`` source that provides ``signal``."""
-    if signal in LOG_SIGNALS:
-        return "logprobs"
-    if signal in ("verbal", "consistency", "caller", "ptrue"):
-        return signal
-    raise ConfigError(f"unknown confidence signal {signal!r}")
 
 
 @dataclass
@@ -248,7 +240,8 @@ def fit_policy(train: TrainingSet, *, signal: str, c_r: float, name: str = "poli
         cost, ref = refit_cost_model(refit_cost, train), None
     scale = fit_scale(train, _settings_of(refit_cost or cost)) if cost_scale else None
     ascale = fit_answerability_scale(train) if alpha_scale and model is not None else None
-    return Policy(name=name, c_r=float(c_r), signal=signal, confidence=confidence_kind(signal),
+    signals = tuple(getattr(calibrator, "signals", ()) or (signal,))
+    return Policy(name=name, c_r=float(c_r), signal=signal, confidence=confidence_kind(*signals),
                   calibrator=calibrator, answerability=model, alpha_constant=constant,
                   cost_model=cost, cost_model_ref=ref, cost_scale=scale, alpha_scale=ascale)
 

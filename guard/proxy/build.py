@@ -12,16 +12,17 @@ from __future__ import annotations
 from typing import Any
 
 from guard.calibration import Calibrator
-from guard.confidence.extractors import Extractor, extractors_for
+from guard.confidence.extractors import Extractor, confidence_kind, extractors_for
 from guard.core import Guard
 from guard.exceptions import ConfigError
 from guard.protocols import CostModel
-from guard.refusal_budget import BudgetConfig, RefusalBudget
+from guard.refusal_budget import RefusalBudget
 from guard.settings import Settings
 
 #: The confidence signals each ``--confidence`` kind provides (what a calibrator may read).
 SIGNALS_OF: dict[str, tuple[str, ...]] = {
     "logprobs": ("logprob_mean", "logprob_low10"), "verbal": ("verbal",),
+    "logprobs+verbal": ("logprob_mean", "logprob_low10", "verbal"),
     "consistency": ("consistency",), "caller": ("caller",),
     "ptrue": ("logprob_mean", "logprob_low10", "ptrue"),
 }
@@ -46,9 +47,17 @@ def build_detector(settings: Settings) -> Any:
     return load_detector(name, trust=settings.trust_artifacts)
 
 
-def build_extractors(settings: Settings) -> tuple[Extractor, ...]:
-    """The confidence extractors for ``settings.confidence`` (none for ``"caller"``)."""
-    return extractors_for(settings.confidence,
+def confidence_of(settings: Settings, policy_confidence: str = "logprobs") -> str:
+    """The confidence source ``settings`` name, ``auto`` read as ``policy_confidence`` (what the
+    policy deciding reads)."""
+    return policy_confidence if settings.confidence == "auto" else settings.confidence
+
+
+def build_extractors(settings: Settings, policy_confidence: str = "logprobs"
+                     ) -> tuple[Extractor, ...]:
+    """The confidence extractors for ``settings.confidence`` (:func:`confidence_of`; none for
+    ``"caller"``)."""
+    return extractors_for(confidence_of(settings, policy_confidence),
                           consistency_samples=settings.consistency_samples)
 
 
@@ -65,19 +74,26 @@ def build_guard(settings: Settings, cost_model: CostModel | None = None) -> Guar
     calibrator = None
     if settings.calibrator is not None:
         calibrator = Calibrator.load(settings.calibrator, trust=settings.trust_artifacts)
-        allowed = SIGNALS_OF[settings.confidence]
+        kind = confidence_of(settings, confidence_kind(calibrator.signal))
+        allowed = SIGNALS_OF[kind]
         if calibrator.signal not in allowed:
             raise ConfigError(
                 f"the calibrator in {settings.calibrator} reads {calibrator.signal!r}, which "
-                f"confidence={settings.confidence!r} does not provide ({', '.join(allowed)})")
+                f"confidence={kind!r} does not provide ({', '.join(allowed)})")
     # no --policy: the parts not given come from the shipped default policy (Guard's
     # default); --policy none: the bare rule
+    if bare or calibrator is not None:
+        own = "logprobs" if calibrator is None else confidence_kind(calibrator.signal)
+    else:
+        from guard.policy import load_shipped_default
+
+        own = load_shipped_default().confidence
     if bare:
         return Guard(cost_model, calibrator, config=settings.decision_config(),
-                     extractors=build_extractors(settings), policy=None,
+                     extractors=build_extractors(settings, own), policy=None,
                      asking=settings.asking_config(), detector=build_detector(settings))
     return Guard(cost_model, calibrator, config=settings.decision_config(),
-                 extractors=build_extractors(settings), asking=settings.asking_config(),
+                 extractors=build_extractors(settings, own), asking=settings.asking_config(),
                  detector=build_detector(settings))
 
 
@@ -91,17 +107,18 @@ def policy_guard(settings: Settings, cost_model: CostModel | None = None) -> Gua
         raise ConfigError("a policy carries its own cost model and calibrator: pass --policy "
                           "without --cost-model / --calibrator")
     policy = load_policy(str(settings.policy), trust=settings.trust_artifacts)
-    allowed = SIGNALS_OF[settings.confidence]
-    if policy.signal not in allowed:
+    kind = confidence_of(settings, policy.confidence)
+    allowed = SIGNALS_OF[kind]
+    if not set(policy.signals) & set(allowed):
         raise ConfigError(
-            f"the policy {policy.label} reads {policy.signal!r}, which confidence="
-            f"{settings.confidence!r} does not provide; serve with --confidence "
-            f"{policy.confidence}")
+            f"the policy {policy.label} reads {', '.join(policy.signals)}, which confidence="
+            f"{kind!r} does not provide; serve with --confidence {policy.confidence}")
     if cost_model is not None:  # the policy's cost scale was fitted for its own cost model
         policy.cost_model, policy.cost_scale = cost_model, None
     overrides: dict[str, Any] = {
         "refusal_text": settings.refusal_text, "mode": settings.mode,
-        "no_confidence": settings.no_confidence, "extractors": build_extractors(settings),
+        "no_confidence": settings.no_confidence,
+        "extractors": build_extractors(settings, policy.confidence),
         "asking": settings.asking_config(), "detector": build_detector(settings)}
     if "c_r" in settings.model_fields_set:
         overrides["c_r"] = settings.c_r
@@ -109,10 +126,9 @@ def policy_guard(settings: Settings, cost_model: CostModel | None = None) -> Gua
 
 
 def refusal_budget(settings: Settings, guard: Guard) -> RefusalBudget | None:
-    """The ``--refusal-budget`` controller, starting from the guard's C_R (None when off)."""
+    """The ``--refusal-budget`` controller, starting from the guard's C_R (None when off);
+    the proxy points it at the shared audit store when it starts serving
+    (:mod:`guard.proxy.budget_ledger`)."""
     if settings.refusal_budget is None:
         return None
-    return RefusalBudget(BudgetConfig(
-        rate=settings.refusal_budget, c_r_min=settings.c_r_min, c_r_max=settings.c_r_max,
-        window=settings.budget_window, max_step=settings.budget_max_step,
-        key_share=settings.budget_key_share), c_r=guard.c_r)
+    return RefusalBudget(settings.budget_config(), c_r=guard.c_r)

@@ -3,7 +3,7 @@
 Every stage is :mod:`guard.proxy.pipeline`'s; this adapter says what is particular to the API:
 
 1. Parse: :func:`guard.proxy.parse.parse_chat_request` (``n`` at most ``--max-n``); priced on
-   every message (:func:`guard.messages.request_texts`).
+   everything the model reads (:func:`guard.request_walk.walk`, :mod:`guard.asking`).
 2. Forward: the plan (:func:`guard.proxy.plan.plan_request`) adds what the signal needs
    (logprobs, ``n``); a streaming request is sent with ``stream: true`` and buffered whole
    (:func:`guard.proxy.streaming.assemble`). With the consistency signal (only), when the

@@ -53,7 +53,7 @@ from guard.core import Guard, Price
 from guard.decision_records import DecisionRecord
 from guard.exceptions import ClientDisconnected, UpstreamError, UpstreamTimeout
 from guard.proxy.decide import decide, decision_body, fmt_value
-from guard.proxy.errors import upstream_failure
+from guard.proxy.errors import upstream_failure, upstream_words
 from guard.proxy.exchange import Event, Exchange, Fetched, P
 from guard.proxy.forward import cancel_on_disconnect, disconnected, sent
 from guard.proxy.pool import Relay
@@ -229,8 +229,9 @@ class _Stream:
         as on the buffered path; no decision is recorded)."""
         _status, body, kind, _headers = upstream_failure(exc)
         self.ex.proxy.metrics.upstream_errors.inc(kind)
-        log.warning("request %s: the upstream failed during an early stream (%s): %s",
-                    self.ex.request_id, kind, exc)
+        said = upstream_words(self.ex.request, exc)
+        log.warning("request %s: the upstream failed during an early stream (%s): %s%s",
+                    self.ex.request_id, kind, exc, f": {said}" if said else "")
         return b"data: " + json.dumps(body, separators=(",", ":")).encode() + b"\n\n"
 
 

@@ -18,11 +18,11 @@ from urllib.parse import quote
 from fastapi import Request
 from starlette.responses import JSONResponse, Response
 
-from guard.exceptions import InvalidRequestError, UnknownRequestError
+from guard.exceptions import AuditStoreError, InvalidRequestError, UnknownRequestError
 from guard.proxy.audit import FEEDBACK
 from guard.proxy.errors import error_body
-from guard.proxy.feedback import decided, feedback_row, parse_feedback
-from guard.proxy.gateway import is_routed, routed_models
+from guard.proxy.feedback import feedback_row, parse_feedback
+from guard.proxy.gateway import audit_unavailable, is_routed, routed_models
 from guard.proxy.labels import key_id as label_key_id
 from guard.proxy.metrics import CONTENT_TYPE
 from guard.proxy.parse import check_auth, key_in, read_body
@@ -35,7 +35,6 @@ if TYPE_CHECKING:
 #: A model id: segments of letters, digits and ``._:@+-`` (not starting with a dot), joined
 #: by ``/`` (``meta-llama/Llama-3-8B``). Nothing else reaches the upstream.
 MODEL_ID = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._:@+-]*(?:/[A-Za-z0-9_][A-Za-z0-9._:@+-]*)*")
-MAX_MODEL_ID = 256
 
 
 def model_path(request: Request) -> str:
@@ -46,7 +45,8 @@ def model_path(request: Request) -> str:
     if model is None:
         return "models"
     raw = request.scope.get("raw_path") or b""
-    if len(model) > MAX_MODEL_ID or b"%" in raw or not MODEL_ID.fullmatch(model):
+    limit = request.app.state.proxy.settings.max_model_chars
+    if len(model) > limit or b"%" in raw or not MODEL_ID.fullmatch(model):
         raise InvalidRequestError(
             "invalid model id: use letters, digits, '._:@+-' and '/' between segments",
             param="model", code="invalid_model_id")
@@ -66,8 +66,12 @@ async def feedback(request: Request) -> Response:
                                   "--audit-path (or --audit-url)", code="no_audit_log")
     rid = label["request_id"]
     known, owner = proxy.recent.owner(rid)
-    if not known:
-        known, owner = await asyncio.to_thread(decided, target, rid)
+    if not known and proxy.shared is not None:  # any worker's or replica's, by its index
+        try:
+            row = await asyncio.to_thread(proxy.shared.decision, rid)
+        except AuditStoreError:
+            return audit_unavailable()
+        known, owner = row is not None, None if row is None else row.get("key_id")
     if not known or (owner != labeller and not key_in(key, proxy.labeller_keys)):
         # another key's decision is answered as an unknown one: nothing to learn from it
         raise UnknownRequestError(f"no decision with request_id {rid!r} in the audit log",

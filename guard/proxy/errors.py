@@ -4,8 +4,12 @@
 
 * a rejected request (:class:`~guard.exceptions.ClientRequestError`): 400 / 401 / 413,
   ``invalid_request_error`` with the error's code;
-* an upstream 4xx: the same status and the upstream's envelope (completed with the four keys),
-  or its body wrapped as the message;
+* an upstream 4xx: the same status and a fixed message naming it; the upstream's ``code`` and
+  ``param`` when each is a plain token (``context_length_exceeded``), never its words: an
+  upstream's error text may quote the answer the guard decides on (a content filter quoting
+  the reply) or echo a credential. The text goes to the operator's log, its secrets masked.
+  The endpoints that decide nothing (``/v1/models``, ``/v1/embeddings``) relay the
+  upstream's envelope, its secrets masked in every form (:mod:`guard.proxy.scrub`);
 * an upstream 5xx or an unusable reply: 502, ``upstream_error``;
 * the upstream unreachable: 502, code ``upstream_unavailable``, the message names the upstream;
 * an upstream timeout or the total deadline passed: 504, code ``upstream_timeout``;
@@ -16,13 +20,15 @@
 * anything unexpected: 500, ``server_error`` (logged with its traceback, never sent).
 
 Responses carry ``x-utilityguard-request-id`` when the request got one. Nothing here logs a
-header or a body; upstream error bodies are passed to the client but never logged.
+header or a request body; an upstream error's text is logged with every configured secret
+masked (the envelope of a pass-through endpoint is also relayed, masked the same way).
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -40,6 +46,7 @@ from guard.exceptions import (
     UpstreamTooLarge,
     UpstreamUnavailable,
 )
+from guard.proxy.scrub import Secrets
 
 log = logging.getLogger(__name__)
 E = TypeVar("E", bound=Exception)
@@ -102,6 +109,32 @@ def upstream_envelope(exc: UpstreamStatusError) -> dict[str, Any]:
                       code=f"upstream_{exc.status}")
 
 
+#: An upstream ``code`` / ``param`` passed on to the client: a plain token, nothing more.
+_TOKEN = re.compile(r"[A-Za-z0-9_.\-\[\]]{1,64}")
+
+
+def fixed_envelope(exc: UpstreamStatusError) -> dict[str, Any]:
+    """The envelope of an upstream 4xx on a guarded endpoint: a fixed message, the upstream's
+    ``type``, ``code`` and ``param`` only where each is a plain token.
+
+    >>> fixed_envelope(UpstreamStatusError(400, '{"error": {"message": "the answer is 42", '
+    ...                                         '"code": "content_filter"}}'))["error"]
+    {'message': 'the upstream answered HTTP 400 (its message is in the proxy log)', \
+'type': 'invalid_request_error', 'param': None, 'code': 'content_filter'}
+    """
+    err = upstream_envelope(exc)["error"]
+
+    def token(value: Any) -> str | None:
+        return value if isinstance(value, str) and _TOKEN.fullmatch(value) else None
+
+    code = token(err.get("code"))
+    return error_body(f"the upstream answered HTTP {exc.status} (its message is in the proxy "
+                      "log)", token(err.get("type")) or "invalid_request_error",
+                      token(err.get("param")),
+                      code if code and not code.startswith("upstream_") else
+                      f"upstream_{exc.status}")
+
+
 def _metrics_kind(request: Request, kind: str) -> None:
     proxy = getattr(request.app.state, "proxy", None)
     if proxy is not None:
@@ -113,17 +146,19 @@ async def _client_error(request: Request, exc: ClientRequestError) -> Response:
                           error_body(exc.message, exc.error_type, exc.param, exc.code))
 
 
-def upstream_failure(exc: UpstreamError) -> tuple[int, dict[str, Any], str,
-                                                  dict[str, str] | None]:
+def upstream_failure(exc: UpstreamError, *, relay: bool = False
+                     ) -> tuple[int, dict[str, Any], str, dict[str, str] | None]:
     """How a failed upstream exchange is answered: ``(HTTP status, error envelope, metrics
     kind, headers to pass on)`` (see the module docstring); also the error event that ends a
-    stream already under way (:mod:`guard.proxy.early`)."""
+    stream already under way (:mod:`guard.proxy.early`). ``relay``: an endpoint that decides
+    nothing, whose upstream envelope is passed on (masked by the middleware)."""
     if isinstance(exc, UpstreamStatusError):
         kind = f"status_{exc.status // 100}xx"
         if 400 <= exc.status < 500:
-            return exc.status, upstream_envelope(exc), kind, exc.headers
-        message = upstream_envelope(exc)["error"]["message"]
-        return 502, error_body(f"the upstream failed (HTTP {exc.status}): {message}",
+            return (exc.status, upstream_envelope(exc) if relay or exc.own
+                    else fixed_envelope(exc), kind, exc.headers)
+        said = f": {upstream_envelope(exc)['error']['message']}" if relay else ""
+        return 502, error_body(f"the upstream failed (HTTP {exc.status}){said}",
                                "upstream_error", code="upstream_error"), kind, None
     if isinstance(exc, UpstreamPoolExhausted):
         status, code, kind = 504, "upstream_pool_exhausted", "pool_exhausted"
@@ -138,13 +173,26 @@ def upstream_failure(exc: UpstreamError) -> tuple[int, dict[str, Any], str,
     return status, error_body(str(exc), "upstream_error", code=code), kind, None
 
 
+def upstream_words(request: Request | None, exc: UpstreamError) -> str:
+    """What the upstream itself said (an error body, an error event's message), its
+    secrets masked in every form, shortened: for the operator's log only."""
+    said = exc.body if isinstance(exc, UpstreamStatusError) else exc.detail
+    if not said:
+        return ""
+    proxy = getattr(request.app.state, "proxy", None) if request is not None else None
+    secrets = Secrets(proxy.secrets if proxy is not None else ())
+    return " ".join(secrets.scrub_text(said[:2000]).split())
+
+
 async def _upstream_error(request: Request, exc: UpstreamError) -> Response:
-    status, body, kind, headers = upstream_failure(exc)
+    status, body, kind, headers = upstream_failure(
+        exc, relay=not getattr(request.state, "guarded", False))
     _metrics_kind(request, kind)
+    said = upstream_words(request, exc)
     if isinstance(exc, UpstreamStatusError):
-        log.warning("upstream answered HTTP %d", exc.status)
+        log.warning("upstream answered HTTP %d%s", exc.status, f": {said}" if said else "")
     else:
-        log.warning("upstream error (%s): %s", kind, exc)
+        log.warning("upstream error (%s): %s%s", kind, exc, f": {said}" if said else "")
     return error_response(request, status, body, headers)
 
 

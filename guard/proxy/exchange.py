@@ -87,7 +87,7 @@ class Exchange(Generic[P]):
     query: Asked  # every text the model reads: what the guard prices
     plan: P
     t0: float
-    owner: bytes = b""  # who may read the decision again (GET /v1/decisions)
+    owner: str = ""  # who may read the decision again (GET /v1/decisions)
     price: Price = field(init=False)  # set by the price stage
     guard: Guard = field(init=False)  # the route's, read once: one policy for the request
     settings: Settings = field(init=False)

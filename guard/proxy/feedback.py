@@ -9,7 +9,8 @@ decision they label) and never updated: for a request with several labels the la
 (SQLite, PostgreSQL) hold them.
 
 The decision itself may still be queued when its label arrives, so the proxy remembers the ids
-it decided recently (:class:`RecentIds`, bounded) before it looks older ones up in the log.
+it decided recently (:class:`RecentIds`, bounded) before it looks others up in the log, by
+the indexed ``request_id`` (decisions any worker or replica made).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from guard.exceptions import (
     FeedbackError,
     InvalidRequestError,
 )
-from guard.proxy.audit import DECISIONS, FEEDBACK, read_rows
+from guard.proxy.audit import DECISIONS, FEEDBACK, open_store, read_rows
 from guard.proxy.labels import COST_LABEL_RANGE
 
 FIELDS = ("correct", "answerable", "cost")
@@ -107,15 +108,15 @@ def feedback_row(label: dict[str, Any], key_id: str | None = None) -> tuple[Any,
 
 def decided(target: str | os.PathLike[str], request_id: str) -> tuple[bool, str | None]:
     """``(found, key id)``: whether the audit log ``target`` holds a decision with this id,
-    and the id of the key that made it (a scan of the decisions: the proxy asks only for ids
-    it did not decide recently itself)."""
+    and the id of the key that made it (a lookup by the indexed ``request_id``; the running
+    proxy asks its :class:`~guard.proxy.audit.shared.SharedStore` the same)."""
     try:
-        for r in read_rows(target, DECISIONS):
-            if r["request_id"] == request_id:
-                return True, r.get("key_id")
+        with open_store(target) as store:
+            store.connect(create=False)
+            rows = store.select(DECISIONS, {"request_id": request_id}, limit=1)
     except AuditStoreError:
-        pass
-    return False, None
+        return False, None
+    return (True, rows[0].get("key_id")) if rows else (False, None)
 
 
 def labelled_decisions(target: str | os.PathLike[str]) -> list[dict[str, Any]]:

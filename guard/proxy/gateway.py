@@ -19,8 +19,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from guard.core import Guard
-from guard.exceptions import ConfigError, UnknownRequestError
-from guard.proxy.decisions import credential, valid_request_id
+from guard.exceptions import AuditStoreError, ConfigError, UnknownRequestError
+from guard.proxy.decisions import credential, not_found, owned_row, valid_request_id
+from guard.proxy.errors import error_body
 from guard.proxy.parse import check_auth
 from guard.proxy.routes import RouteTable, load_config, route_settings
 
@@ -86,8 +87,15 @@ async def reload_config(root: Proxy) -> Guard:
         raise
     old = policies(root.table)
     use_table(root, table)
+    await asyncio.to_thread(root.run_budgets)  # the new routes' budgets on the shared store
     log.warning("config reloaded: %s -> %s", old, policies(table))
     return table.routes[0].guard
+
+
+def audit_unavailable() -> Response:
+    """503: a lookup in the shared audit store failed (the database is unreachable now)."""
+    return JSONResponse(error_body("the audit log cannot be reached now; ask again later",
+                                   "server_error", code="audit_unavailable"), status_code=503)
 
 
 def is_routed(proxy: Proxy) -> bool:
@@ -107,14 +115,37 @@ def routed_models(proxy: Proxy, model: str | None) -> Response:
                          "owned_by": "utilityguard", "route": route.route})
 
 
+#: How long ``GET /v1/decisions`` waits, in steps, for a decision whose audit row another
+#: process may still be writing (seconds; 0.45 in all).
+LOOKUP_WAITS = (0.05, 0.1, 0.3)
+
+
 async def decision(request: Request) -> Response:
     """``GET /v1/decisions/{request_id}``: the decision of a request, to the credential that
-    made it (:mod:`guard.proxy.decisions`); any other gets the same 404 as an unknown id."""
+    made it (:mod:`guard.proxy.decisions`), from this process's memory or else the shared
+    audit store (any worker's or replica's); any other credential gets the same 404 as an
+    unknown id."""
     proxy: Proxy = request.app.state.proxy
     check_auth(request.headers, proxy.client_keys)
     rid = request.path_params["request_id"]
     if not valid_request_id(rid):
         raise UnknownRequestError(f"no decision with request id {rid[:64]!r} (a request id "
                                   "is 32 hex digits)", param="request_id")
-    body: dict[str, Any] = proxy.decisions.get(rid, credential(request.headers))
+    owner = credential(request.headers)
+    body: dict[str, Any] | None = proxy.decisions.find(rid, owner)
+    shared = proxy.shared
+    for wait in (*LOOKUP_WAITS, None):
+        if body is not None or shared is None:
+            break
+        try:
+            row = await asyncio.to_thread(shared.decision, rid)
+        except AuditStoreError:
+            return audit_unavailable()
+        if row is not None:  # written: it is the answer, whoever owns it
+            body = owned_row(row, owner, proxy.decisions.retention_s)
+            break
+        if wait is not None:
+            await asyncio.sleep(wait)
+    if body is None:
+        raise not_found(rid, proxy.decisions.retention_s)
     return JSONResponse(body)

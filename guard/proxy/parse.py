@@ -14,7 +14,6 @@ what the guard needs (:mod:`guard.proxy.plan`).
 from __future__ import annotations
 
 import hmac
-import json
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -23,6 +22,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from starlette.requests import Request
 
+from cost_models.wellformed import NonStandardJSON, loads_standard
+from guard.asking import check_size
 from guard.decision_config import check_c_r, check_cost, check_mode, check_probability
 from guard.decision_records import Mode
 from guard.exceptions import (
@@ -105,9 +106,14 @@ def key_in(key: bytes | None, keys: Sequence[bytes]) -> bool:
 
 def parse_json_object(raw: bytes, kind: str) -> dict[str, Any]:
     """The request body ``raw`` as a JSON object (:class:`InvalidRequestError` otherwise;
-    ``kind`` names what it should be, for the message)."""
+    ``kind`` names what it should be, for the message). What the upstream gets is standard
+    JSON: ``NaN`` / ``Infinity`` are refused, lone surrogates read as U+FFFD
+    (:func:`cost_models.wellformed.loads_standard`)."""
     try:
-        body = json.loads(raw)
+        body = loads_standard(raw, constants="reject")
+    except NonStandardJSON as exc:
+        raise InvalidRequestError(f"the request body is not valid JSON: {exc}",
+                                  code="invalid_json") from None
     except (ValueError, RecursionError):
         raise InvalidRequestError("the request body is not valid JSON",
                                   code="invalid_json") from None
@@ -172,6 +178,18 @@ def parse_responses_request(raw: bytes) -> dict[str, Any]:
                                   param="include", code="invalid_request")
     _check_type(body, "stream", bool)
     return body
+
+
+def check_model(body: Mapping[str, Any], limit: int) -> None:
+    """The body's ``model``, when it has one, is a string of at most ``limit`` characters
+    (``--max-model-chars``): it goes upstream and into the audit log."""
+    model = body.get("model")
+    if model is not None and (not isinstance(model, str) or len(model) > limit):
+        raise InvalidRequestError(
+            f"'model' must be a string of at most {limit} characters (--max-model-chars); "
+            f"got {'a ' + type(model).__name__ if not isinstance(model, str) else len(model)}"
+            f"{' characters' if isinstance(model, str) else ''}", param="model",
+            code="invalid_model")
 
 
 def _check_type(body: Mapping[str, Any], key: str, kind: type) -> None:
@@ -259,8 +277,7 @@ def admit(request: Request, proxy: Proxy, settings: Settings) -> str:
     routes, a caller's confidence header is checked again by :func:`route_for`."""
     request.state.request_id = rid = proxy.new_request_id()
     key = check_auth(request.headers, proxy.client_keys)
-    proxy.owners.add(rid, key_id(key))  # who may label this decision
-    proxy.admitted(rid, key or request.headers.get("authorization"))
+    proxy.owners.add(rid, key_id(key))  # who may label this decision (and whose budget)
     request.state.key = key
     caller = any(r.settings.confidence == "caller" for r in proxy.table.routes)
     _check_overrides(request, proxy, rid, key, caller)
@@ -294,9 +311,12 @@ async def parse(request: Request, api: Api[P]) -> Exchange[P]:
     root: Proxy = request.app.state.proxy
     rid = admit(request, root, root.settings)
     body = api.parse(await read_body(request, root.settings.max_body_bytes), root.settings)
+    check_model(body, root.settings.max_model_chars)
     proxy = route_for(request, root, rid, body.get("model"))
     overrides = parse_overrides(request.headers)
+    query = api.query(body)
+    check_size(query, proxy.guard.asking)  # a flood is refused before anything else
     return Exchange(request=request, api=api, proxy=proxy, request_id=rid, body=body,
                     overrides=overrides, headers=proxy.upstream_headers(request.headers),
-                    query=api.query(body), plan=api.plan(body, proxy.guard), t0=t0,
+                    query=query, plan=api.plan(body, proxy.guard), t0=t0,
                     owner=credential(request.headers))

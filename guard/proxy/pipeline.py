@@ -137,6 +137,7 @@ def endpoint(api: Api[Any]) -> Callable[[Request], Awaitable[Response]]:
     """The ASGI endpoint serving ``api`` through the pipeline."""
 
     async def guarded(request: Request) -> Response:
+        request.state.guarded = True  # an upstream error's words are not relayed (errors.py)
         return await handle(request, api)
 
     guarded.__name__ = f"guarded_{api.path.replace('/', '_')}"

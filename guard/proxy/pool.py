@@ -46,6 +46,7 @@ from guard.exceptions import (
 )
 from guard.proxy import aio_transport, json_body
 from guard.proxy.deadline import bounded
+from guard.proxy.streaming import checked_choices
 
 if TYPE_CHECKING:
     from guard.settings import Settings
@@ -287,7 +288,7 @@ class Upstream:
                 log.warning("%s", hint)
                 text = json.dumps({"error": {"message": hint, "type": "invalid_request_error",
                                              "param": None, "code": "upstream_not_found"}})
-                raise UpstreamStatusError(404, text, headers=exc.headers) from None
+                raise UpstreamStatusError(404, text, headers=exc.headers, own=True) from None
             raise
 
     async def ready(self, headers: Mapping[str, str]) -> tuple[bool, str]:
@@ -328,7 +329,7 @@ class Upstream:
         response = await self._send("POST", "chat/completions", headers,
                                     json_body.dumps(body))
         self._check_status(response)
-        data: dict[str, Any] = self._json(response)
+        data: dict[str, Any] = checked_choices(self._json(response), self.name)
         return data
 
     async def post(self, path: str, body: bytes, headers: Mapping[str, str]) -> Any:

@@ -2,49 +2,35 @@
 
 An upstream that echoes the ``Authorization`` header it received (in an error body, a
 header, even a completion) would hand the upstream key to the client. :class:`RedactSecrets`
-is an ASGI middleware that replaces every configured secret (the upstream key and the proxy
-keys) in every response header value and body chunk with asterisks of the same length, so
-that ``content-length`` stays right and nothing else changes. Secrets are also matched in
-their JSON-escaped spelling. :class:`NoQueryStrings` keeps query strings out of the access
-log. The proxy's responses are sent in one body chunk, or (a stream
-relayed as it arrives, :mod:`guard.proxy.early`) whole events per body chunk: a secret is
-never split across two chunks.
+is an ASGI middleware that masks every configured secret (the upstream keys, the proxy keys,
+the audit database's password) in every response header value and body, in every form a
+reply can carry it (:mod:`guard.proxy.scrub`: exact, JSON-escaped, URL-quoted, base64 at any
+alignment (the ``Basic`` form of URL credentials), upper-cased or spaced out), with asterisks
+that keep every length, so that ``content-length`` stays right and the JSON stays valid. A
+``text/event-stream`` response is followed event by event (:class:`~guard.proxy.scrub.
+SseScrubber`): a secret split across two deltas is masked too, an event being held back
+while the text so far could be the beginning of one. :class:`NoQueryStrings` keeps query
+strings out of the access log.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Callable, Iterable
 from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-
-def spellings(secrets: Iterable[str]) -> list[bytes]:
-    """The byte strings to scrub: each secret, and its JSON-escaped form when different;
-    longest first (a secret containing another is replaced whole)."""
-    out: set[bytes] = set()
-    for s in secrets:
-        if not s:
-            continue
-        out.add(s.encode())
-        out.add(json.dumps(s)[1:-1].encode())
-        out.add(json.dumps(s, ensure_ascii=False)[1:-1].encode())
-        out.add(json.dumps(s)[1:-1].replace("/", "\\/").encode())  # PHP-style escaping
-    return sorted(out, key=len, reverse=True)
+from guard.proxy.scrub import Secrets, SseScrubber
 
 
-def redact(data: bytes, secrets: Iterable[bytes]) -> bytes:
-    """``data`` with each secret replaced by as many ``*``.
+def redact(data: bytes, secrets: Iterable[str]) -> bytes:
+    """``data`` with each of ``secrets`` masked in every form (same length).
 
-    >>> redact(b'{"error": "bad key sk-up-123"}', spellings(["sk-up-123"]))
-    b'{"error": "bad key *********"}'
+    >>> redact(b'{"error": "bad key SK-UP-12345678"}', ["sk-up-12345678"])
+    b'{"error": "bad key **-**-********"}'
     """
-    for s in secrets:
-        if s in data:
-            data = data.replace(s, b"*" * len(s))
-    return data
+    return Secrets(secrets).scrub(data)
 
 
 class RedactSecrets:
@@ -56,26 +42,36 @@ class RedactSecrets:
         # a callable is asked on every request (a reload may bring new keys)
         self._source = secrets if callable(secrets) else None
         self._given: tuple[str, ...] = () if callable(secrets) else tuple(secrets)
-        self.secrets = spellings(self._given)
+        self.secrets = Secrets(self._given)
 
-    def _current(self) -> None:
+    def _current(self) -> Secrets:
         if self._source is not None:
             given = tuple(self._source())
             if given != self._given:
-                self._given, self.secrets = given, spellings(given)
+                self._given, self.secrets = given, Secrets(given)
+        return self.secrets
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        self._current()
-        if scope["type"] != "http" or not self.secrets:
+        secrets = self._current()
+        if scope["type"] != "http" or not secrets:
             await self.app(scope, receive, send)
             return
+        stream: SseScrubber | None = None
 
         async def scrubbing_send(message: Message) -> None:
+            nonlocal stream
             if message["type"] == "http.response.start":
                 headers: Any = message.get("headers") or []
-                message["headers"] = [(k, redact(bytes(v), self.secrets)) for k, v in headers]
-            elif message["type"] == "http.response.body" and message.get("body"):
-                message["body"] = redact(bytes(message["body"]), self.secrets)
+                message["headers"] = [(k, secrets.scrub(bytes(v))) for k, v in headers]
+                if any(k.lower() == b"content-type" and b"text/event-stream" in bytes(v)
+                       for k, v in headers):
+                    stream = SseScrubber(secrets)
+            elif message["type"] == "http.response.body":
+                body = bytes(message.get("body") or b"")
+                if stream is not None:
+                    message["body"] = stream.feed(body, bool(message.get("more_body")))
+                elif body:
+                    message["body"] = secrets.scrub(body)
             await send(message)
 
         await self.app(scope, receive, scrubbing_send)

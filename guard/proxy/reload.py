@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from guard.proxy.state import Proxy
 
 log = logging.getLogger(__name__)
+#: The longest ``policy`` an admin may name (a path or a shipped name).
+MAX_POLICY_CHARS = 4096
 
 
 async def reload(proxy: Proxy, policy: str | None = None) -> Guard:
@@ -57,12 +59,20 @@ def check_policy_allowed(policy: str, settings: Settings) -> None:
     resolved); :class:`PermissionDeniedError` (403) otherwise."""
     from guard.policy.artifact import shipped_policies
 
+    if len(policy) > MAX_POLICY_CHARS or any(ord(ch) < 32 or ord(ch) == 127 for ch in policy):
+        raise InvalidRequestError(f"'policy' must be a path or a shipped name of at most "
+                                  f"{MAX_POLICY_CHARS} characters, without control "
+                                  "characters", param="policy")
     if policy in shipped_policies() or policy == settings.policy:
         return
-    target = Path(policy).resolve()
-    for root in settings.policy_dirs:
-        if target.is_relative_to(Path(root).resolve()):
-            return
+    try:
+        target = Path(policy).resolve()
+        allowed = any(target.is_relative_to(Path(root).resolve())
+                      for root in settings.policy_dirs)
+    except (OSError, RuntimeError, ValueError):  # a symlink loop, a name too long
+        allowed = False
+    if allowed:
+        return
     raise PermissionDeniedError(
         "the admin endpoint loads only shipped policies, the configured --policy and "
         "folders inside an operator-configured --policy-dir", param="policy",

@@ -14,7 +14,6 @@ import logging
 import signal
 import time
 import uuid
-from collections import OrderedDict
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import Any
@@ -30,6 +29,8 @@ from guard.protocols import CostModel
 from guard.proxy import aio_transport
 from guard.proxy.audit import AuditWriter
 from guard.proxy.audit.schema import SECURITY_EVENTS
+from guard.proxy.audit.shared import SharedStore
+from guard.proxy.budget_ledger import BudgetRunner, StoreLedger
 from guard.proxy.build import refusal_budget
 from guard.proxy.decisions import DecisionStore
 from guard.proxy.feedback import RecentIds
@@ -39,14 +40,9 @@ from guard.proxy.parse import key_in
 from guard.proxy.pool import Upstream, probe_client, upstream_client, upstream_headers
 from guard.proxy.reload import reload, watch_sighup
 from guard.proxy.routes import ANY_MODEL, RouteTable, UnknownModelError
-from guard.refusal_budget import key_id
 from guard.settings import Settings
 
 log = logging.getLogger(__name__)
-
-
-#: requests admitted whose client key the budget controller still waits for
-MAX_PENDING_KEYS = 10_000
 
 
 class Proxy:
@@ -76,8 +72,8 @@ class Proxy:
         self.route = route  # the model id or glob this proxy serves
         self._cost_model = cost_model
         self.root: Proxy = self if root is None else root
-        #: this route's --refusal-budget controller of C_R (None: C_R fixed); the root keeps
-        #: the client key of each request admitted and not yet recorded (bounded)
+        #: this route's --refusal-budget controller of C_R (None: C_R fixed); it reads the
+        #: fleet's window and steps from the audit store while serving (budget_ledger)
         self.budget = refusal_budget(settings, guard)
         key = settings.upstream_api_key
         self.upstream_key = key.get_secret_value() if key is not None else None
@@ -93,12 +89,13 @@ class Proxy:
         self.override_keys = tuple(k.get_secret_value().encode()
                                    for k in settings.override_api_keys)
         self._audit: AuditWriter | None = None
+        self._shared: SharedStore | None = None
         self.recent = RecentIds()  # ids decided here, for feedback before the audit write
         self.owners = RecentIds()  # ids admitted here, with the key that made each
         self.labeller_keys = tuple(k.get_secret_value().encode()
                                    for k in settings.feedback_api_keys)
         self.label_limit = LabelRateLimit(settings.feedback_rate)
-        self._budget_keys: OrderedDict[str, str] = OrderedDict()
+        self._budgets: BudgetRunner | None = None
         self.decisions = DecisionStore(settings.decision_retention, settings.decision_capacity)
         self.table: RouteTable[Proxy] = RouteTable([(ANY_MODEL, self)])
         self._pools: dict[tuple[Any, ...], Upstream] = {}
@@ -113,6 +110,16 @@ class Proxy:
     @audit.setter
     def audit(self, writer: AuditWriter | None) -> None:
         self.root._audit = writer
+
+    @property
+    def shared(self) -> SharedStore | None:
+        """Lookups in the audit store: decisions any worker or replica made, the budget's
+        ledger (the root's; only while serving with an audit log)."""
+        return self.root._shared
+
+    @shared.setter
+    def shared(self, store: SharedStore | None) -> None:
+        self.root._shared = store
 
     @property
     def upstream(self) -> Upstream:
@@ -228,7 +235,7 @@ class Proxy:
         """A fresh request id (32 hex digits)."""
         return uuid.uuid4().hex
 
-    def memo(self, guard: Guard, client: bytes) -> Memo:
+    def memo(self, guard: Guard, client: str | bytes) -> Memo:
         """The pricing memo of ``client`` (a credential digest) for ``guard``: a repeated
         system prompt or history is not priced again, and clients share nothing (no timing
         channel). A reloaded guard starts with empty memos (its models may differ)."""
@@ -245,26 +252,33 @@ class Proxy:
             return requested
         return self.budget.c_r
 
-    def admitted(self, request_id: str, key: bytes | str | None) -> None:
-        """Remember which client key (hashed) made a request, for the budget controllers
-        (of any route: the route is known only once the body is read)."""
-        keys = self.root._budget_keys
-        if any(r.budget is not None for r in self.root.table.routes):
-            keys[request_id] = key_id(key)
-            while len(keys) > MAX_PENDING_KEYS:
-                keys.popitem(last=False)
+    def run_budgets(self) -> None:
+        """(Re)start the root's budget runner on the shared audit store for every route with
+        a ``--refusal-budget`` (blocking: it reads the fleet's state first). Called when
+        serving starts and after a config reload brought new routes."""
+        root = self.root
+        if root._budgets is not None:
+            root._budgets.stop()
+            root._budgets = None
+        budgets = [r for r in root.table.routes if r.budget is not None]
+        if not budgets or root.shared is None:
+            return
+        for route in budgets:
+            assert route.budget is not None
+            route.budget.use(StoreLedger(root.shared, route.route))
+        root._budgets = BudgetRunner([r.budget for r in budgets if r.budget is not None])
+        root._budgets.start()
 
     def record(self, record: DecisionRecord, *, query: str, model: str | None, stream: bool,
-               upstream_s: float, total_s: float, owner: bytes = b"") -> None:
+               upstream_s: float, total_s: float, owner: str = "") -> None:
         """Count a decision and its latencies, keep it for ``GET /v1/decisions`` (readable
         with ``owner``, :func:`~guard.proxy.decisions.credential`), and queue its audit row;
         each names this route and the key that made the request (who may label it)."""
         key_owner = self.owners.owner(record.request_id)[1]
         self.recent.add(record.request_id, key_owner)
         self.decisions.put(record, owner, route=self.route, model=model)
-        if self.budget is not None:
-            self.budget.observe(record, self.root._budget_keys.pop(record.request_id,
-                                                                   "anonymous"))
+        if self.budget is not None:  # counts; the decision itself is read from the store
+            self.budget.observe(record)
         m, label = self.metrics, "true" if stream else "false"
         m.decisions.inc(record.decision, record.mode)
         m.route_decisions.inc(self.route, record.decision)
@@ -272,7 +286,7 @@ class Proxy:
         m.guard_seconds.observe(max(total_s - upstream_s, 0.0), label)
         if self.audit is not None:
             self.audit.submit(record, query=query, model=model, stream=stream,
-                              route=self.route, key_id=key_owner)
+                              route=self.route, key_id=key_owner, owner=owner)
 
     def forbidden(self, request_id: str, kind: str, detail: str) -> None:
         """Record a request refused for using what it was not granted (a security event): a
@@ -299,6 +313,8 @@ class Proxy:
             self.audit = AuditWriter(s.audit_target, queue_size=s.audit_queue_size,
                                      metrics=self.metrics, store_queries=s.audit_queries)
             self.audit.start()
+            self.shared = SharedStore(s.audit_target)
+            await asyncio.to_thread(self.run_budgets)
         self._transport, self._running = transport, True
         try:
             for route in self.table.routes:
@@ -315,6 +331,9 @@ class Proxy:
             yield
         finally:
             self._running = False
+            if self._budgets is not None:
+                await asyncio.to_thread(self._budgets.stop)
+                self._budgets = None
             pools, self._pools = list(self._pools.values()), {}
             for upstream in pools:
                 await upstream.client.aclose()
@@ -325,3 +344,6 @@ class Proxy:
             if self.audit is not None:
                 await asyncio.to_thread(self.audit.close)  # writes everything queued
                 self.audit = None
+            if self.shared is not None:
+                await asyncio.to_thread(self.shared.close)
+                self.shared = None

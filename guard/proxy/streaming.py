@@ -24,6 +24,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from cost_models.wellformed import loads_standard
 from guard.exceptions import UpstreamError
 
 DONE = b"data: [DONE]\n\n"
@@ -82,16 +83,39 @@ class SSEReader:
 
     def _event(self, payload: str) -> dict[str, Any] | None:
         try:
-            event = json.loads(payload)
-        except ValueError:
+            event = loads_standard(payload, constants="null")
+        except (ValueError, RecursionError):
             raise UpstreamError(f"the upstream at {self.upstream} sent a stream event that is "
                                 "not JSON") from None
         if isinstance(event, dict) and event.get("error"):
+            # the upstream's words go to the operator's log only: they may quote the answer
             err = event["error"]
             msg = err.get("message") if isinstance(err, dict) else err
-            raise UpstreamError(f"the upstream at {self.upstream} failed during the stream: "
-                                f"{msg}")
-        return event if isinstance(event, dict) else None
+            raise UpstreamError(f"the upstream at {self.upstream} failed during the stream",
+                                detail=str(msg)[:2000])
+        if not isinstance(event, dict):
+            return None
+        return checked_choices(event, self.upstream, "stream event")
+
+
+def checked_choices(reply: dict[str, Any], upstream: str, kind: str = "reply"
+                    ) -> dict[str, Any]:
+    """``reply`` when its ``choices`` (if any) are a list of objects; :class:`UpstreamError`
+    (502) otherwise, before any stage reads them.
+
+    >>> checked_choices({"choices": [{"index": 0}]}, "up")
+    {'choices': [{'index': 0}]}
+    >>> checked_choices({"choices": 5}, "up")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    policies.exceptions.UpstreamError: the upstream at up sent a reply whose 'choices' is ...
+    """
+    choices = reply.get("choices")
+    if choices is not None and (type(choices) is not list
+                                or not all(type(c) is dict for c in choices)):
+        raise UpstreamError(f"the upstream at {upstream} sent a {kind} whose 'choices' is not "
+                            "a list of objects")
+    return reply
 
 
 def parse_sse(raw: bytes, upstream: str = "upstream") -> list[dict[str, Any]]:
@@ -112,12 +136,12 @@ def json_reply(raw: bytes, upstream: str, kind: str) -> dict[str, Any]:
     """The JSON object an upstream sent instead of the stream it was asked for (it ignored
     ``stream: true``); :class:`UpstreamError` when it is not one (``kind`` names it)."""
     try:
-        data = json.loads(raw)
-    except ValueError:
+        data = loads_standard(raw, constants="null")
+    except (ValueError, RecursionError):
         data = None
     if not isinstance(data, dict):
         raise UpstreamError(f"the upstream at {upstream} returned a reply that is not {kind}")
-    return data
+    return checked_choices(data, upstream)
 
 
 def _merge_tool_calls(calls: list[dict[str, Any]], deltas: Any) -> None:

@@ -21,7 +21,7 @@ from guard.reading.readable import counted_words, known, lexicon, unreadable
 #: Leetspeak digits and symbols and the letters they stand for.
 LEET = str.maketrans({"4": "a", "@": "a", "8": "b", "3": "e", "6": "g", "9": "g", "1": "i",
                       "!": "i", "|": "l", "0": "o", "5": "s", "$": "s", "7": "t", "2": "z"})
-_LEET_TOKEN = re.compile(r"(?=\S*[A-Za-z])(?=\S*[0-9@$!|])[A-Za-z0-9@$!|]{3,}")
+_LEET_TOKEN = re.compile(r"(?=\S*[A-Za-z])(?=\S*[0-9@$!|])[A-Za-z0-9@$!|]{2,}")
 _SEPARATED = re.compile(r"\b(?:[A-Za-z][.\-*_~+·•/]){2,}[A-Za-z]\b")
 _BASE64 = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
 _HEX = re.compile(r"\b(?:[0-9a-fA-F]{2}){8,}\b")
@@ -170,6 +170,21 @@ def decoded_unreadable(sentence: str) -> str | None:
     """
     for fn in UNREADABLE_DECODERS:
         t = fn(sentence)
-        if t is not None and t != sentence and not unreadable(t):
+        if t is not None and t != sentence and english(t):
             return t
     return None
+
+
+def english(text: str) -> bool:
+    """``text`` reads as English positively: not :func:`unreadable`, and most of its counted
+    words (at least one) are in the lexicon — a decoding too short to be judged unreadable is
+    not taken for English.
+
+    >>> english("What is the dose?"), english("?esod eht si tahW"), english("sisod al")
+    (True, False, False)
+    """
+    words = counted_words(text)
+    if not words or unreadable(text):
+        return False
+    lex = lexicon()
+    return sum(known(w, lex) for w in words) >= 0.6 * len(words)

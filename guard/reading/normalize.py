@@ -49,7 +49,7 @@ def _unescape_json(text: str) -> str:
     def one(m: re.Match[str]) -> str:
         return chr(int(m.group(1) or m.group(2), 16))
 
-    out = _JSON_ESCAPE.sub(one, text)
+    out = _JSON_ESCAPE.sub(one, text.replace("\\\\", "\\"))  # one level of escaping a round
     # a surrogate pair written as two escapes is one character
     return out.encode("utf-16", "surrogatepass").decode("utf-16", "replace") \
         if any("\ud800" <= c <= "\udfff" for c in out) else out

@@ -152,9 +152,11 @@ def unreadable(sentence: str) -> bool:
         lex = lexicon()
         if len(words) >= MIN_WORDS and sum(known(w, lex) for w in words) < MIN_KNOWN * len(words):
             return True
-        foreign = sum(1 for w in words if w.lower() in FOREIGN_WORDS)
-        if foreign >= FOREIGN_MIN and foreign >= FOREIGN_SHARE * len(words):
-            return True
+    plain = [c for t in _TOKEN.findall(sentence)
+             if (c := _EDGE.sub("", t)) and _PLAIN.fullmatch(c)]
+    foreign = sum(1 for w in plain if w.lower() in FOREIGN_WORDS)
+    if foreign >= FOREIGN_MIN and foreign >= FOREIGN_SHARE * len(plain):
+        return True
     return _foreign_script(sentence)
 
 

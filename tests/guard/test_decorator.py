@@ -64,7 +64,8 @@ KINDS = [pytest.param("sync", id="sync"), pytest.param("async", id="async")]
     [
         pytest.param("400 mg", 8.0, REFUSAL, "refuse", id="str-no-confidence-refused"),
         pytest.param("400 mg", 1.0, "400 mg", "answer", id="str-cheap-answered"),
-        pytest.param("4 g.\nConfidence: 95%", 8.0, "4 g.", "answer", id="str-verbal-stripped"),
+        # the model's own "Confidence: 95%" is not believed by the bare rule (issue 36)
+        pytest.param("4 g.\nConfidence: 95%", 8.0, REFUSAL, "refuse", id="str-verbal-unread"),
         pytest.param("4 g.\nConfidence: 30%", 8.0, REFUSAL, "refuse", id="str-verbal-low"),
         pytest.param("I'm sorry, I can't answer that.", 1.0, "I'm sorry, I can't answer that.",
                      "passthrough_refusal", id="str-own-refusal"),
@@ -97,8 +98,8 @@ def test_text_returns(kind: str, value: Any, cost: float, expected: Any, decisio
                      id="confident-logprobs"),
         pytest.param(completion("400 mg", [-0.9, -2.5]), 8.0, REFUSAL, "refuse", "uncalibrated",
                      id="unsure-logprobs"),
-        pytest.param(completion("4 g.\nConfidence: 95%"), 8.0, "4 g.", "answer", "uncalibrated",
-                     id="verbal-without-logprobs"),
+        pytest.param(completion("4 g.\nConfidence: 95%"), 8.0, REFUSAL, "refuse", "none",
+                     id="verbal-without-logprobs-unread"),
         pytest.param(completion("400 mg"), 8.0, REFUSAL, "refuse", "none", id="no-signal"),
         pytest.param(completion(None), 8.0, REFUSAL, "refuse", "none", id="no-content"),
         pytest.param(completion(None), 1.0, REFUSAL, "passthrough_refusal", "none",
@@ -273,3 +274,74 @@ def test_guarded_argument_errors() -> None:
         guarded(3)  # type: ignore[call-overload]
     with pytest.raises(ConfidenceError, match="confidence caller"):
         guarded(Guard(policy=None), query=lambda q: q)(make("sync", ("4 g", 2.0)))(Q)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("reply", [
+    pytest.param("Take 4 g.\nConfidence: 100%", id="str"),
+    pytest.param(completion("Take 4 g.\nConfidence: 100%"), id="completion"),
+])
+def test_a_confidence_the_model_wrote_is_believed_only_when_trusted(
+        kind: str, reply: Any, fixed_cost: Any) -> None:
+    """Issue 36: ``Guard(policy=None)`` took the reply's own "Confidence: 100%" as p = 1
+    and delivered a costly answer."""
+    seen: list[DecisionRecord] = []
+    guard = Guard(fixed_cost(200.0), policy=None)
+    out = run(guarded(guard, on_decision=seen.append)(make(kind, reply)), Q)
+    text = out if isinstance(out, str) else out.choices[0].message.content
+    assert text == REFUSAL and "4 g" not in str(out)
+    assert (seen[0].decision, seen[0].p_source, seen[0].p) == ("refuse", "none", None)
+    trusted = run(guarded(guard, on_decision=seen.append, trust_verbal=True)(
+        make(kind, reply)), Q)
+    text = trusted if isinstance(trusted, str) else trusted.choices[0].message.content
+    assert text == "Take 4 g."  # believed, and the line removed
+    assert (seen[1].decision, seen[1].p) == ("answer", 1.0)
+
+
+def test_a_calibrated_policy_that_reads_verbal_reads_it(fixed_cost: Any) -> None:
+    from guard.calibration import Calibrator
+
+    cal = Calibrator(method="platt", signal="verbal").fit(
+        [0.1, 0.2, 0.3, 0.7, 0.8, 0.9] * 5, [False, False, False, True, True, True] * 5)
+    seen: list[DecisionRecord] = []
+    fn = guarded(Guard(fixed_cost(1.0), cal, policy=None), on_decision=seen.append)(
+        make("sync", "4 g.\nConfidence: 90%"))
+    assert fn(Q) == "4 g."
+    assert (seen[0].p_source, seen[0].signal) == ("calibrated", "verbal")
+
+
+def test_the_question_is_found_by_name_not_by_position(fixed_cost: Any) -> None:
+    """Issue 36: ``ask("gpt-4o-mini", question)`` priced the model's name."""
+    priced: list[str] = []
+
+    class Spy:
+        def predict(self, texts: list[str]) -> list[float]:
+            priced.extend(texts)
+            return [8.0] * len(texts)
+
+    g = Guard(Spy(), policy=None)
+
+    @guarded(g)
+    def ask(model: str, question: str) -> tuple[str, float]:
+        return "4 g", 0.9
+
+    ask("gpt-4o-mini", Q)
+    assert priced == [Q]
+    priced.clear()
+
+    @guarded(g)
+    def two_texts(model: str, q: str) -> tuple[str, float]:
+        return "4 g", 0.9
+
+    with pytest.raises(ConfigError, match="cannot tell which argument is the question"):
+        two_texts("gpt-4o-mini", Q)
+    assert priced == []
+
+    @guarded(g, query="q")
+    def named(model: str, q: str) -> tuple[str, float]:
+        return "4 g", 0.9
+
+    named("gpt-4o-mini", q=Q)
+    assert priced == [Q]
+    with pytest.raises(ConfigError, match="has no such argument"):
+        guarded(g, query="question")(named)

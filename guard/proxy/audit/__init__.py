@@ -11,6 +11,9 @@ Modules, in dependency order:
 * :mod:`~guard.proxy.audit.sqlite`, :mod:`~guard.proxy.audit.postgres` — the two backends.
 * :mod:`~guard.proxy.audit.writer` — :class:`AuditWriter`, the bounded non-blocking batching
   writer with reconnection (what the proxy runs).
+* :mod:`~guard.proxy.audit.shared` — :class:`~guard.proxy.audit.shared.SharedStore`, one
+  process's connection for lookups: a decision any worker or replica made (by its indexed
+  ``request_id``), the refusal budget's window and steps (``budget_steps``).
 * :mod:`~guard.proxy.audit.export` — :func:`export_jsonl`.
 * :mod:`~guard.proxy.audit.svg`, :mod:`~guard.proxy.audit.page` — ``audit report``: a
   self-contained HTML page of inline SVG plots (:func:`write_report`).

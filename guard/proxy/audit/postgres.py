@@ -11,13 +11,13 @@ never carry the URL's password.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
 from guard.exceptions import AuditStoreError, AuditStoreUnavailable
 from guard.proxy.audit.schema import TABLES, Table
-from guard.proxy.audit.store import AuditStore, mask_url
+from guard.proxy.audit.store import AuditStore, index_sql, mask_url, select_sql
 
 _TYPES = {"real": "DOUBLE PRECISION", "integer": "INTEGER", "text": "TEXT"}
 _SCHEMA_LOCK = 0x7574696C  # pg_advisory_xact_lock key while creating tables ("util")
@@ -33,6 +33,7 @@ class PostgresStore(AuditStore):
         self.name = mask_url(url)
         self._password = urlsplit(url).password or ""
         self._conn: Any = None
+        self._columns: dict[str, set[str]] = {}
 
     def _error(self, exc: BaseException, kind: type[AuditStoreError] = AuditStoreError
                ) -> AuditStoreError:
@@ -67,6 +68,8 @@ class PostgresStore(AuditStore):
                         for c in table.columns:  # a database written by an older version
                             cur.execute(f"ALTER TABLE {table.name} ADD COLUMN IF NOT EXISTS "
                                         f"{c.name} {_TYPES[c.kind]}")
+                        for statement in index_sql(table):
+                            cur.execute(statement)
             except psycopg.Error as exc:
                 self.close()
                 raise self._classify(exc) from None
@@ -93,23 +96,67 @@ class PostgresStore(AuditStore):
         except psycopg.Error as exc:
             raise self._classify(exc) from None
 
-    def rows(self, table: Table) -> Iterator[dict[str, Any]]:
+    def _present(self, table: Table) -> set[str]:
+        """The columns the database holds of ``table`` (:class:`AuditStoreError` when the
+        table is missing); read once per connection."""
         import psycopg
 
         if self._conn is None:
-            raise AuditStoreError(f"{self.name}: not connected")
-        try:
-            with self._conn.cursor() as cur:
-                cur.execute("SELECT column_name FROM information_schema.columns WHERE "
-                            "table_name = %s AND table_schema = current_schema()",
-                            (table.name,))
-                present = {r[0] for r in cur.fetchall()}
-        except psycopg.Error as exc:
-            raise self._classify(exc) from None
-        if not present:
+            raise AuditStoreUnavailable(f"{self.name}: not connected")
+        found = self._columns.get(table.name)
+        if found is None:
+            try:
+                with self._conn.cursor() as cur:
+                    cur.execute("SELECT column_name FROM information_schema.columns WHERE "
+                                "table_name = %s AND table_schema = current_schema()",
+                                (table.name,))
+                    found = {r[0] for r in cur.fetchall()}
+            except psycopg.Error as exc:
+                raise self._classify(exc) from None
+            if found:
+                self._columns[table.name] = found
+        if not found:
             raise AuditStoreError(f"{self.name}: not a utilityguard audit log "
                                   f"(no {table.name} table)")
+        return found
+
+    def rows(self, table: Table) -> Iterator[dict[str, Any]]:
+        if self._conn is None:
+            raise AuditStoreError(f"{self.name}: not connected")
+        present = self._present(table)
         return self._select(table, [c for c in table.names if c in present])
+
+    def select(self, table: Table, where: Mapping[str, Any], *,
+               columns: Sequence[str] | None = None, limit: int | None = None,
+               newest_first: bool = True) -> list[dict[str, Any]]:
+        import psycopg
+
+        present = self._present(table)
+        sql, names, params = select_sql(table, where, columns, present, limit, newest_first,
+                                        "%s")
+        wanted = names if columns is not None else ["id", *table.names]
+        empty = dict.fromkeys(wanted)
+        try:
+            with self._conn.cursor() as cur:
+                cur.execute(sql, params)
+                found = cur.fetchall()
+        except psycopg.Error as exc:
+            raise self._classify(exc) from None
+        return [empty | dict(zip(names, row, strict=True)) for row in found]
+
+    def claim(self, table: Table, row: Sequence[Any]) -> bool:
+        import psycopg
+
+        if self._conn is None:
+            raise AuditStoreUnavailable(f"{self.name}: not connected")
+        sql = (f"INSERT INTO {table.name} ({', '.join(table.names)}) VALUES "
+               f"({', '.join('%s' for _ in table.columns)}) ON CONFLICT DO NOTHING")
+        try:
+            with self._conn.cursor() as cur:
+                cur.execute(sql, tuple(row))
+                return bool(cur.rowcount == 1)
+        except psycopg.Error as exc:
+            raise self._classify(exc) from None
 
     def _select(self, table: Table, names: list[str]) -> Iterator[dict[str, Any]]:
         import psycopg
@@ -126,5 +173,6 @@ class PostgresStore(AuditStore):
 
     def close(self) -> None:
         conn, self._conn = self._conn, None
+        self._columns = {}
         if conn is not None:
             conn.close()

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from guard.exceptions import AuditStoreError
 from guard.proxy.audit.schema import TABLES, Table
-from guard.proxy.audit.store import AuditStore
+from guard.proxy.audit.store import AuditStore, index_sql, select_sql
 
 _TYPES = {"real": "REAL", "integer": "INTEGER", "text": "TEXT"}
 
@@ -70,6 +70,32 @@ class SQLiteStore(AuditStore):
         empty = dict.fromkeys(table.names)
         return (empty | dict(zip(names, row, strict=True)) for row in cursor)
 
+    def select(self, table: Table, where: Mapping[str, Any], *,
+               columns: Sequence[str] | None = None, limit: int | None = None,
+               newest_first: bool = True) -> list[dict[str, Any]]:
+        present = set(_columns(self.conn, table.name, self.name))
+        if not present:
+            raise AuditStoreError(f"{self.name}: not a utilityguard audit log "
+                                  f"(no {table.name} table)")
+        sql, names, params = select_sql(table, where, columns, present, limit, newest_first,
+                                        "?")
+        wanted = names if columns is not None else ["id", *table.names]
+        empty = dict.fromkeys(wanted)
+        try:
+            found = self.conn.execute(sql, params).fetchall()
+        except sqlite3.Error as exc:
+            raise AuditStoreError(f"{self.name}: {exc}") from None
+        return [empty | dict(zip(names, row, strict=True)) for row in found]
+
+    def claim(self, table: Table, row: Sequence[Any]) -> bool:
+        sql = (f"INSERT OR IGNORE INTO {table.name} ({', '.join(table.names)}) "
+               f"VALUES ({', '.join('?' for _ in table.columns)})")
+        try:
+            with self.conn:
+                return self.conn.execute(sql, tuple(row)).rowcount == 1
+        except (sqlite3.Error, ValueError) as exc:
+            raise AuditStoreError(f"{self.name}: {exc}") from None
+
     def close(self) -> None:
         conn, self._conn = self._conn, None
         if conn is not None:
@@ -91,3 +117,5 @@ def _create(conn: sqlite3.Connection, table: Table, name: str) -> None:
     for c in table.columns:
         if c.name not in present:  # a database written by an older version
             conn.execute(f"ALTER TABLE {table.name} ADD COLUMN {c.name} {_TYPES[c.kind]}")
+    for statement in index_sql(table):
+        conn.execute(statement)

@@ -93,11 +93,12 @@ class AuditWriter:
 
     def submit(self, record: DecisionRecord, *, query: str | None = None,
                model: str | None = None, stream: bool = False,
-               route: str | None = None, key_id: str | None = None) -> bool:
+               route: str | None = None, key_id: str | None = None,
+               owner: str | None = None) -> bool:
         """Queue one decision without blocking; ``False`` (counted, warned) when dropped."""
         row = decision_row(record, ts=time.time(), model=model, stream=stream,
                            query=query if self.store_queries else None, route=route,
-                           key_id=key_id)
+                           key_id=key_id, owner=owner)
         return self.submit_row(DECISIONS, row)
 
     def submit_row(self, table: Table, row: tuple[Any, ...]) -> bool:

@@ -116,12 +116,16 @@ def test_fit_from_audit_refits_from_labels_and_refuses_with_too_few(
             assert c.post("/v1/feedback", headers=AUTH, json=label).status_code == 200
     proxy.stop()
     out = tmp_path / "mine"
-    assert main(["fit", "--from-audit", str(db), "--out", str(out), "--min-labels", "100"]) == 2
+    # the client labelled its own decisions: counted only when asked (issue 36)
+    own = ["--accept-self-labels", "--max-key-share", "1"]
+    assert main(["fit", "--from-audit", str(db), "--out", str(out), "--min-labels", "100",
+                 *own]) == 2
     err = capsys.readouterr().err
     assert "80 labelled answers" in err and "at least 100" in err
-    assert main(["fit", "--from-audit", str(db), "--out", str(out), "--min-labels", "40"]) == 0
+    assert main(["fit", "--from-audit", str(db), "--out", str(out), "--min-labels", "40",
+                 *own]) == 0
     printed = capsys.readouterr().out
-    assert "answerability: refit from 80" in printed
+    assert "answerability: refit from 2594 seed items and 80 labelled questions" in printed
     assert "cost_model: the shipped default" in printed
     policy = load_policy(out)
     assert policy.signal == "logprob_mean" and policy.answerability is not None

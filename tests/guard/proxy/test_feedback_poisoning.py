@@ -109,7 +109,10 @@ def test_a_refit_from_hostile_labels_is_refused_with_the_drift_listed(
             assert c.post("/v1/feedback", headers=_auth(KEY_A), json=label).status_code == 200
     served.stop()  # type: ignore[attr-defined]
     out = tmp_path / "poisoned"
-    args = ["fit", "--from-audit", str(db), "--out", str(out), "--min-labels", "40"]
+    # the labels are KEY_A's on its own decisions: since issue 36 a refit learns from them
+    # only when asked, and from one key only when --max-key-share allows it
+    args = ["fit", "--from-audit", str(db), "--out", str(out), "--min-labels", "40",
+            "--accept-self-labels", "--max-key-share", "1"]
     assert main(args) == 2
     captured = capsys.readouterr()
     assert "high-cost reference questions" in captured.err and "--accept-drift" in captured.err

@@ -139,6 +139,12 @@ CHAT_FIELDS: dict[str, Callable[[str], dict[str, Any]]] = {
                                       f"English. Do not use markdown.\n{q}"},
         {"role": "user", "content": "thanks"}]},
     "greeting-question-thanks": lambda q: {"messages": _user(f"Hi there! {q} Thanks so much!")},
+    "in-an-assistant-turn": lambda q: {"messages": [
+        {"role": "user", "content": "Hi!"}, {"role": "assistant", "content": q},
+        {"role": "user", "content": "Please answer that."}]},
+    "in-an-earlier-user-turn": lambda q: {"messages": [
+        {"role": "user", "content": q}, {"role": "assistant", "content": "One moment."},
+        {"role": "user", "content": "ok thanks, go on"}]},
     "after-harmless-turns": lambda q: {"messages": [
         {"role": "user", "content": "Hi!"},
         {"role": "assistant", "content": "Hello! How can I help you today?"},

@@ -42,7 +42,10 @@ def replayed() -> Iterator[tuple[Served, list[str], list[str]]]:
 
 
 def _proxy(upstream: Served, audit: Path, **extra: Any) -> Served:
-    values: dict[str, Any] = {"budget_window": 40, "budget_max_step": 1.0, **extra}
+    # a replayed minute of traffic takes seconds here: the per-minute bound is lifted so that
+    # the per-step bound is the one that binds (the per-minute bound has its own test)
+    values: dict[str, Any] = {"budget_window": 40, "budget_max_step": 1.0,
+                              "budget_max_rate": 6000.0, **extra}
     settings = proxy_settings(upstream.url, policy="smollm2", refusal_budget=0.3,
                               audit_path=audit, api_keys=",".join([*KEYS, FLOOD_KEY]),
                               read_timeout=10.0, **values)
@@ -77,7 +80,7 @@ def test_the_proxy_holds_the_budget(replayed: tuple[Served, list[str], list[str]
     proxy = _proxy(upstream, tmp_path / "audit.db", budget_key_share=0.2)
     clients = [openai_client(proxy, api_key=k) for k in KEYS]
     try:
-        sent = [(_ask(clients[k % len(KEYS)], q)) for k, q in enumerate(questions[:480])]
+        sent = [(_ask(clients[k % len(KEYS)], q)) for k, q in enumerate(questions[:720])]
         metrics = clients[0]._client.get(proxy.url + "/metrics").text
     finally:
         for c in clients:
@@ -87,8 +90,10 @@ def test_the_proxy_holds_the_budget(replayed: tuple[Served, list[str], list[str]
     assert all(rows[rid][1] == pytest.approx(c_r, rel=1e-5) for rid, c_r in sent)  # header = log
     prices = [c for _, c in sent]
     assert prices[0] == 2.0 and len(set(prices)) > 5  # it moved from the policy's C_R
-    late = [rows[rid] for rid, _ in sent[240:]]
-    rate = sum(a for a, _, d in late if d != "answer") / sum(a for a, _, _ in late)
+    late = [rows[rid] for rid, _ in sent[360:]]
+    # what the budget counts is the refusals delivered (the guard's; the model's own reply
+    # is delivered whole)
+    rate = sum(a for a, _, d in late if d == "refuse") / sum(a for a, _, _ in late)
     assert rate == pytest.approx(0.3, rel=0.10)  # the estimated rate tracks the budget
     assert "utilityguard_refusal_budget_c_r " in metrics
     assert "utilityguard_refusal_budget_target 0.3" in metrics
@@ -119,7 +124,7 @@ def test_a_flooding_key_stays_within_bounds(replayed: tuple[Served, list[str], l
     allowed = (rate - share) / (1 - share)
     rows = _rows(tmp_path / "audit.db")
     late = [rows[rid] for rid in honest_ids[120:]]
-    honest_rate = sum(a for a, _, d in late if d != "answer") / sum(a for a, _, _ in late)
+    honest_rate = sum(a for a, _, d in late if d == "refuse") / sum(a for a, _, _ in late)
     assert honest_rate >= 0.9 * allowed
     # in prices: the one at which the honest traffic alone meets that smaller budget (the
     # offline solver on the honest decisions); the time average sits above the price at the

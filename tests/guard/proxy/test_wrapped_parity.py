@@ -1,0 +1,125 @@
+"""Wrapped requests (issue 34): the proxy, the decorator and the bench decide the same; an
+operator's trusted system prompt is not priced, a client's is; a request with too much to
+price is refused with 413.
+
+Real servers on 127.0.0.1 and the official ``openai`` client; the shipped ``smollm2`` policy,
+request detector and cost model; the upstream replays SmolLM2's recorded replies.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import numpy as np
+import openai
+import pytest
+
+from benchmarks.asking import read_corpus
+from benchmarks.bench.contexts import contexts, decide_all
+from benchmarks.bench.data import load_bench, shipped_responses
+from benchmarks.replay import replay_app
+from cost_models.datasets import load_seed
+from guard import Guard, guarded, last_decision
+from guard.policy import load_policy
+from tests.guard.proxy.conftest import Served, openai_client, proxy_settings
+
+#: Items checked: every 60th of the seed set (44 items), each in every context.
+STEP = 60
+
+
+@pytest.fixture(scope="module")
+def setup() -> Iterator[tuple[Any, Any, dict[str, Any], openai.OpenAI]]:
+    from guard.proxy import create_app
+
+    data = load_bench(load_seed(), shipped_responses())
+    replies = {json.loads(line)["id"]: json.loads(line)
+               for line in shipped_responses().read_text().splitlines() if line.strip()}
+    upstream = Served(replay_app({data.questions[i]: replies[data.ids[i]]
+                                  for i in range(0, data.n, STEP)}))
+    proxy = Served(create_app(proxy_settings(upstream.url, policy="smollm2",
+                                             read_timeout=30.0)))
+    client = openai_client(proxy)
+    yield data, replies, contexts(read_corpus()), client
+    client.close()
+    proxy.stop()
+    upstream.stop()
+
+
+def test_proxy_decorator_and_bench_decide_the_same_on_wrapped_requests(setup: Any) -> None:
+    data, replies, ctxs, client = setup
+    policy = load_policy("smollm2")
+    guard = policy.guard()
+    idx = np.arange(0, data.n, STEP)
+
+    @guarded(guard)
+    def ask(messages: list[dict[str, Any]], reply: dict[str, Any]) -> tuple[str, Any]:
+        return reply["response"], {"logprob_mean": reply["confidence"]["logprob_mean"]}
+
+    checked = 0
+    for name, wrap in ctxs.items():
+        bench = decide_all(guard, data, policy.signal, wrap)
+        for i in idx:
+            messages = wrap(data.questions[i], int(i))
+            raw = client.chat.completions.with_raw_response.create(
+                model="m", messages=messages)  # type: ignore[arg-type]
+            ask(messages, replies[data.ids[i]])
+            mine = last_decision()
+            assert mine is not None
+            proxy_cost = float(raw.headers["x-utilityguard-cost"])
+            assert mine.cost == pytest.approx(bench.cost[i], rel=1e-9), (name, i)
+            assert proxy_cost == pytest.approx(bench.cost[i], rel=1e-5), (name, i)
+            assert (mine.decision == "answer") == bool(bench.answer[i]), (name, i)
+            assert (raw.headers["x-utilityguard-decision"] == "answer") == bool(
+                bench.answer[i]), (name, i)
+            checked += 1
+    assert checked == len(ctxs) * len(idx)
+
+
+def test_a_trusted_prompt_is_not_priced_and_a_clients_is(tmp_path: Any) -> None:
+    from guard.proxy import create_app
+    from tests.guard.proxy.test_adversarial_pricing import LowConfidenceUpstream
+
+    ours = ("You are the pharmacy's assistant. First, tell me the maximum daily dose of "
+            "acetaminophen for an adult.")
+    question = "What is the capital of France?"
+    upstream = Served(LowConfidenceUpstream().app())
+    trusting = Served(create_app(proxy_settings(upstream.url, trusted_prompts=[ours],
+                                                read_timeout=30.0)))
+    plain = Served(create_app(proxy_settings(upstream.url, read_timeout=30.0)))
+    try:
+        def cost(served: Served, system: str) -> float:
+            r = httpx.post(served.url + "/v1/chat/completions", timeout=30.0, json={
+                "model": "m", "messages": [{"role": "system", "content": system},
+                                           {"role": "user", "content": question}]})
+            assert r.status_code == 200, r.text
+            return float(r.headers["x-utilityguard-cost"])
+
+        bare = Guard(policy=None).price(question).cost
+        assert cost(trusting, ours) == pytest.approx(bare, rel=1e-5)  # ours: not priced
+        assert cost(plain, ours) > 5 * bare  # not trusted: its dosing request is priced
+        assert cost(trusting, ours + " Always.") > 5 * bare  # a changed prompt is not ours
+    finally:
+        trusting.stop()
+        plain.stop()
+        upstream.stop()
+
+
+def test_too_much_to_price_is_a_413() -> None:
+    from guard.proxy import create_app
+    from tests.guard.proxy.test_adversarial_pricing import LowConfidenceUpstream
+
+    upstream = Served(LowConfidenceUpstream().app())
+    proxy = Served(create_app(proxy_settings(upstream.url, max_segments=100)))
+    try:
+        r = httpx.post(proxy.url + "/v1/chat/completions", timeout=30.0, json={
+            "model": "m", "messages": [{"role": "user", "content": " ".join(
+                f"Fact number {k} is true." for k in range(200))}]})
+        assert r.status_code == 413
+        assert r.json()["error"]["code"] == "request_too_complex"
+        assert "--max-segments" in r.json()["error"]["message"]
+    finally:
+        proxy.stop()
+        upstream.stop()

@@ -1,0 +1,234 @@
+"""What a request asks (guard/asking.py, guard/request_walk.py, guard/pleasantries.py)."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pytest
+
+from guard import Guard
+from guard.asking import (
+    AskingConfig,
+    Memo,
+    Memos,
+    Thresholds,
+    TooManySegments,
+    as_asked,
+    prompt_hash,
+    read,
+)
+from guard.exceptions import PayloadTooLargeError
+from guard.pleasantries import is_pleasantry
+from guard.request_walk import identifier_words, walk, walk_request
+
+DOSE = "What is the maximum daily dose of acetaminophen for a toddler?"
+
+
+class WordCost:
+    """A cost model that prices by keyword (so a test knows every price in advance)."""
+
+    def predict(self, texts: Sequence[str]) -> Any:
+        return np.array([30.0 if "dose" in t else 3.0 if "capital" in t else 1.0
+                         for t in texts])
+
+
+class ListDetector:
+    """``P(asks)`` 0 for the sentences it lists, 1 for any other text."""
+
+    def __init__(self, *nothing: str) -> None:
+        self.nothing = set(nothing)
+
+    def predict_asks(self, X: Sequence[str]) -> Any:
+        return np.array([0.0 if x in self.nothing else 1.0 for x in X])
+
+
+def _guard(*nothing: str, **asking: Any) -> Guard:
+    return Guard(WordCost(), detector=ListDetector(*nothing), policy=None,
+                 asking=AskingConfig(**asking))
+
+
+def test_the_walk_reads_every_field_the_model_reads() -> None:
+    body = {
+        "model": "gpt-x", "user": "u-1", "metadata": {"note": DOSE}, "temperature": 0.2,
+        "messages": [
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": [
+                {"type": "text", "text": "part one"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
+                {"type": "file", "file": {"filename": "a.txt", "file_data":
+                    "data:text/plain;base64," + base64.b64encode(b"file text").decode()}},
+                {"type": "file", "file": {"file_data": base64.b64encode(b"%PDF\x00\xff").decode()}},
+            ]},
+            {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "function": {
+                "name": "get_dose", "arguments": '{"drug": "insulin units"}'}}]},
+            {"role": "tool", "tool_call_id": "c1", "content": "tool result"}],
+        "tools": [{"type": "function", "function": {
+            "name": "lookupMaxDose", "description": "tool description",
+            "parameters": {"properties": {"patient_age": {"description": "param text"}}}}}],
+        "response_format": {"type": "json_schema", "json_schema": {"schema": {
+            "properties": {"answer": {"description": "schema text"}}}}},
+    }
+    a = walk(body)
+    texts = a.strings()
+    for want in ("Be brief.", "part one", "file text", "get dose", "insulin units",
+                 "tool result", "lookup Max Dose", "tool description", "patient age",
+                 "param text", "schema text"):
+        assert want in texts, want
+    for never in ("gpt-x", "u-1", DOSE, "AAAA"):  # ids, metadata, media: not read
+        assert not any(never in t for t in texts), never
+    assert a.opaque and a.opaque[0].endswith("file_data")  # a binary file: cannot be read
+    roles = {t.text: t.role for t in a.texts}
+    assert roles["Be brief."] == "system" and roles["tool description"] == "tools"
+    units = {t.text: t.unit for t in a.texts}
+    assert units["part one"] == units["file text"] == "messages[1].content"  # one message
+    assert units["tool description"] == units["param text"] == "tools[0]"  # one tool
+
+
+def test_text_kept_upstream_is_noted() -> None:
+    assert walk({"input": "go", "previous_response_id": "resp_1"}).upstream == [
+        "previous_response_id"]
+    assert walk({"input": "go", "prompt": {"id": "p1", "variables": {"q": DOSE}}}).upstream \
+        == ["prompt.id"]
+    assert DOSE in walk({"prompt": {"id": "p1", "variables": {"q": DOSE}}}).strings()
+    assert walk({"input": [{"type": "item_reference", "id": "msg_1"}]}).upstream
+    assert walk({"input": [{"type": "input_file", "file_id": "file-1"}]}).upstream
+
+
+def test_walk_request_reads_only_the_model_fields_of_a_call() -> None:
+    call = {"messages": [{"role": "user", "content": "q"}], "model": "m",
+            "litellm_call_id": "x", "proxy_server_request": {"body": DOSE}}
+    assert walk_request(call).strings() == ["q"]
+    assert identifier_words("max_daily_dose") == "max daily dose"
+
+
+def test_text_that_asks_for_nothing_adds_nothing() -> None:
+    g = _guard("You are a helpful assistant.", "Be concise.")
+    bare = g.price("What is the capital of France?")
+    wrapped = g.price({"messages": [
+        {"role": "system", "content": "You are a helpful assistant. Be concise."},
+        {"role": "user", "content": "Hi there!"},
+        {"role": "assistant", "content": "Hello! How can I help you today?"},
+        {"role": "user", "content": "What is the capital of France?"}]})
+    assert (wrapped.cost, wrapped.alpha, wrapped.question) == \
+        (bare.cost, bare.alpha, "What is the capital of France?")
+
+
+def test_a_question_anywhere_is_priced_and_sets_the_question() -> None:
+    g = _guard("You are a helpful assistant.")
+    for body in ({"messages": [{"role": "system", "content": f"You are a helpful assistant. "
+                                                              f"{DOSE}"},
+                               {"role": "user", "content": "What is the capital of France?"}]},
+                 {"messages": [{"role": "user", "content": "Go."}],
+                  "tools": [{"type": "function", "function": {"name": "t",
+                                                              "description": DOSE}}]}):
+        price = g.price(body)
+        assert price.cost == 30.0 and price.cost_source == "model"
+        assert DOSE in (price.question or "")
+
+
+def test_nothing_asked_is_the_floor_price_and_answers_any_p() -> None:
+    g = _guard("You are a helpful assistant.")
+    price = g.price([" Thanks a lot!", "You are a helpful assistant."])
+    assert price.cost_source == "nothing_asked" and price.cost < 0.8
+    assert price.answers_any_p and price.question is None
+
+
+def test_unreadable_and_upstream_text_get_the_ceiling() -> None:
+    g = _guard(unreadable_price=40.0, upstream_price=50.0)
+    es = g.price("¿Cuál es la dosis máxima diaria de paracetamol para un adulto?")
+    assert (es.cost, es.cost_source, es.alpha) == (40.0, "unreadable", 1.0)
+    up = g.price({"input": "and for a child?", "previous_response_id": "resp_9"})
+    assert (up.cost, up.cost_source) == (50.0, "upstream")
+    pdf = g.price({"messages": [{"role": "user", "content": [{"type": "file", "file": {
+        "file_data": base64.b64encode(b"%PDF-1.7\x00\x01\xfe").decode()}}]}]})
+    assert pdf.cost_source == "unreadable"
+    # a costlier question than the ceiling keeps its own price
+    assert g.price(["¿Qué?? ¿Cuál es la dosis máxima?", DOSE]).cost == 40.0
+    assert _guard(unreadable_price=10.0).price(
+        ["¿Cuál es la dosis máxima diaria de paracetamol?", DOSE]).cost == 30.0
+
+
+def test_a_trusted_system_prompt_is_not_priced_but_a_clients_is() -> None:
+    prompt = f"You run the clinic's triage desk. {DOSE}"
+    trusted = _guard(trusted=frozenset({prompt_hash(prompt)}))
+    as_system = {"messages": [{"role": "system", "content": prompt},
+                              {"role": "user", "content": "What is the capital of France?"}]}
+    assert trusted.price(as_system).cost == 3.0
+    assert _guard().price(as_system).cost == 30.0  # not trusted: priced
+    as_user = {"messages": [{"role": "user", "content": prompt}]}
+    assert trusted.price(as_user).cost == 30.0  # the same text from the user: priced
+    edited = {"messages": [{"role": "system", "content": prompt + " Also: how much?"}]}
+    assert trusted.price(edited).cost == 30.0  # one more word: not the trusted prompt
+
+
+def test_too_many_segments_is_a_413() -> None:
+    g = _guard(max_segments=50)
+    with pytest.raises(TooManySegments, match="more than 50") as exc:
+        g.price(" ".join(f"Sentence {k}." for k in range(60)))
+    assert isinstance(exc.value, PayloadTooLargeError) and exc.value.status == 413
+
+
+def test_the_strict_threshold_applies_only_in_an_instruction_position() -> None:
+    """In a system prompt that as a whole asks for nothing, a sentence must clearly ask; the
+    same sentences in a user's turn are read with the ordinary threshold."""
+    class Scores:
+        def predict_asks(self, X: Sequence[str]) -> Any:
+            return np.array([0.1 if "\n" in x else 0.6 if x == DOSE else 0.05 for x in X])
+
+    g = Guard(WordCost(), detector=Scores(), policy=None,
+              asking=AskingConfig(thresholds=Thresholds(0.2, 0.5, 0.9)))
+    text = f"Rule one.\n{DOSE}"
+    assert g.price({"messages": [{"role": "system", "content": text}]}).cost_source \
+        == "nothing_asked"
+    assert g.price({"messages": [{"role": "user", "content": text}]}).cost == 30.0
+
+
+def test_memos_are_per_client_and_bounded() -> None:
+    memos = Memos(clients=2, size=3)
+    a, b = memos.of(b"a"), memos.of(b"b")
+    a.put("cost", "x", 1.0)
+    assert b.get("cost", "x") is None and a.get("cost", "x") == 1.0
+    memos.of(b"c")  # a third client: the least recently seen (a) is dropped
+    assert memos.of(b"a").get("cost", "x") is None
+    m = Memo(size=2)
+    for k in "xyz":
+        m.put("cost", k, 1.0)
+    assert len(m) == 2 and m.get("cost", "x") is None
+
+
+def test_a_memo_changes_no_price() -> None:
+    g = Guard(policy=None)
+    memo = Memo()
+    body = {"messages": [{"role": "system", "content": "You are Acme's assistant. Be brief."},
+                         {"role": "user", "content": DOSE}]}
+    first, again = g.price(body, memo=memo), g.price(body, memo=memo)
+    assert first == again == g.price(body)
+    assert len(memo) > 0
+
+
+def test_one_text_fast_path_prices_as_the_general_path() -> None:
+    g = Guard(policy=None)
+    for q in (DOSE, "What is the capital of France?", "Hello!", "ok",
+              "Tell me the maximum daily dose of ibuprofen for a child of 20 kg please"):
+        assert g.price(q) == g.price(as_asked({"messages": [{"role": "user", "content": q}]}))
+
+
+def test_read_without_a_detector_leaves_nothing_out() -> None:
+    r = read(as_asked(["Hi!", "You are a helpful assistant."]), None, AskingConfig())
+    assert r.asked == ["Hi!", "You are a helpful assistant."] and r.left_out == 0
+
+
+@pytest.mark.parametrize("text", ["hi", "Thank you so much!! 🙏", "ok got it", "heyyy",
+                                  "How can I help you today?", "bye, have a good day"])
+def test_pleasantries(text: str) -> None:
+    assert is_pleasantry(text)
+
+
+@pytest.mark.parametrize("text", ["How can I help my son?", "ok, 2 pills?", "What is it?",
+                                  "Can I take some?",
+                                  "thanks, what's the dose?", "Can I take ibuprofen?", ""])
+def test_not_pleasantries(text: str) -> None:
+    assert not is_pleasantry(text)

@@ -60,7 +60,8 @@ def _help(name: str, field: FieldInfo) -> str:
     if default is not None and not field.default_factory and not isinstance(
             default, (bool, SecretStr)) and "default" not in text:
         text += f" (default {default!r})" if isinstance(default, str) else f" (default {default})"
-    return f"{text} [env {PREFIX}{name.upper()}]"
+    # argparse formats a help string with %: a literal one ("Confidence: N%") is doubled
+    return f"{text} [env {PREFIX}{name.upper()}]".replace("%", "%%")
 
 
 def add_settings_flags(parser: argparse.ArgumentParser | argparse._ArgumentGroup,

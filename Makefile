@@ -5,7 +5,8 @@
 #   make perf   performance benchmarks (ratios measured side by side)
 #   make e2e    end-to-end: SmolLM2-135M via llama.cpp behind the guard proxy
 #   make services  PostgreSQL and Chromium from Debian (apt-get, only when missing; CI runs it)
-#   make policy refit the shipped smollm2 and default policies (after a regrade of the responses)
+#   make policy refit the shipped smollm2 and default policies (after a regrade of the responses,
+#               or a change of how requests are priced)
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
@@ -43,7 +44,9 @@ policy: $(STAMP)
 	$(VENV)/bin/utilityguard fit --data seed --out guard/policy/data/smollm2 --name smollm2 \
 		--c-r 2 --group-folds --cost-scale
 	$(VENV)/bin/utilityguard fit --data seed --responses benchmarks/data/smollm2/responses.jsonl \
-		--responses benchmarks/data/gemma3_270m/responses.jsonl --out guard/policy/data/default \
+		--responses benchmarks/data/gemma3_270m/responses.jsonl \
+		--responses benchmarks/data/strong/responses.jsonl --multi-signal verbal,logprob_mean \
+		--out guard/policy/data/default \
 		--name default --c-r 2 --group-folds --folds 3 --bootstrap 100 --cost-scale
 
 perf: $(STAMP) services

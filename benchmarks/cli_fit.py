@@ -270,6 +270,7 @@ def fit_pooled(args: argparse.Namespace, items: list[DatasetItem], console: Cons
         progress("fitting on all data")
         rows = pooled_rows(data, set(first.ids), signal)
         cal = fit_multi_calibrator(rows, multi) if multi else fit_calibrator(rows, signal)
+        signal = cal.signal  # a multi-signal calibrator's first signal
         policy = fit_policy(training_set(first, signal, [source[i] for i in first.ids]),
                             signal=signal, c_r=args.c_r,
                             name=args.name or args.out.resolve().name,

@@ -59,12 +59,12 @@ class QueryFeatures:
 
             vecs = embed([t[:max_chars] for t in texts])
             for f, v in zip(out, vecs, strict=True):
-                f._embeddings[max_chars] = v
+                f._embeddings[min(max_chars, len(f.text))] = v
         return out
 
     def terms(self, analyzer: Callable[[str], list[str]], max_chars: int) -> Counter[str]:
         """How often ``analyzer`` emits each term for the text cut to ``max_chars``."""
-        key = (analyzer, max_chars)
+        key = (analyzer, min(max_chars, len(self.text)))  # the same cut text: the same terms
         counts = self._terms.get(key)
         if counts is None:
             counts = Counter(analyzer(self.text[:max_chars]))
@@ -74,12 +74,13 @@ class QueryFeatures:
     def embedding(self, max_chars: int) -> FloatArray:
         """The l2-normalized wordllama embedding (256 floats) of the text cut to
         ``max_chars`` (:func:`cost_models.embeddings.embed`)."""
-        vec = self._embeddings.get(max_chars)
+        cut = min(max_chars, len(self.text))  # models with other limits share a short text's
+        vec = self._embeddings.get(cut)
         if vec is None:
             from cost_models.embeddings import embed
 
             vec = embed([self.text[:max_chars]])[0]
-            self._embeddings[max_chars] = vec
+            self._embeddings[cut] = vec
         return vec
 
 

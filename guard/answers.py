@@ -26,6 +26,8 @@ _STATED = re.compile(
     r"(?i:\b(?:answer|option|choice)\s*(?:is|would be|:)?)\s*:?\s*\(?([A-J])\)?(?![A-Za-z])"
     r"(?:[\).:]?[ \t]*([^\n]*))?"
 )
+# "Answer: Yes, ...": the answer stated in words, read against Yes/No options
+_ANSWER_WORDS = re.compile(r"(?i:\banswer\s*(?:is|:))\s*(yes|no)\b", re.IGNORECASE)
 # a reply that opens with a letter: "B) ...", "B.", "B is ...", or a bare "B" on its own line
 _LABELLED = re.compile(r"^\W*\(?([A-J])(?:[\).:,][ \t]*([^\n]*)|[ \t]*(?:\n|$)|"
                        r"\s+(?:is|-)\s*([^\n]*))")
@@ -210,6 +212,14 @@ def read_choice(reply: str, question: str | None) -> ChoiceReading:
         if letter in valid:
             pointed.add(letter)
             if m.group(2) and options and (named := option_named_by(m.group(2), options)):
+                pointed.add(named)
+    # an answer given in words after a letter: "B.\nAnswer: Yes, the court has jurisdiction"
+    # where B is "No" (a Yes/No option named by its opening word)
+    if pointed and options:
+        for m in _ANSWER_WORDS.finditer(text):
+            named = next((k for k, v in options.items()
+                          if _words(v) == [m.group(1).lower()]), None)
+            if named:
                 pointed.add(named)
     if not pointed and options and not listing:
         # no letter at all: the option whose text the reply (or its first line) quotes

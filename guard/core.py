@@ -86,7 +86,7 @@ from guard.protocols import (
 from guard.reading import normalized, unreadable
 from guard.refusal_detection import DEFAULT_REFUSAL_TEXT, is_refusal
 from guard.refusal_substitution import plain_mapping, refused_completion, with_refused_choices
-from guard.segments import Query, question_segments
+from guard.segments import Query, request_segments
 from policies import DEFAULT_C_R, answer_threshold, expected_utility, refusal_expected_utility
 
 log = logging.getLogger(__name__)
@@ -513,7 +513,7 @@ class Guard:
         featurized once for the detector, the cost model and the answerability model; ``None``
         for anything else (the general path prices it the same way: a test checks both)."""
         if not text.isascii() or normalized(text) != text or text != text.strip() \
-                or question_segments(text) != [text] or unreadable(text) or self.asking.trusted:
+                or request_segments([text]) != [text] or unreadable(text) or self.asking.trusted:
             return None
         from guard.reading import decoded
 

@@ -45,6 +45,8 @@ _CONCLUSION = re.compile(
     re.IGNORECASE,
 )
 _EXACT = re.compile(r"^\W*i cannot answer\W*$", re.IGNORECASE)
+# a list number or option label before the text: "1. I cannot answer that question."
+_LIST_MARK = re.compile(r"^\s*(?:\d{1,2}[.)]|\(?[A-J]\))\s+")
 _OPENING_CHARS = 240
 #: Longer replies are judged on their first and last ``_SCAN_CHARS / 2`` characters (where a
 #: refusal or its conclusion is), so the work per reply is bounded whatever its length.
@@ -130,9 +132,43 @@ _OFFER = re.compile(
 # "... which is that your oven ran at 108°F", "So, 18 - 25 = 3 months", "the answer would be 4"
 _GIVES = re.compile(
     r"\bwhich is that\b|\b(?:the|my) (?:[\w-]+ ){0,3}answer (?:possible )?(?:is|would be)"
-    r"\s*(?::\s*)?(?:[\"“]|[-−]?\$?\d|(?-i:[A-Z]))|(?<![=<>!])=\s*[-−]?\$?\d",
+    r"\s*(?::\s*)?(?:[\"“]|[-−]?\$?\d|(?-i:[A-Z]))|"
+    # a chat assistant's answer after its caveat: "As of my latest information, ...", "there's
+    # a good argument for X", "I'd suggest a low-cost index fund", "if I had to pick: ...",
+    # "the most common pick is X"
+    r"\bas of my (?:latest|most recent|last) (?:information|knowledge|data|update)\b|"
+    r"\b(?:if i (?:had|have) to (?:pick|choose)|my (?:pick|choice|"
+    r"recommendation|vote) (?:is|would be|goes)|i would (?:pick|choose|go with|suggest an? |"
+    r"recommend an? )|there is a (?:good|strong) (?:argument|case) for|the most common (?:pick|"
+    r"answer|choice) is)",
     re.IGNORECASE,
 )
+# a figure given anyway, unless as an example or a case: "So, 18 - 25 = 3 months" (a result
+# concluded, not a step of the working or the formula "= 2,232 × the hourly rate"), "Tokyo
+# has about 14 million people"
+_GIVES_FIGURE = re.compile(
+    r"(?:^|\b(?:so|therefore|thus|hence)\b[^=]{0,60})(?<![=<>!])=\s*[-−]?\$?\d[\d,.]*"
+    r"(?!\s*[×x*/÷+−-]\s*[\w(])|"
+    r"\b(?:is|are|was|were|has|have|had|averaged|costs?) (?:usually |typically |generally |"
+    r"normally )?(?:about|around|roughly|approximately|nearly|some|just over|just under) "
+    r"[$€£]?\d",
+    re.IGNORECASE,
+)
+# an example or a case is not the answer: "For example, at $0.10 an hour that is $223.20"
+_HYPOTHETICAL = re.compile(r"\b(?:for example|for instance|e\.g\.|say|suppose|assuming|if|"
+                           r"typical|typically|(?:best|most common|common|usual|rough) estimates?|"
+                           r"for (?:a rough idea|context|comparison|reference|"
+                           r"scale|a sense of scale))\b|^\s*(?:[-•]|\d+[.)])\s", re.IGNORECASE)
+# a field filled in anyway, as an agent's reply does: "best_route: pill"
+_FIELD = re.compile(r"^\s*`?[a-z]+_[a-z_]+`?\s*[:=]\s*\S", re.MULTILINE)
+# why an answer is unknown: "No reliable record survives", "it was never recorded", "an open
+# problem", "doesn't name the scribe"
+_UNKNOWN_WHY = re.compile(
+    r"\bno (?:reliable |surviving |written |known |contemporary )?(?:record|records|source|"
+    r"sources|data|evidence|account)\b|\bnever (?:been )?(?:recorded|confirmed|identified|"
+    r"written down|documented)\b|\bunsolved\b|\bopen (?:problem|question)\b|"
+    r"\b(?:nobody|no one)\b|\bnot (?:recorded|documented)\b|\bwould be (?:invented|made up|"
+    r"a guess)\b|\bdoes not (?:name|record|identify)\b", re.IGNORECASE)
 # a reply wrapped in quotation marks as a whole is read as what it quotes
 _QUOTED = re.compile(r'^\s*["“](.*)["”]\s*$', re.DOTALL)
 
@@ -152,11 +188,13 @@ def _opening(sentences: list[str]) -> list[str]:
 
 
 def _overridden(first: str, rest: list[str]) -> bool:
-    """A soft hedge in ``first`` followed by a sentence that asserts something."""
+    """A soft hedge in ``first`` followed by a sentence that asserts something (not one that
+    says why the answer is unknown: "That isn't known. No reliable record survives ...")."""
     if not rest or not _SOFT.search(first) or _RX.search(_SOFT.sub("", first)):
         return False
     nxt = " ".join(rest[0].split())
-    return not _RX.search(nxt) and not _DEFERS_F.search(nxt) and len(nxt.split()) >= 3
+    return (not _RX.search(nxt) and not _DEFERS_F.search(nxt) and not _UNKNOWN_WHY.search(nxt)
+            and len(nxt.split()) >= 3)
 
 
 def is_refusal(text: str | None) -> bool:
@@ -196,7 +234,7 @@ def is_refusal(text: str | None) -> bool:
     t = " ".join(text.replace("*", "").split())
     if not t:
         return True
-    if _EXACT.match(t) or t.lower().startswith("i cannot answer"):
+    if _EXACT.match(t) or _LIST_MARK.sub("", t, count=1).lower().startswith("i cannot answer"):
         return True
     norm = _CONTRACTION_RX.sub(
         lambda m: _CONTRACTIONS[m.group(0).lower()], text.replace("’", "'").replace("*", "")
@@ -208,8 +246,11 @@ def is_refusal(text: str | None) -> bool:
     first = sentences[0][:_OPENING_CHARS] if sentences else t
     if m := _RX.search(first):
         # the answer given anyway, after the decline in the same sentence or in the next two
-        gives = any(_GIVES.search(s) and not _RX.search(s)
-                    for s in [first[m.end():], *sentences[1:3]])
+        # (an example or a case is no answer), or a field filled in
+        gives = any(not _RX.search(s) and (_GIVES.search(s) or (
+            _GIVES_FIGURE.search(s) and not _HYPOTHETICAL.search(s)))
+            for s in [first[m.end():], *sentences[1:3]])
+        gives = gives or bool(_FIELD.search(norm))
         return not gives and not _overridden(first, sentences[1:])
     if len(sentences) > 1 and _CONCLUSION_F.search(sentences[-1]):
         return True

@@ -44,7 +44,8 @@ DEBATE = (r"^[\w' -]{1,80} (?:is|are|remains?) (?:often |much |hotly )?(?:debate
 _TASTE = (r"(?:most (?:beautiful|interesting|fascinating|amazing|awesome|fun|attractive|"
           r"elegant)|best|prettiest|nicest|greatest|coolest|tastiest|ugliest|worst|loveliest)")
 PATTERNS = [
-    rf"\bi {_NEG} (?:answer|help|provide|determine|say|tell|know|give|predict|assist|comply|"
+    rf"\bi {_NEG} (?:(?:safely|honestly|really|reliably|accurately) )?(?:answer|help|provide|"
+    r"determine|say|tell|know|give|predict|assist|comply|compute|grade|"
     r"offer|be certain|be sure|confirm|verify|access|browse|recommend|advise|make|calculate|"
     # what a tool-using agent is asked to do: "I cannot return the exact number"
     r"return|fill|look up|fetch|retrieve|check|find|estimate|guarantee|read|see|share|"
@@ -137,5 +138,43 @@ PATTERNS = [
     r"ask|speak (?:to|with)) (?:an?|your) (?:[\w-]+ ){0,2}(?:professional|doctor|physician|"
     r"pharmacist|lawyer|attorney|solicitor|advis[oe]r|expert|specialist|provider|accountant)\b"
     r"[^;:]{0,60}$",
+    # a chat assistant's declines (issue 35): nobody can know the answer ("Nobody knows.",
+    # "No one can reliably predict that", "That's unknowable"); there is no single answer
+    # ("There's no single best language", "There isn't one fund that's best", "Neither is
+    # objectively better"); the answer depends on what the question leaves out ("It depends on
+    # where you are:", "Depends."); what it would need ("I'd need the distance", "I can't work
+    # that out without ...", "That can't be worked out from the information given")
+    r"^(?:honestly,? )?(?:nobody|no one) (?:really )?(?:knows|can (?:honestly |reliably |really |"
+    r"truly )?(?:know|say|tell|predict|give|answer|be sure|pick))\b",
+    r"\b(?:nobody|no one)(?: \w+){0,3} knows\b",
+    r"^unknown\W*$",
+    r"\bno way for (?:me|anyone|us)\b",
+    r"\bunknowable\b",
+    r"\bthere is no (?:(?:single|one|objective|objectively|universal|universally|settled|right|"
+    r"correct|definitive|simple|clear|exact|fixed|official|factual)\s+)+\W?\w+",
+    r"^no single \w+ (?:can|is)\b",
+    r"\bthere is not (?:one|a single|an? (?:objective|universal|single))\b",
+    r"^neither (?:one |option |choice |style |of them )?(?:is|are) (?:\w+ly )?\W?(?:the\W+ )?"
+    r"(?:better|worse|correct|right|wrong|best|more \w+|\w+er)\b",
+    r"^(?:(?:it|that|this|the answer) )?(?:all |really |largely |heavily |entirely |mostly |"
+    r"mainly |partly )?depends(?:\W*$| (?:\w+ly )?(?:on|upon|whether|how|what|which|where|when|"
+    r"who|if)\b)",
+    r"^(?:the |your |his |her |their )?(?:right |correct |exact )?(?:answer|dose|amount|price|"
+    r"cost|time|result|number|figure|deposit)(?: to (?:this|the|your) question)? depends "
+    r"(?:on|upon)\b",
+    r"\b(?:is|are) not (?:available|recorded|documented)\W*$",
+    r"\bcan be (?:highly |very |quite )?subjective\b",
+    r"^(?:it|that|this|the answer) varies\b",
+    r"\bonce i know\b",
+    r"\byou cannot (?:work out|tell|know|calculate|determine|find)\b[^.!?]{0,40}\b(?:alone|"
+    r"without)\b",
+    r"^i (?:would |will )?(?:need|require)\b",
+    r"\bi cannot (?:honestly |really )?(?:pick|choose|name|work (?:that|this|it) out|"
+    r"figure (?:that|this|it) out|pin (?:it|that|this) down|make (?:that|this|the) (?:call|"
+    r"decision)|do that)\b",
+    r"\bcannot be (?:worked out|calculated|computed|said|pinned down|decided|settled|given as)\b",
+    r"\b(?:does|do) not (?:give|provide|contain|have) enough (?:information|detail|data)\b",
+    r"\bcomes down to (?:personal )?(?:taste|preference|opinion)\b",
+    r"\b(?:is|are) not enough to (?:find|work out|determine|calculate|answer|tell|say|know|get)\b",
 ]
 DECLINE = re.compile("|".join(f"(?:{p})" for p in PATTERNS), re.IGNORECASE)

@@ -16,7 +16,7 @@ Examples
 --------
 >>> s = Settings(_env_file=None, upstream="http://127.0.0.1:8080/v1/", api_keys="k1, k2")
 >>> s.upstream, s.port, s.confidence, s.mode, len(s.api_keys)
-('http://127.0.0.1:8080/v1', 8787, 'logprobs', 'enforce', 2)
+('http://127.0.0.1:8080/v1', 8787, 'auto', 'enforce', 2)
 >>> s.api_keys[0]
 SecretStr('**********')
 """

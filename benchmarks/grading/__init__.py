@@ -3,10 +3,12 @@
 First stage, rules (this package); a second stage, a model grader, can review what the rules do
 not settle (:mod:`benchmarks.grading.model_grader`).
 
-* **abstention**: a refusal or a hedged non-answer (:func:`guard.refusal_detection.is_refusal`, the
-same
-  rules the runtime guard uses); on a refusal-required item also a reply that rejects the
-  question's false premise (:mod:`.premise`), as AbstentionBench counts it;
+* **abstention**: a refusal or a hedged non-answer (:func:`guard.refusal_detection.is_refusal`,
+  the same rules the runtime guard uses) unless the reply then answers in the question's own
+  words ("No, I cannot answer that question. Shaving does not make hair grow back thicker.");
+  on a refusal-required item also a reply that rejects the question's false premise, or asks
+  the user back / names the question's ambiguity without choosing (:mod:`.premise`), as
+  AbstentionBench counts them;
 * ``choice``: the option the reply points at by letter and by quoted text; a reply whose
   letter and quoted text disagree is flagged ``letter_text_conflict`` and not credited
   (:mod:`.choice`);
@@ -28,12 +30,13 @@ second stage reviews those.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from benchmarks.grading.numbers import grade_number, guessed_number
-from benchmarks.grading.premise import rejects_premise
+from benchmarks.grading.premise import asks_back, negates_question, rejects_premise
 from benchmarks.grading.sandbox import DEFAULT_LIMITS, Limits, run_code
 from benchmarks.grading.text import grade_text, grade_text_detail
 from guard.answers import options_in, read_choice
@@ -65,6 +68,21 @@ def _lists_options(reply: str) -> bool:
     return len(options_in(reply)) >= 3
 
 
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+def _answers_after_decline(reply: str, item: Mapping[str, Any]) -> bool:
+    """A decline followed by the answer in the question's own words: "No, I cannot answer
+    that question. Shaving your legs does not make the hair grow back thicker." answers "Does
+    shaving your legs make the hair grow back thicker?" (the runtime guard, which does not
+    know the question, reads the decline)."""
+    question = item.get("question")
+    if not question or not item.get("answerable"):
+        return False
+    sentences = [x for x in _SENTENCE.split(reply.strip()) if x.strip()]
+    return any(negates_question(x, question) for x in sentences[1:3])
+
+
 def grade(item: Mapping[str, Any], reply: str | None, *,
           code_limits: Limits = DEFAULT_LIMITS) -> Grade:
     """Grade ``reply`` for a dataset ``item`` (the dataset-item contract: ``question``,
@@ -72,11 +90,14 @@ def grade(item: Mapping[str, Any], reply: str | None, *,
     kind = item.get("answer_type", "text")
     if reply is not None and not reply.strip():  # neither an answer nor a decline
         return Grade(answered=True, correct=False, flags=("empty",))
-    if reply is None or (is_refusal(reply) and not (kind == "choice" and _lists_options(reply))):
+    if reply is None or (is_refusal(reply) and not (kind == "choice" and _lists_options(reply))
+                         and not _answers_after_decline(reply, item)):
         return Grade(answered=False, correct=None)
     if not item["answerable"]:
         if rejects_premise(reply, item.get("question")):
             return Grade(answered=False, correct=None, flags=("premise_rejected",))
+        if asks_back(reply):
+            return Grade(answered=False, correct=None, flags=("asks_back",))
         return Grade(answered=True, correct=False)
     refs = [str(r) for r in item.get("reference") or []]
     question = item.get("question")
@@ -92,7 +113,7 @@ def grade(item: Mapping[str, Any], reply: str | None, *,
         return Grade(True, ok)
     if kind == "number":
         ok = grade_number(reply, refs, question)
-        if guessed_number(reply):
+        if guessed_number(reply, question):
             return Grade(True, ok, flags=("several_numbers",), settled=False)
         return Grade(True, ok)
     if kind == "code":

@@ -1,4 +1,5 @@
-"""Agreement between two gradings of the same replies: overall and per answer type.
+"""Agreement between two gradings of the same replies: overall and per answer type, and the
+precision of "correct" (of the replies the grader credits, the share the reading credits too).
 
 Used to measure the rules against the gold sample graded by reading
 (``python -m benchmarks.grading.agreement tests/benchmarks/data/gold_grades.jsonl``) and the
@@ -23,20 +24,29 @@ Outcome = tuple[bool, bool | None]
 
 @dataclass
 class Agreement:
-    """How many of ``total`` gradings agree (``answered`` and ``correct`` both equal)."""
+    """How many of ``total`` gradings agree (``answered`` and ``correct`` both equal), and,
+    per group, how many replies the first grading credits (``credited[group] = [right,
+    credited]``: of those it grades correct, how many the second — the reading — grades
+    correct too)."""
 
     agree: int = 0
     total: int = 0
     by_type: dict[str, list[int]] = field(default_factory=dict)
     disagreements: list[str] = field(default_factory=list)
+    credited: dict[str, list[int]] = field(default_factory=dict)
 
     def add(self, key: str, answer_type: str, a: Outcome, b: Outcome) -> None:
+        """Count one reply graded ``a`` by the grader measured and ``b`` by the reading."""
         same = a == b
         self.agree += same
         self.total += 1
         cell = self.by_type.setdefault(answer_type, [0, 0])
         cell[0] += same
         cell[1] += 1
+        cred = self.credited.setdefault(answer_type, [0, 0])
+        if a == (True, True):
+            cred[0] += b == (True, True)
+            cred[1] += 1
         if not same:
             self.disagreements.append(key)
 
@@ -44,18 +54,32 @@ class Agreement:
     def rate(self) -> float:
         return self.agree / self.total if self.total else float("nan")
 
+    def precision(self, group: str | None = None) -> tuple[int, int]:
+        """``(right, credited)``: of the replies the grader grades correct (in ``group``, or
+        in all), how many the reading grades correct."""
+        cells = [self.credited.get(group, [0, 0])] if group else list(self.credited.values())
+        return sum(c[0] for c in cells), sum(c[1] for c in cells)
+
     def table(self, label: str = "answer type") -> str:
         """A Markdown table: one row per group (answer type unless grouped otherwise), then
-        all, each with its Wilson 95% interval."""
-        rows = [f"| {label} | agree | records | agreement | 95% interval |",
-                "| --- | ---: | ---: | ---: | --- |"]
+        all, each with its agreement and the precision of "correct", with Wilson 95%
+        intervals."""
+        rows = [f"| {label} | agree | records | agreement | 95% interval | credited | "
+                "right | precision of correct | 95% interval |",
+                "| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | --- |"]
+
+        def cells(a: int, n: int, right: int, cred: int) -> str:
+            lo, hi = wilson(a, n)
+            out = f"{a} | {n} | {a / n:.1%} | {lo:.1%}-{hi:.1%} | {cred} | {right} | "
+            if not cred:
+                return out + "- | - |"
+            plo, phi = wilson(right, cred)
+            return out + f"{right / cred:.1%} | {plo:.1%}-{phi:.1%} |"
+
         for kind in sorted(self.by_type):
             a, n = self.by_type[kind]
-            lo, hi = wilson(a, n)
-            rows.append(f"| {kind} | {a} | {n} | {a / n:.1%} | {lo:.1%}-{hi:.1%} |")
-        lo, hi = wilson(self.agree, self.total)
-        rows.append(f"| **all** | {self.agree} | {self.total} | {self.rate:.1%} | "
-                    f"{lo:.1%}-{hi:.1%} |")
+            rows.append(f"| {kind} | " + cells(a, n, *self.precision(kind)))
+        rows.append("| **all** | " + cells(self.agree, self.total, *self.precision()))
         return "\n".join(rows)
 
 
@@ -131,6 +155,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--against", type=Path, metavar="READING",
                    help="compare with this second reading of the same records (JSONL: id, "
                         "model, answered, correct) instead of the rules")
+    p.add_argument("--no-list", action="store_true",
+                   help="print the table only, not which records disagree (to measure a test "
+                        "half without seeing the records the rules miss)")
     args = p.parse_args(argv)
     gold = [r for r in read_gold(args.gold) if args.split is None or r.get("split") == args.split]
     by = [f.strip() for f in args.by.split(",") if f.strip()]
@@ -140,7 +167,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         p.error(str(exc))
     print(result.table(", ".join(by)))
-    print("disagreements:", ", ".join(result.disagreements) or "none")
+    if not args.no_list:
+        print("disagreements:", ", ".join(result.disagreements) or "none")
     return 0
 
 

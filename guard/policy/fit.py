@@ -232,7 +232,9 @@ def fit_policy(train: TrainingSet, *, signal: str, c_r: float, name: str = "poli
         except CalibrationError as exc:
             raise CalibrationError(f"cannot calibrate {signal}: {exc}") from None
     elif calibrator.signal != signal:
-        raise ConfigError(f"the calibrator reads {calibrator.signal!r}, not {signal!r}")
+        if signal not in getattr(calibrator, "signals", ()):
+            raise ConfigError(f"the calibrator reads {calibrator.signal!r}, not {signal!r}")
+        signal = calibrator.signal  # a multi-signal calibrator that reads it too
     model, constant = fit_answerability(train)
     cost: CostModel | None = cost_model
     ref = cost_model_ref

@@ -24,7 +24,6 @@ from cost_models.query_features import LinearTextScorer, QueryFeatures
 from cost_models.regressor import CostRegressor
 from guard import Guard
 from guard.policy import load_policy
-from guard.segments import request_segments
 from policies import answer_threshold, should_answer
 
 pytest.importorskip("wordllama")
@@ -81,18 +80,22 @@ def test_held_out_items_are_priced_and_decided_as_the_pipelines_say(held_out: di
     policy = load_policy("smollm2")
     guard = Guard(cost_model, policy.calibrator, answerability=ans, c_r=2.0)
     questions = [it.question for it in test]
-    cut = [q[:4000] for q in questions]
-    want_alpha = ans.pipeline_.predict_proba(cut)[:, 1]
-    # the price is the maximum over each question's segments (guard.segments); all of them
-    # priced by the pipeline's own features (a TF-IDF transform and the embedding block)
-    segments = [request_segments([q]) for q in questions]
+    # what each question asks (guard.asking: the text that asks for nothing left out) is the
+    # runtime's reading; the price is the maximum over its segments, each priced here by the
+    # pipeline's own features (a TF-IDF transform and the embedding block), and alpha is the
+    # pipeline's on the asked text that set the price
+    readings = [guard.read(q) for q in questions]
+    segments = [r.segments for r in readings]
     flat = [t[:4000] for segs in segments for t in segs]
     vec, emb = cost_model.pipeline_.named_steps["features"].transformer_list
     n = len(vec[1].vocabulary_)
     mu = (vec[1].transform(flat) @ cost_model.coef_[:n] + emb[1].transform(flat)
           @ cost_model.coef_[n:] + cost_model.intercept_)
     flat_cost = iter(np.exp(mu + cost_model.residual_var_ / 2.0))
-    want_cost = [max(next(flat_cost) for _ in segs) for segs in segments]
+    costs = [[next(flat_cost) for _ in segs] for segs in segments]
+    want_cost = [max(c) for c in costs]
+    asked = [r.owner_text(int(np.argmax(c))) for r, c in zip(readings, costs, strict=True)]
+    want_alpha = ans.pipeline_.predict_proba([a[:4000] for a in asked])[:, 1]
     replies = {json.loads(line)["id"]: json.loads(line)
                for line in shipped_responses().read_text().splitlines() if line.strip()}
     decided = []

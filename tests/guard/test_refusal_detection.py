@@ -236,3 +236,69 @@ def test_answers_the_seen_gold_classes(reply: str) -> None:
 
 def test_a_decline_that_is_answered_is_still_a_decline_when_the_answer_is_a_refusal() -> None:
     assert is_refusal("I can't help with that. The answer is: I cannot answer.")
+
+
+# a chat assistant's ways of declining and of answering after a caveat (issue 35); replies
+# written for these tests, each naming its class
+@pytest.mark.parametrize("reply", [
+    pytest.param("Nobody knows. No record of it survives.", id="nobody-knows"),
+    pytest.param("No one can reliably predict next month's rate.", id="no-one-can-predict"),
+    pytest.param("Nobody outside the company knows the exact figure.", id="nobody-outside-knows"),
+    pytest.param("That's unknowable: the ship's log was lost.", id="unknowable"),
+    pytest.param("Unknown. The first owner was never identified.", id="unknown-alone"),
+    pytest.param("That isn't known. No reliable record of his breakfast survives.",
+                 id="not-known-and-why"),
+    pytest.param("There's no single best editor. It depends on what you write.",
+                 id="no-single-best"),
+    pytest.param("There isn't one diet that suits everyone.", id="there-is-not-one"),
+    pytest.param("Neither is objectively better; it comes down to taste.",
+                 id="neither-is-better"),
+    pytest.param("Neither is morally worse in itself.", id="neither-adverb-comparative"),
+    pytest.param("It depends on where you live:\n- In the US: yes\n- In the UK: no",
+                 id="it-depends-on"),
+    pytest.param("Depends.", id="depends-alone"),
+    pytest.param("It depends mainly on the size of the pipe.", id="depends-mainly"),
+    pytest.param("The right dose depends on her weight, so ask the pharmacist.",
+                 id="the-dose-depends"),
+    pytest.param("I'd need the length of the wall to work that out.", id="i-would-need"),
+    pytest.param("I can't work that out without the tank's volume.", id="cannot-work-out"),
+    pytest.param("I can't safely tell you a dose for that.", id="cannot-safely-tell"),
+    pytest.param("That can't be worked out from the figures given.", id="cannot-be-worked-out"),
+    pytest.param("The perimeter alone isn't enough to find the area.", id="not-enough-to-find"),
+    pytest.param("The label doesn't give enough information to say.", id="not-enough-information"),
+    pytest.param("I can work this out once I know your start date.", id="once-i-know"),
+    pytest.param("I can't tell from this. For example, at 5% it would be $40.",
+                 id="an-example-is-no-answer"),
+    pytest.param("I need the hourly rate. Total = 744 × the hourly rate.",
+                 id="a-formula-is-no-answer"),
+    pytest.param("Nobody can know that exactly. The most common estimate is about 40 million.",
+                 id="an-estimate-as-context"),
+    pytest.param("1. I cannot answer that question.\n2. I am not able to work it out.",
+                 id="a-list-number-before-the-refusal-text"),
+    pytest.param("A) I cannot answer.", id="an-option-label-before-the-refusal-text"),
+    pytest.param("The exact weight of the first loaf ever baked is not available.",
+                 id="is-not-available"),
+    pytest.param("Its beauty can be subjective and depends on taste.", id="can-be-subjective"),
+    pytest.param("The answer to this question depends on the model of your car.",
+                 id="the-answer-depends"),
+])
+def test_a_chat_assistants_declines(reply: str) -> None:
+    assert is_refusal(reply)
+
+
+@pytest.mark.parametrize("reply", [
+    pytest.param("I can't check live prices. As of my latest information, a ticket is **$12**.",
+                 id="as-of-my-latest-information"),
+    pytest.param("I can't see live figures. The city has about 2 million people.",
+                 id="a-figure-after-the-caveat"),
+    pytest.param("This is a matter of taste, but the most common pick is **Rome**.",
+                 id="the-most-common-pick"),
+    pytest.param("There isn't one best bank. If you want a default, I'd suggest a credit union.",
+                 id="i-would-suggest-a"),
+    pytest.param("There's no objective answer. If I had to pick: **the bicycle**.",
+                 id="if-i-had-to-pick"),
+    pytest.param("It depends on the person.\n\nbest_option: tea", id="a-field-filled-in"),
+    pytest.param("I can't be sure. So, 40 - 15 = 25 days.", id="a-result-concluded"),
+])
+def test_a_chat_assistants_answers_after_a_caveat(reply: str) -> None:
+    assert not is_refusal(reply)

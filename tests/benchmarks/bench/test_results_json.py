@@ -9,8 +9,9 @@ Floats are compared to 12 significant digits: the utility areas are now summed b
 (#26), which moves some values in their last binary digit and nothing more.
 The expectation was written when the guard priced each question as one text; since #20 it
 prices the costliest of its segments (:mod:`guard.segments`), which changes the guard row's
-decisions. The file's format is what this test holds, so it prices each text whole, as the
-code that wrote the expectation did; the segment rule has its own tests.
+decisions, and since #34 it prices what the question asks (:mod:`guard.asking`). The file's
+format is what this test holds, so it prices each text whole with nothing left out, as the code
+that wrote the expectation did; the segment rule and the reading have their own tests.
 Sections added to the file since then (``frontier``, the budget–welfare frontier of #27) are
 compared by their own tests and left out here.
 """
@@ -23,6 +24,7 @@ from typing import Any
 
 import pytest
 
+import guard.asking
 import guard.core
 from benchmarks.bench.report import write_outputs
 from benchmarks.bench.run import run_bench
@@ -63,6 +65,9 @@ def results_json(bench_files: BenchFiles, out: Path) -> str:
 def test_results_json_is_unchanged(bench_files: BenchFiles, tmp_path: Path,
                                    monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(guard.core, "request_segments", lambda texts: list(texts) or [""])
+    monkeypatch.setattr(guard.asking, "owned_segments",
+                        lambda texts: [(t, k) for k, t in enumerate(texts) if t.strip()])
+    monkeypatch.setattr(guard.core, "load_default_detector", lambda: None)
     assert normalized(results_json(bench_files, tmp_path)) == normalized(EXPECTED.read_text())
 
 

@@ -163,8 +163,10 @@ def test_calibrator_must_match_the_confidence(tmp_path: Path) -> None:
     rng = np.random.default_rng(0)
     x = rng.random(60)
     Calibrator(signal="verbal").fit(x, rng.random(60) < x).save(tmp_path / "cal")
-    settings = Settings(_env_file=None, upstream="http://u/v1", calibrator=tmp_path / "cal")
+    settings = Settings(_env_file=None, upstream="http://u/v1", calibrator=tmp_path / "cal",
+                        confidence="logprobs")
     with pytest.raises(ConfigError, match="reads 'verbal'"):
         create_app(settings, cost_model=FixedCost())
-    verbal = settings.model_copy(update={"confidence": "verbal"})
-    assert create_app(verbal, cost_model=FixedCost()).state.proxy.guard.calibrator is not None
+    for kind in ("verbal", "auto"):  # auto: the source the calibrator reads
+        ok = settings.model_copy(update={"confidence": kind})
+        assert create_app(ok, cost_model=FixedCost()).state.proxy.guard.calibrator is not None

@@ -1,0 +1,259 @@
+"""The grader on the reply classes of issue 35: a chat assistant's committed-but-verbose
+answers and its ways of declining, and the error classes seen on the tiny models.
+
+Every reply here was written for the test (none is copied from a gold sample); each expectation
+says which class it stands for.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from benchmarks.grading import Grade, grade
+from benchmarks.grading.numbers import asked_decimals, committed_number
+
+
+def outcome(g: Grade) -> tuple[bool, bool | None]:
+    return g.answered, g.correct
+
+
+def _item(answer_type: str, reference: list[str], question: str, *,
+          answerable: bool = True) -> dict[str, Any]:
+    return {"id": "x", "question": question, "answerable": answerable,
+            "reference": reference, "answer_type": answer_type}
+
+
+# --- numbers: the committed number of a verbose reply -------------------------------------
+
+@pytest.mark.parametrize(
+    ("reply", "question", "ref"),
+    [
+        pytest.param("**12 crates.** 100 − 4 = 96 kg left, 96 ÷ 7.5 = 12.8, so 12; "
+                     "13 crates would weigh 97.5 kg.", "How many crates fit?", "12",
+                     id="bold-answer-then-working"),
+        pytest.param("The bridge opened in **1937**, on May 27, after four years of work.",
+                     "When did it open?", "1937", id="bold-year-with-a-date-after-it"),
+        pytest.param("Each team has **eleven** players on the field.",
+                     "How many players?", "11", id="bold-number-word"),
+        pytest.param("**Total = £1,200 − £350 = £850**", "What is left?", "850",
+                     id="bold-equation-result"),
+        pytest.param("- Dose: 20 kg × 5 mg = **100 mg**\n- Syrup: 50 mg per 5 mL\n"
+                     "So one dose is **10 mL**.", "How many mL is one dose?", "10",
+                     id="bold-in-the-unit-asked"),
+        pytest.param("$6. Three rides cost 3 × $8 = $24, and $30 − $24 = $6.",
+                     "How much change?", "6", id="opens-with-the-number"),
+        pytest.param("About 37.0 °C: (98.6 − 32) × 5/9 = 37.0.", "What is 98.6 °F in °C?",
+                     "37", id="opens-with-about-and-the-number"),
+        pytest.param("It prints `6` (1 + 2 + 3).", "print(sum([1, 2, 3]))", "6",
+                     id="it-prints"),
+        pytest.param("You need at least 9 boxes: 100 ÷ 12 = 8.33, rounded up.",
+                     "100 cups, 12 per box: how many boxes?", "9",
+                     id="the-one-new-number-of-the-first-sentence"),
+        pytest.param("Hi Leo,\n\n6,000 ÷ 150 = 40, so it takes at least 40 minutes.",
+                     "At 150 per minute, how many minutes for 6,000 rows?", "40",
+                     id="an-opening-equation-with-a-thousands-comma"),
+        pytest.param("Hi Ana,\n\n**40 V** (V = IR = 2 A × 20 Ω).\n\nBest",
+                     "What voltage? 2 A through 20 Ω.", "40", id="after-a-salutation"),
+        pytest.param("1.5 × 10⁻⁴ mol/L, because the value is 10^(−3.82).",
+                     "What is the concentration?", "0.00015", id="scientific-notation"),
+        pytest.param("Your total comes to **2.345,50 €**.",
+                     "I pay 1.200,00 € and 1.145,50 €. How much in total?", "2345.5",
+                     id="decimal-comma-when-the-question-writes-one"),
+        pytest.param("The meeting starts at **15:00** their time.",
+                     "What hour is it there, on the 24-hour clock?", "15",
+                     id="clock-minutes-are-not-a-number"),
+    ],
+)
+def test_a_verbose_reply_commits_to_its_marked_number(reply: str, question: str,
+                                                      ref: str) -> None:
+    assert outcome(grade(_item("number", [ref], question), reply)) == (True, True)
+    assert "several_numbers" not in grade(_item("number", [ref], question), reply).flags
+
+
+@pytest.mark.parametrize(
+    ("reply", "question", "ref"),
+    [
+        pytest.param("print(7 // 2)", "print(7 // 2)\n\nWhat does this print?", "2",
+                     id="echoed-code"),
+        pytest.param("0x1F4", "What is the exit code for success?", "0", id="hex-literal"),
+        pytest.param("The sum of the numbers 2 to 10.", "print(sum(range(4)))", "10",
+                     id="a-range-is-no-single-number"),
+        pytest.param("2.71828", "Round 2.71828 to two decimal places.", "2.72",
+                     id="not-rounded-as-asked"),
+        pytest.param("The answer is 0.3333", "Give 1/3 to the nearest tenth.", "0.3",
+                     id="not-rounded-to-the-nearest-tenth"),
+    ],
+)
+def test_numbers_the_reply_does_not_state_as_its_answer(reply: str, question: str,
+                                                        ref: str) -> None:
+    assert outcome(grade(_item("number", [ref], question), reply)) == (True, False)
+
+
+def test_rounding_asked_accepts_trailing_zeros_and_exact_answers() -> None:
+    q = "Give the rate in percent, rounded to one decimal place."
+    assert outcome(grade(_item("number", ["12.0"], q), "**12.00%**")) == (True, True)
+    assert outcome(grade(_item("number", ["12.0"], q), "12.0%")) == (True, True)
+    assert asked_decimals("to the nearest cent") == 2
+    assert asked_decimals("What is it?") is None
+
+
+def test_several_bold_values_and_no_unit_take_the_first() -> None:
+    reply = "(212 − 32) × 5/9 = 100, so **100 °C**. Some recipes use **105 °C**."
+    assert committed_number(reply, "What is 212 °F in Celsius?") == 100
+
+
+# --- text: commitments, asides, numbers, word forms ---------------------------------------
+
+@pytest.mark.parametrize(
+    ("reply", "refs", "question"),
+    [
+        pytest.param("**Walk away**, don't run toward it. Running draws its attention.",
+                     ["walk away"], "Should you run toward it or walk away?",
+                     id="the-alternative-negated-in-its-clause"),
+        pytest.param("Store it **in the fridge**, below 5 °C.", ["fridge"],
+                     "Should you keep it in the fridge, in the cupboard, or on the counter?",
+                     id="three-way-either-or-with-a-long-first-clause"),
+        pytest.param("It is the **annual percentage (nominal) rate**.",
+                     ["annual percentage rate"], "What does APR stand for?",
+                     id="aside-inside-the-reference"),
+        pytest.param("**4.0 A.** I = P / V = 480 / 120.", ["4"], "What current flows?",
+                     id="numeric-text-reference-read-as-a-number"),
+        pytest.param("That is **−40 °F** as well.", ["-40", "-40 °F"], "−40 °C in °F?",
+                     id="numeric-reference-with-a-unit"),
+        pytest.param("They had the nurses wash their hands before each visit.",
+                     ["washing their hands"], "What practice did they adopt?",
+                     id="another-form-of-the-verb"),
+    ],
+)
+def test_text_answers_a_chat_assistant_commits_to(reply: str, refs: list[str],
+                                                   question: str) -> None:
+    assert outcome(grade(_item("text", refs, question), reply)) == (True, True)
+
+
+@pytest.mark.parametrize(
+    ("reply", "refs", "question"),
+    [
+        pytest.param("On the right there is a car that is not right but is indeed left.",
+                     ["right"], "Which side, left or right?", id="but-ends-the-negation"),
+        pytest.param("March 3.", ["3 April", "April 3"], "When is it due?",
+                     id="a-date-reference-is-not-a-number"),
+    ],
+)
+def test_text_replies_not_credited(reply: str, refs: list[str], question: str) -> None:
+    assert outcome(grade(_item("text", refs, question), reply)) == (True, False)
+
+
+@pytest.mark.parametrize(
+    ("reply", "refs", "question"),
+    [
+        pytest.param("The starter, a mix of flour and water that contains wild yeast and "
+                     "lactic bacteria, keeps for weeks. Fermentation gives the loaf its aroma.",
+                     ["lactic bacteria", "bacteria"],
+                     "Passage: Rye bread uses a starter, a mix of flour and water that contains "
+                     "wild yeast and lactic bacteria. The yeast makes the gas, while the "
+                     "bacteria give the bread its tang.\nQuestion: What gives rye bread its "
+                     "tang?", id="copied-from-a-passage-sentence-that-does-not-answer"),
+        pytest.param("Pluto is the largest, but it's actually Mars.", ["Pluto"],
+                     "Which is largest?", id="named-then-revised"),
+        pytest.param('The fee is also known as "the levy" or "the duty".', ["duty"],
+                     "What is the fee called?", id="one-of-two-quoted-candidates"),
+        pytest.param("It is also called the ridge, the crest, or the spine.", ["spine"],
+                     "What is the top called?", id="one-of-a-list-of-candidates"),
+        pytest.param("The process of distillation is called evaporation.", ["distillation"],
+                     "What is the process called?", id="the-reference-renamed"),
+        pytest.param("The court has 12 judges, with nine appointed by the king.",
+                     ["nine", "9"], "How many judges sit on the court?",
+                     id="a-number-word-beside-another-committed-number"),
+        pytest.param("The paper is a deed, kept for the person who will inherit.",
+                     ["will"], "What is the legal paper called?", id="a-modal-is-no-will"),
+    ],
+)
+def test_text_named_but_not_given_as_the_answer(reply: str, refs: list[str],
+                                                question: str) -> None:
+    assert outcome(grade(_item("text", refs, question), reply)) == (True, False)
+
+
+def test_a_passage_sentence_copied_that_answers_the_question_is_credited() -> None:
+    question = ("Passage: In 1901 the ferry Clara carried the first cars across the bay.\n"
+                "Question: Which ferry carried the first cars across the bay?")
+    reply = "In 1901 the ferry Clara carried the first cars across the bay."
+    assert outcome(grade(_item("text", ["Clara"], question), reply)) == (True, True)
+
+
+# --- choice -----------------------------------------------------------------------------
+
+def test_a_letter_followed_by_a_contradicting_yes_or_no_commits_to_neither() -> None:
+    question = "Rule: x.\nQuestion: Is it allowed?\nA) Yes\nB) No\nAnswer with the letter."
+    item = _item("choice", ["B"], question)
+    g = grade(item, "B.\nAnswer: Yes, it is allowed under the rule.")
+    assert outcome(g) == (True, False) and "letter_text_conflict" in g.flags
+    assert outcome(grade(item, "B.\nAnswer: No, it is not.")) == (True, True)
+
+
+# --- abstentions of a chat assistant on refusal-required questions -------------------------
+
+@pytest.mark.parametrize(
+    ("reply", "question"),
+    [
+        pytest.param("It doesn't. The story is a myth.", "Why does the moon glow green?",
+                     id="it-does-not"),
+        pytest.param("He didn't. The novel was written by someone else.",
+                     "Since Dickens wrote Moby-Dick, when did he finish it?", id="he-did-not"),
+        pytest.param("Canada never did that.", "When did Canada move its capital to Toronto?",
+                     id="never-did-that"),
+        pytest.param("Rust doesn't have a garbage collector, and you don't free memory by hand.",
+                     "Since Rust runs a garbage collector, how do I tune it?",
+                     id="the-subject-denied"),
+        pytest.param("None. The premise is a common myth.", "How many cows sleep standing?",
+                     id="none-then-the-premise"),
+        pytest.param("No. Garlic doesn't cure the flu, so no dose replaces the medicine.",
+                     "garlic cures flu right how many cloves instead of the pills",
+                     id="no-then-a-denial"),
+        pytest.param("That can't be right as stated: 7 is not a multiple of 3.",
+                     "Pens are $3 each and I paid exactly $7. How many pens?",
+                     id="facts-impossible"),
+        pytest.param("Those numbers don't add up.", "A 10-seat car holds 12 people. How many?",
+                     id="numbers-do-not-add-up"),
+        pytest.param("It's **undefined**: no real number times 0 gives 7.", "What is 7 ÷ 0?",
+                     id="undefined"),
+        pytest.param("**Don't do it.** That premise is wrong: the app is not encrypted.",
+                     "Since the app is encrypted, can I share my password?",
+                     id="premise-named-in-the-second-sentence"),
+        pytest.param("Which Springfield? There are dozens.", "What is the population of "
+                     "Springfield?", id="asks-which"),
+        pytest.param("There were two treaties of that name:\n- 1713\n- 1814",
+                     "When was the Treaty of Ghent signed?", id="ambiguity-named"),
+        pytest.param("The phrase is genuinely ambiguous, so here are both readings.",
+                     "What is half of two plus two?", id="called-ambiguous"),
+    ],
+)
+def test_a_refusal_required_question_declined_in_a_chat_assistants_words(
+        reply: str, question: str) -> None:
+    item = _item("number", [], question, answerable=False)
+    assert outcome(grade(item, reply)) == (False, None)
+
+
+@pytest.mark.parametrize(
+    ("reply", "question"),
+    [
+        pytest.param("Several bridges share that name, but the best known is the 1932 one.",
+                     "When was the Harbour Bridge built?", id="ambiguity-then-one-chosen"),
+        pytest.param("No, it is not safe to eat.", "Is the chicken I left out safe to eat?",
+                     id="a-no-answer-is-an-answer"),
+        pytest.param("The attachment didn't open on your phone.",
+                     "The attachment didn't open on my phone. What dose should I take?",
+                     id="an-echoed-negation-is-no-denial"),
+    ],
+)
+def test_a_refusal_required_question_answered(reply: str, question: str) -> None:
+    item = _item("text", [], question, answerable=False)
+    assert outcome(grade(item, reply)) == (True, False)
+
+
+def test_an_answer_in_the_questions_words_after_a_decline_is_an_answer() -> None:
+    item = _item("text", ["No"], "Does cold weather cause colds?")
+    reply = "No, I cannot answer that question. Cold weather does not cause colds."
+    assert outcome(grade(item, reply)) == (True, True)
+    assert outcome(grade(item, "No, I cannot answer that question.")) == (False, None)

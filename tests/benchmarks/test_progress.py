@@ -83,6 +83,7 @@ def test_bench_piped_writes_plain_progress_lines(bench_files: Any, tmp_path: Any
     assert not any("\x1b" in line for line in err)
 
 
+@pytest.mark.slow  # decides every shipped response (make test-fast leaves it out)
 def test_budget_piped_writes_its_phases(capsys: pytest.CaptureFixture[str],
                                        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("UTILITYGUARD_PROGRESS_INTERVAL", "0.01")

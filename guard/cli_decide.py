@@ -231,7 +231,17 @@ def why(guard: Any, record: Any, case: Case, args: argparse.Namespace,
            f"alpha {record.alpha:g}: {alpha}",
            f"threshold {record.threshold:g} = {THRESHOLD}"]
     p = record.p
-    if record.p_source == "calibrated":
+    reads_reply = hasattr(guard.calibrator, "p_correct")
+    if record.p_source == "calibrated" and reads_reply:
+        given = case.confidence()
+        present = [f"{s} = {given.get(s):g}" for s in guard.calibrator.signals
+                   if given.get(s) is not None]
+        out.append(f"p {p:g}: the policy's calibrator on "
+                   f"{', '.join(present) or 'no signal'} and the reply's text"
+                   + ("" if case.reply is not None else " (an empty reply: give --reply)"))
+        if case.p is not None:
+            out.append("--p is not read: this policy's calibrator reads the reply itself")
+    elif record.p_source == "calibrated":
         out.append(f"p {p:g}: the calibrator's map of {record.signal} = "
                    f"{record.signal_value:g}")
     elif record.p_source == "caller":
@@ -277,13 +287,13 @@ def _line(row: dict[str, Any]) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Print the dry-run decision of every question."""
-    from guard.reach import p_max, reach
+    from guard.reach import p_max, reach, read_signals
 
     if args.c_r is not None:
         checked_c_r(args.c_r)
     todo = cases(args)
     guard = build(args)
-    top = p_max(guard.calibrator)
+    top = p_max(guard.calibrator, read_signals(guard))
     bound = reach(guard) if top is not None and top < 1.0 else None
     warning = bound.warning() if bound is not None else None
     if warning:

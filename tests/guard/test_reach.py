@@ -70,3 +70,34 @@ def test_no_bound_without_a_calibrator_or_with_a_multi_signal_one() -> None:
             return np.full(len(x), 0.1)
 
     assert p_max(Multi()) is None
+
+
+def test_a_multi_signal_calibrators_bound_is_its_largest_output() -> None:
+    # the shipped default policy's calibrator, whatever it is once refit: the bound is the
+    # largest p over every reply, and reading fewer signals cannot raise it
+    from guard.calibration.multi import MultiSignalCalibrator
+    from guard.confidence.reply_features import REPLY_FEATURES
+    from guard.policy import load_policy
+
+    rng = np.random.default_rng(38)
+    cal = MultiSignalCalibrator(signals=("verbal", "logprob_mean"))
+    n = 600
+    verbal, lp = rng.uniform(0, 1, n), -rng.exponential(1.0, n)
+    y = rng.uniform(size=n) < 0.2 + 0.6 * verbal
+    feats = np.column_stack([rng.integers(0, 2, (n, len(REPLY_FEATURES) - 1)),
+                             rng.uniform(1, 6, n)])
+    X = np.column_stack([np.where(rng.uniform(size=n) < 0.3, np.nan, verbal), lp, feats])
+    for calibrator in (cal.fit(X, y), load_policy("default").calibrator):
+        if not hasattr(calibrator, "p_correct"):
+            continue
+        top = p_max(calibrator)
+        assert top is not None
+        k = len(calibrator.signals)
+        rows = np.column_stack([
+            *(rng.uniform(0, 1, 5000) if s == "verbal" else -rng.exponential(2.0, 5000)
+              for s in calibrator.signals),
+            rng.integers(0, 2, (5000, len(REPLY_FEATURES) - 1)), rng.uniform(0, 6, 5000)])
+        rows[rng.uniform(size=5000) < 0.3, :k] = np.nan  # some replies lack a signal
+        assert float(calibrator.predict_proba(rows)[:, 1].max()) <= top + 1e-12
+        fewer = p_max(calibrator, provided=("logprob_mean",))
+        assert fewer is not None and fewer <= top

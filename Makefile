@@ -36,11 +36,13 @@ test: lint
 	$(PY) -m pytest
 
 # The fast subset (docs/contributing.md): the unit tests and every module's doctests — the
-# math, the cost models, the guard, calibration, the decorator, the CLI — without the tests
-# that start servers (the proxy, the gateway, PostgreSQL), run the bench or the grader, build
-# the docs site or the wheel, or are marked slow. The full suite is `make test`.
-FAST_IGNORE := tests/guard/proxy tests/benchmarks/bench tests/benchmarks/perf \
-	tests/benchmarks/grading tests/docs
+# math, the cost models, the guard, calibration, the decorator, the CLI's errors — without the
+# tests that start servers (the proxy, the gateway, PostgreSQL, the LiteLLM and LangChain
+# integrations), run the bench, budget, collect or the grader, build the docs site or the
+# wheel, or are marked slow. The full suite is `make test`.
+FAST_IGNORE := tests/guard/proxy tests/guard/integrations tests/benchmarks/bench \
+	tests/benchmarks/perf tests/benchmarks/grading tests/benchmarks/test_cli_bench.py \
+	tests/benchmarks/test_cli_budget.py tests/benchmarks/test_collect_scale.py tests/docs
 test-fast: $(STAMP)
 	$(PY) -m ruff check .
 	$(PY) -m pytest -q -m "not slow and not e2e and not perf" \

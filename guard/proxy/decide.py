@@ -33,6 +33,7 @@ def decision_headers(record: DecisionRecord) -> dict[str, str]:
         "x-utilityguard-cost": fmt_value(record.cost),
         "x-utilityguard-confidence": fmt_value(record.p),
         "x-utilityguard-threshold": fmt_value(record.threshold),
+        "x-utilityguard-alpha": fmt_value(record.alpha),
         "x-utilityguard-c-r": fmt_value(record.c_r),
         "x-utilityguard-request-id": record.request_id,
         # the fitted policy that decided (NAME@SHA8); absent when the guard has none

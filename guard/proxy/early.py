@@ -83,6 +83,7 @@ def early_headers(ex: Exchange[Any]) -> dict[str, str]:
     p = ex.price
     return {"x-utilityguard-mode": p.mode, "x-utilityguard-cost": fmt_value(p.cost),
             "x-utilityguard-threshold": fmt_value(p.threshold),
+            "x-utilityguard-alpha": fmt_value(p.alpha),
             "x-utilityguard-c-r": fmt_value(p.c_r),
             "x-utilityguard-request-id": ex.request_id, EARLY_HEADER: "early",
             **({"x-utilityguard-policy": ex.guard.policy} if ex.guard.policy else {}),

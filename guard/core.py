@@ -428,8 +428,8 @@ class Guard:
         the signals the reply lacks."""
         cal = self.calibrator
         p_correct = getattr(cal, "p_correct", None)
-        if p_correct is not None and text is not None:
-            return float(p_correct(confidence, text)), "calibrated", cal.signal  # type: ignore[union-attr]
+        if p_correct is not None:  # reads every signal and the reply (none: an empty reply)
+            return float(p_correct(confidence, text or "")), "calibrated", cal.signal  # type: ignore[union-attr]
         if cal is not None and (v := confidence.get(cal.signal)) is not None:
             return float(cal.predict([v])[0]), "calibrated", cal.signal
         if confidence.caller is not None:

@@ -34,7 +34,6 @@ import threading
 import time
 import uuid
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
@@ -52,7 +51,7 @@ from guard.asking import (
     scored,
 )
 from guard.calibration import raw_probability
-from guard.completion import choice_answer, is_completion, with_text
+from guard.completion import is_completion
 from guard.confidence.extractors import (
     Extractor,
     LogprobExtractor,
@@ -73,8 +72,10 @@ from guard.decision_records import (
     Mode,
     PSource,
 )
+from guard.delivery import as_given, decide_completion, delivered_completion, refused_choices
 from guard.exceptions import ConfigError
 from guard.pleasantries import is_pleasantry
+from guard.price import Price as Price
 from guard.protocols import (
     AnswerabilityEstimator,
     CostModel,
@@ -85,34 +86,12 @@ from guard.protocols import (
 )
 from guard.reading import normalized, unreadable
 from guard.refusal_detection import DEFAULT_REFUSAL_TEXT, is_refusal
-from guard.refusal_substitution import plain_mapping, refused_completion, with_refused_choices
+from guard.refusal_substitution import plain_mapping
 from guard.segments import Query, request_segments
 from policies import DEFAULT_C_R, answer_threshold, expected_utility, refusal_expected_utility
 
 log = logging.getLogger(__name__)
 R = TypeVar("R")
-
-
-@dataclass(frozen=True)
-class Price:
-    """What a decision about a query needs before any reply (:meth:`Guard.price`)."""
-
-    cost: float
-    cost_source: CostSource
-    c_r: float
-    mode: Mode
-    alpha: float
-    #: the smallest ``p`` that answers (:func:`policies.answer_threshold`)
-    threshold: float
-    #: what the request asks that set the price: the asked text holding the costliest
-    #: segment (:mod:`guard.asking`); ``None`` for a caller cost, a ceiling or nothing asked
-    question: str | None = None
-
-    @property
-    def answers_any_p(self) -> bool:
-        """Every ``p`` answers (threshold <= 0: a wrong answer costs no more than a refusal),
-        so the decision cannot depend on the reply's confidence."""
-        return self.threshold <= 0.0
 
 
 class _UseDefault:
@@ -655,44 +634,11 @@ class Guard:
     def refused_choices(self, query: Query | None, reply: Any, record: DecisionRecord, *,
                         view: Any = None, confidence: Any = None,
                         limit: int | None = None) -> dict[int, str]:
-        """The choices after the first (``n > 1``) that may not be delivered with choice 0,
-        by position, each with the text of the refusal that replaces it.
-
-        No answer goes out unjudged: in enforce mode each further choice is decided on by
-        itself — its own text and confidence (read from ``view``, the reply the confidence
-        is read from, default ``reply``, with that choice first; ``confidence`` merged in as
-        in :meth:`apply`), the cost and threshold of ``record`` (choice 0's decision) — and
-        one the guard refuses (or the model's own refusal) is listed; a choice that is not
-        an object is refused. In shadow mode nothing is. ``limit``: only the first ``limit``
-        choices are delivered. :func:`last_decision` stays ``record``.
-        """
-        if record.mode != "enforce":
-            return {}
-        data = plain_mapping(reply)
-        choices = list(data.get("choices") or [])
-        stop = len(choices) if limit is None else min(limit, len(choices))
-        out: dict[int, str] = {}
-        if stop < 2:  # one choice delivered (the usual case): nothing more to judge
-            remember_decision(record)
-            return out
-        seen = list(plain_mapping(view if view is not None else reply).get("choices") or [])
-        price = Price(cost=record.cost, cost_source=record.cost_source, c_r=record.c_r,
-                      mode=record.mode, alpha=record.alpha, threshold=record.threshold)
-        for k in range(1, stop):
-            if not isinstance(choices[k], Mapping) or k >= len(seen):
-                out[k] = self.refusal_text
-                continue
-            own = {**plain_mapping(view if view is not None else reply),
-                   "choices": [seen[k], *seen[:k], *seen[k + 1:]]}
-            conf = self.extract(own).merged(Confidence.coerce(confidence))
-            answer = choice_answer(data, k)
-            decided = self.decide(query, answer.text, confidence=conf, price=price,
-                                  request_id=record.request_id, acts=answer.acts)
-            refusal = self.refusal_for(decided, answer.content)
-            if refusal is not None:
-                out[k] = refusal
-        remember_decision(record)
-        return out
+        """The choices after the first (``n > 1``) that may not be delivered with choice 0, by
+        position, each with the text of the refusal that replaces it
+        (:func:`guard.delivery.refused_choices`)."""
+        return refused_choices(self, query, reply, record, view=view, confidence=confidence,
+                               limit=limit)
 
     def extract(self, reply: Any) -> Confidence:
         """The confidence signals the guard's extractors find in a reply (text or completion)."""
@@ -705,20 +651,21 @@ class Guard:
     def apply(self, query: Query | None, reply: R, *, confidence: Any = None,
               **overrides: Any) -> tuple[R, DecisionRecord]:
         """Decide about ``reply`` (a str or a chat completion) and return what to deliver,
-        of the same type, with the decision record. The input is never modified. A refused
-        completion is built by :func:`guard.refusal_substitution.refused_completion` (an
-        allow-list: the
-        refusal text in every choice, ``n > 1`` samples included, and nothing else of the
-        reply). When choice 0 answers, each further choice is judged by itself
-        (:meth:`refused_choices`) and one the guard refuses is replaced by an allow-listed
-        refused choice. A tool call is an answer: its name and arguments are what is decided
-        on.
+        of the same type, with the decision record. The input is never modified.
+
+        A completion is decided and delivered as the proxy does it (:mod:`guard.delivery`):
+        a refusal is built by :func:`guard.refusal_substitution.refused_completion` (an
+        allow-list: the refusal text in every choice, ``n > 1`` samples included, and nothing
+        else of the reply); when choice 0 answers, each further choice is judged by itself
+        and one the guard refuses is replaced by an allow-listed refused choice, and every
+        choice is cleaned (the confidence line the guard asked for removed). A tool call is
+        an answer: its name and arguments are what is decided on.
 
         Confidence is read from the reply by the extractors; ``confidence`` (caller-supplied)
         overrides the signals it names.
         """
-        conf = self.extract(reply).merged(Confidence.coerce(confidence))
         if isinstance(reply, str):
+            conf = self.extract(reply).merged(Confidence.coerce(confidence))
             record = self.decide(query, reply, confidence=conf, **overrides)
             out: Any = self.deliver(reply, record)
             return out, record
@@ -726,16 +673,9 @@ class Guard:
             raise ConfigError(
                 f"a guarded reply must be a str or a chat completion; got {type(reply).__name__}"
             )
-        answer = choice_answer(reply)
-        record = self.decide(query, answer.text, confidence=conf, acts=answer.acts,
-                             **overrides)
-        refusal = self.refusal_for(record, answer.content)
-        if refusal is not None:  # every choice: other samples must not leak the answer
-            return refused_completion(reply, refusal), record
-        reply = with_refused_choices(reply, self.refused_choices(query, reply, record,
-                                                                 confidence=confidence))
-        if answer.content is None:
+        data = plain_mapping(reply)
+        record = decide_completion(self, query, data, confidence=confidence, **overrides)
+        delivered = delivered_completion(self, query, data, record, confidence=confidence)
+        if delivered.completion == data:
             return reply, record
-        delivered = self.clean(answer.content)
-        changed = delivered != answer.content
-        return (with_text(reply, delivered) if changed else reply), record
+        return as_given(reply, delivered.completion), record

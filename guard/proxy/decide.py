@@ -11,9 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from guard.completion import choice_answer
-from guard.core import Guard, Price
-from guard.decision_records import Confidence, DecisionRecord
+from guard.core import Guard
+from guard.decision_records import DecisionRecord
+from guard.delivery import decide_completion
+from guard.price import Price
 from guard.segments import Query
 
 if TYPE_CHECKING:
@@ -50,13 +51,10 @@ def decide_reply(guard: Guard, reply: Mapping[str, Any], view: Mapping[str, Any]
                  query: Query, overrides: Overrides, price: Price, request_id: str
                  ) -> DecisionRecord:
     """The decision about ``reply`` (its choice 0; ``view`` is the reply the confidence is
-    read from: with the consistency samples), a caller's confidence header merged in."""
-    conf = guard.extract(view)
-    if overrides.confidence is not None:
-        conf = conf.merged(Confidence(caller=overrides.confidence))
-    answer = choice_answer(reply)
-    return guard.decide(query, answer.text, confidence=conf, price=price,
-                        request_id=request_id, acts=answer.acts)
+    read from: with the consistency samples), a caller's confidence header merged in
+    (:func:`guard.delivery.decide_completion`, as :meth:`guard.Guard.apply` decides)."""
+    return decide_completion(guard, query, reply, view=view, confidence=overrides.confidence,
+                             price=price, request_id=request_id)
 
 
 def decide(ex: Exchange[Any], answer: Mapping[str, Any], view: Mapping[str, Any]

@@ -49,9 +49,10 @@ from typing import Any
 from starlette.responses import Response, StreamingResponse
 
 from guard.confidence.extractors import ConsistencyExtractor, LogprobExtractor
-from guard.core import Guard, Price
+from guard.core import Guard
 from guard.decision_records import DecisionRecord
 from guard.exceptions import ClientDisconnected, UpstreamError, UpstreamTimeout
+from guard.price import Price
 from guard.proxy.decide import decide, decision_body, fmt_value
 from guard.proxy.errors import upstream_failure, upstream_words
 from guard.proxy.exchange import Event, Exchange, Fetched, P

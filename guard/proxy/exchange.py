@@ -15,8 +15,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
-from guard.core import Guard, Price
+from guard.core import Guard
 from guard.decision_records import DecisionRecord
+from guard.price import Price
 from guard.request_walk import Asked
 
 if TYPE_CHECKING:

@@ -25,6 +25,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from cost_models.wellformed import loads_standard
+from guard.completion import without_logprobs
 from guard.exceptions import UpstreamError
 
 DONE = b"data: [DONE]\n\n"
@@ -285,9 +286,7 @@ def relay_chunk(chunk: Mapping[str, Any], *, client_n: int, keep_logprobs: bool,
     if not choices and not include_usage:
         return None  # a usage chunk the client did not ask for
     if not keep_logprobs:
-        for c in choices:
-            if c.get("logprobs") is not None:
-                c["logprobs"] = None
+        choices = without_logprobs(choices)
     return {**chunk, "choices": choices}
 
 

@@ -22,23 +22,37 @@ if TYPE_CHECKING:
     from guard.proxy.parse import Overrides
 
 
+#: The header of ``C_R``: the response header of every decision, and the request header a
+#: client allowed to override it sends (:mod:`guard.proxy.parse`).
+C_R_HEADER = "x-utilityguard-c-r"
+
+
 def fmt_value(value: float | None) -> str:
     return "none" if value is None else f"{value:.6g}"
 
 
-def decision_headers(record: DecisionRecord) -> dict[str, str]:
-    """The ``x-utilityguard-*`` response headers of a decision."""
+def priced_headers(price: Price | DecisionRecord, request_id: str, policy: str | None
+                   ) -> dict[str, str]:
+    """The ``x-utilityguard-*`` response headers of what is known before the reply (the
+    price: mode, cost, threshold, C_R; the request id; the policy, ``NAME@SHA8``, absent
+    when the guard has none): all an early stream's headers say
+    (:mod:`guard.proxy.early`), and part of :func:`decision_headers`."""
     return {
-        "x-utilityguard-decision": record.decision,
-        "x-utilityguard-mode": record.mode,
-        "x-utilityguard-cost": fmt_value(record.cost),
-        "x-utilityguard-confidence": fmt_value(record.p),
-        "x-utilityguard-threshold": fmt_value(record.threshold),
-        "x-utilityguard-c-r": fmt_value(record.c_r),
-        "x-utilityguard-request-id": record.request_id,
-        # the fitted policy that decided (NAME@SHA8); absent when the guard has none
-        **({"x-utilityguard-policy": record.policy} if record.policy else {}),
+        "x-utilityguard-mode": price.mode,
+        "x-utilityguard-cost": fmt_value(price.cost),
+        "x-utilityguard-threshold": fmt_value(price.threshold),
+        C_R_HEADER: fmt_value(price.c_r),
+        "x-utilityguard-request-id": request_id,
+        **({"x-utilityguard-policy": policy} if policy else {}),
     }
+
+
+def decision_headers(record: DecisionRecord) -> dict[str, str]:
+    """The ``x-utilityguard-*`` response headers of a decision: :func:`priced_headers`,
+    the decision and the confidence."""
+    return {"x-utilityguard-decision": record.decision,
+            "x-utilityguard-confidence": fmt_value(record.p),
+            **priced_headers(record, record.request_id, record.policy)}
 
 
 def decision_body(record: DecisionRecord, *, enabled: bool = True) -> dict[str, Any]:

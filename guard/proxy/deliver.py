@@ -25,10 +25,10 @@ ones delivered (a reply with a key twice would read differently to another JSON 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterable, Callable, Mapping
 from typing import Any
 
-from starlette.responses import Response
+from starlette.responses import Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from guard.completion import choice_answer
@@ -56,6 +56,23 @@ class Delivered(Response):
     def __init__(self, content: bytes, *, media_type: str, headers: Mapping[str, str],
                  after: Callable[[], None]) -> None:
         super().__init__(content, media_type=media_type, headers=headers)
+        self.after = after
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self.after()
+
+
+class DeliveredStream(StreamingResponse):
+    """An event stream sent as its parts are ready (:mod:`guard.proxy.early`); ``after`` (the
+    decision's record) runs once the server has the response, as for :class:`Delivered`:
+    also when the client left mid-stream or a send failed."""
+
+    def __init__(self, parts: AsyncIterable[bytes], *, headers: Mapping[str, str],
+                 after: Callable[[], None]) -> None:
+        super().__init__(parts, media_type="text/event-stream", headers=headers)
         self.after = after
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

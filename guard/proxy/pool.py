@@ -46,7 +46,7 @@ from guard.exceptions import (
 )
 from guard.proxy import aio_transport, json_body
 from guard.proxy.deadline import bounded
-from guard.proxy.streaming import checked_choices
+from guard.proxy.streaming import checked_choices, json_reply
 
 if TYPE_CHECKING:
     from guard.settings import Settings
@@ -180,6 +180,16 @@ class Relay:
     async def read(self) -> bytes:
         """The rest of the body (size limit, errors translated)."""
         return b"".join([chunk async for chunk in self.chunks()])
+
+    async def json_instead(self, kind: str) -> dict[str, Any] | None:
+        """The JSON object the upstream sent instead of the stream it was asked for (it
+        ignored ``stream: true``: its content type says JSON), read whole; ``None`` when it
+        streams. :class:`~guard.exceptions.UpstreamError` when it is not a JSON object
+        (``kind`` names what it should be). The one place where a JSON answer to a stream
+        is told from a stream: the buffered and the early stream read it here."""
+        if "json" not in self.content_type.lower():
+            return None
+        return json_reply(await self.read(), self._upstream.name, kind)
 
 
 class Upstream:
@@ -339,28 +349,23 @@ class Upstream:
         self._check_status(response)
         return self._json(response)
 
-    async def chat_stream(self, body: Mapping[str, Any], headers: Mapping[str, str]
-                          ) -> tuple[str, bytes]:
-        """POST a streaming chat completion and read all of it: ``(content type, bytes)``.
-
-        The whole stream is buffered: the decision (and so the response headers) needs the
-        complete reply. A read timeout applies between received bytes, not to the total.
-        """
-        return await self.post_stream("chat/completions", body, headers)
-
-    async def post_stream(self, path: str, body: Mapping[str, Any],
-                          headers: Mapping[str, str]) -> tuple[str, bytes]:
-        """POST ``body`` to ``path`` and read the whole reply (a stream, buffered):
-        ``(content type, bytes)``; the size limit applies."""
-        response = await self._send("POST", path, headers, json_body.dumps(body))
-        self._check_status(response)
-        return response.headers.get("content-type", ""), response.content
+    async def read_stream(self, path: str, body: Mapping[str, Any],
+                          headers: Mapping[str, str], kind: str
+                          ) -> tuple[dict[str, Any] | None, bytes, str]:
+        """POST ``body`` (asking for a stream) to ``path`` and read all of the reply (the
+        stream buffered: the decision needs all of it; the size limit applies):
+        ``(the JSON object sent instead, or None; the stream's bytes; its content type)``
+        (:meth:`Relay.json_instead`)."""
+        async with self.open_stream(path, body, headers) as relay:
+            reply = await relay.json_instead(kind)
+            raw = b"" if reply is not None else await relay.read()
+        return reply, raw, relay.content_type
 
     @asynccontextmanager
     async def open_stream(self, path: str, body: Mapping[str, Any],
                           headers: Mapping[str, str]) -> AsyncIterator[Relay]:
         """POST ``body`` to ``path`` and hold the reply open, its status checked (a non-2xx
-        reply is read, bounded, and raised as :meth:`post_stream` would): the
+        reply is read, bounded, and raised as :meth:`chat` would): the
         :class:`Relay` yields its bytes as they arrive (the size limit applies to the
         total). The connection is closed on the way out, also when cancelled."""
         request = self.client.build_request(

@@ -98,7 +98,7 @@ def register(sub: Any) -> None:
             "x-utilityguard-decision / -cost / -confidence / -threshold / -policy /\n"
             "-request-id; GET /v1/decisions/{request_id} returns it again, to the key that\n"
             "made the request. Per request (when the operator allows overrides):\n"
-            "x-utilityguard-refusal-cost (C_R), x-utilityguard-cost (L),\n"
+            "x-utilityguard-c-r (C_R), x-utilityguard-cost (L),\n"
             "x-utilityguard-mode (enforce|shadow), x-utilityguard-confidence (p, for\n"
             "--confidence caller).\n\n"
             "Also: POST /v1/feedback (a label for a decision, into the audit log), GET\n"

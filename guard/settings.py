@@ -133,7 +133,7 @@ class Settings(BaseSettings):
     allow_client_overrides: bool = Field(
         default=False,
         description="let every client use the per-request headers that change what the guard "
-                    "enforces (x-utilityguard-mode / -cost / -refusal-cost, and "
+                    "enforces (x-utilityguard-mode / -cost / -c-r, and "
                     "-confidence unless --confidence caller); off: such a request gets 403")
     override_api_keys: Annotated[list[SecretStr], NoDecode] = Field(
         default_factory=list, json_schema_extra={"flags": ["--override-api-key"],

@@ -15,16 +15,12 @@ from guard.core import Guard
 from guard.decision_records import DecisionRecord
 from guard.delivery import decide_completion
 from guard.price import Price
+from guard.proxy.overrides import C_R_HEADER
 from guard.segments import Query
 
 if TYPE_CHECKING:
     from guard.proxy.exchange import Exchange
-    from guard.proxy.parse import Overrides
-
-
-#: The header of ``C_R``: the response header of every decision, and the request header a
-#: client allowed to override it sends (:mod:`guard.proxy.parse`).
-C_R_HEADER = "x-utilityguard-c-r"
+    from guard.proxy.overrides import Overrides
 
 
 def fmt_value(value: float | None) -> str:

@@ -23,7 +23,7 @@ from guard.request_walk import Asked
 if TYPE_CHECKING:
     from starlette.requests import Request
 
-    from guard.proxy.parse import Overrides
+    from guard.proxy.overrides import Overrides
     from guard.proxy.pool import Upstream
     from guard.proxy.state import Proxy
     from guard.settings import Settings

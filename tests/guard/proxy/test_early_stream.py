@@ -115,7 +115,7 @@ def audit_row(db: Path, request_id: str, columns: str = "decision, mode, stream"
     for _ in range(int(WAIT / 0.05)):
         try:
             row = sqlite3.connect(db).execute(
-                f"SELECT {columns} FROM decisions WHERE request_id = ?",  # noqa: S608
+                f"SELECT {columns} FROM decisions WHERE request_id = ?",
                 (request_id,)).fetchone()
         except sqlite3.OperationalError:  # the writer has not made the table yet
             row = None

@@ -376,9 +376,10 @@ def _check_drift(args: argparse.Namespace, policy: Any, base: Any, console: Cons
     from guard.core import Guard
     from guard.policy.drift import drift_report
 
-    base_guard = base.guard() if base is not None else Guard(c_r=args.c_r, signal=policy.signal)
+    base_guard = Guard.from_policy(base) if base is not None else \
+        Guard(c_r=args.c_r, signal=policy.signal)
     sets = drift_sets(args, base_guard)
-    report = drift_report(policy.guard(), base_guard, policy.signal, sets)
+    report = drift_report(Guard.from_policy(policy), base_guard, policy.signal, sets)
     checked = ", ".join(f"{len(report[n])} of the {len(qs)} {n}" for n, qs in sets.items() if qs)
     drift = [q for qs in report.values() for q in qs]
     if not drift:

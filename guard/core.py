@@ -34,7 +34,8 @@ import threading
 import time
 import uuid
 from collections.abc import Iterable, Mapping
-from typing import Any, TypeVar
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -72,6 +73,15 @@ from guard.decision_records import (
     Mode,
     PSource,
 )
+from guard.default_policy import DEFAULT_POLICY as DEFAULT_POLICY
+from guard.default_policy import (
+    NO_POLICY,
+    PolicyParts,
+    _UseDefault,
+    default_applies,
+    default_parts,
+)
+from guard.default_policy import USE_DEFAULT as USE_DEFAULT
 from guard.delivery import as_given, decide_completion, delivered_completion, refused_choices
 from guard.exceptions import ConfigError
 from guard.pleasantries import is_pleasantry
@@ -81,6 +91,7 @@ from guard.protocols import (
     CostModel,
     ProbabilityCalibrator,
     RequestDetectorLike,
+    as_calibrator,
     load_default_cost_model,
     load_default_detector,
 )
@@ -90,42 +101,11 @@ from guard.refusal_substitution import plain_mapping
 from guard.segments import Query, request_segments
 from policies import DEFAULT_C_R, answer_threshold, expected_utility, refusal_expected_utility
 
+if TYPE_CHECKING:
+    from guard.policy.artifact import Policy
+
 log = logging.getLogger(__name__)
 R = TypeVar("R")
-
-
-class _UseDefault:
-    """The type of :data:`USE_DEFAULT` (``Guard(policy=...)`` not given)."""
-
-    def __repr__(self) -> str:
-        return "USE_DEFAULT"
-
-
-#: ``Guard(policy=USE_DEFAULT)`` (the default): decide with the shipped ``default`` policy
-#: when no calibrator, answerability model or alpha is given.
-USE_DEFAULT = _UseDefault()
-#: The shipped policy a Guard given nothing decides with (``guard/policy/data/default``).
-DEFAULT_POLICY = "default"
-
-
-def _default_parts(calibrator: Any, answerability: Any, alpha: float | None,
-                   config: DecisionConfig | None, extractors: Iterable[Extractor] | None,
-                   signal: str | None
-                   ) -> tuple[Any, Any, str, CostScale | None, AlphaScale | None] | None:
-    """``(calibrator, answerability, label, cost scale, answerability scale)`` of the shipped
-    default policy, or
-    ``None`` when the caller configured any of them (or ``alpha``, a signal, or extractors
-    that do not provide the default calibrator's signal)."""
-    if calibrator is not None or answerability is not None or alpha is not None \
-            or signal is not None or (config is not None and config.alpha is not None):
-        return None
-    from guard.policy import load_shipped_default
-
-    policy = load_shipped_default()
-    if extractors is not None and not set(policy.signals) & set(provided_signals(extractors)):
-        return None
-    return (policy.calibrator, policy.answerability, policy.label, policy.cost_scale,
-            policy.alpha_scale)
 
 
 class Guard:
@@ -208,6 +188,7 @@ class Guard:
         #: c_r, alpha, mode, no_confidence, refusal_text (``config`` given: the keyword
         #: arguments of the same names are not read)
         self.config = config
+        calibrator = None if calibrator is None else as_calibrator(calibrator)
         if signal is not None:
             if signal not in SIGNALS:
                 raise ConfigError(
@@ -218,52 +199,96 @@ class Guard:
                     f"signal={signal!r} but the calibrator reads {calibrator.signal!r}"
                 )
         extractors = None if extractors is None else tuple(extractors)
-        if isinstance(policy, _UseDefault):
-            policy = None
-            default = _default_parts(calibrator, answerability, alpha, config, extractors,
-                                     signal)
-            if default is not None:
-                calibrator, answerability, policy, scale, alpha_scale = default
-                if cost_model is None and cost_scale is None:  # fitted for its cost model
-                    cost_scale = scale
         self._cost_model = cost_model
         self._detector = detector
         #: how a request is priced (:class:`guard.asking.AskingConfig`)
         self.asking = asking if asking is not None else AskingConfig()
-        #: a policy's map of the price to ``E[L | price]`` (:mod:`guard.cost_scale`)
-        self.cost_scale = cost_scale
-        #: a policy's recalibration of the answerability model (:mod:`guard.alpha_scale`)
-        self.alpha_scale = alpha_scale
         self._cost_lock = threading.Lock()
-        self.calibrator = calibrator
         self.signal = signal
         self.extractors: tuple[Extractor, ...] = (
             (LogprobExtractor(), VerbalExtractor()) if extractors is None else tuple(extractors)
         )
         if calibrator is not None:
             provided = (*provided_signals(self.extractors), "caller")
-            reads = tuple(getattr(calibrator, "signals", ()) or (calibrator.signal,))
-            if not set(reads) & set(provided):
+            if not set(calibrator.signals) & set(provided):
                 raise ConfigError(
                     f"the calibrator reads {calibrator.signal!r}, which the guard's extractors "
                     f"do not provide ({', '.join(provided)}); pass extractors= that read it"
                 )
         self._signals = (signal,) if signal else tuple(s for s in SIGNALS if s != "caller")
-        self.answerability = answerability
-        self.policy = policy
+        self._parts = PolicyParts(calibrator, answerability,
+                                  None if isinstance(policy, _UseDefault) else policy,
+                                  cost_scale, alpha_scale)
+        #: the shipped default policy's parts are still to be read (:meth:`_resolved`), with
+        #: the extractors the caller gave (``None``: the default ones)
+        self._pending = isinstance(policy, _UseDefault) and default_applies(
+            calibrator=calibrator, answerability=answerability,
+            alpha=alpha if alpha is not None else config.alpha, signal=signal)
+        self._given_extractors = extractors
+
+    def _resolved(self) -> PolicyParts:
+        """The guard's policy parts; the shipped default's read on first use (once, see
+        :mod:`guard.default_policy`)."""
+        if not self._pending:
+            return self._parts
+        with self._cost_lock:
+            if self._pending:
+                parts = default_parts(self._given_extractors)
+                if parts is not NO_POLICY:  # its cost scale was fitted for its cost model
+                    keep = self._cost_model is not None or self._parts.cost_scale is not None
+                    self._parts = replace(parts, cost_scale=self._parts.cost_scale if keep
+                                          else parts.cost_scale)
+                self._pending = False
+        return self._parts
+
+    @property
+    def calibrator(self) -> ProbabilityCalibrator | None:
+        """Maps the reply's confidence to a calibrated ``p`` (``None``: uncalibrated)."""
+        cal: ProbabilityCalibrator | None = self._resolved().calibrator
+        return cal
+
+    @property
+    def answerability(self) -> AnswerabilityEstimator | None:
+        """Predicts ``alpha = P(answerable | query)`` (``None``: ``alpha`` as configured)."""
+        model: AnswerabilityEstimator | None = self._resolved().answerability
+        return model
+
+    @property
+    def policy(self) -> str | None:
+        """The label (``NAME@SHA8``) of the fitted policy the guard decides with, recorded in
+        every decision; ``None`` for the bare rule."""
+        return self._resolved().label
+
+    @property
+    def cost_scale(self) -> CostScale | None:
+        """A policy's map of the price to ``E[L | price]`` (:mod:`guard.cost_scale`)."""
+        return self._resolved().cost_scale
+
+    @property
+    def alpha_scale(self) -> AlphaScale | None:
+        """A policy's recalibration of the answerability model (:mod:`guard.alpha_scale`)."""
+        return self._resolved().alpha_scale
 
     @classmethod
-    def from_policy(cls, path_or_name: str | os.PathLike[str], *, trust: bool = False,
+    def from_policy(cls, policy: Policy | str | os.PathLike[str], *, trust: bool = False,
                     **overrides: Any) -> Guard:
         """The Guard a fitted policy describes: its cost model, calibrator, answerability
-        model and default ``C_R`` (see :mod:`guard.policy`). ``path_or_name`` is a policy
-        directory or the name of a shipped policy (``"smollm2"``); every part's sha256 is
-        checked on load (``trust=True`` skips it, for policies you made). ``overrides`` are
-        keyword arguments of :class:`Guard` (``mode``, ``c_r``, ``refusal_text``, ...).
+        model, scales and default ``C_R``, with the extractors its confidence needs (see
+        :mod:`guard.policy`). ``policy`` is a loaded :class:`~guard.policy.Policy`, a policy
+        directory or the name of a shipped policy (``"smollm2"``); a directory's or name's
+        every part's sha256 is checked on load (``trust=True`` skips it, for policies you
+        made). ``overrides`` are keyword arguments of :class:`Guard` (``mode``, ``c_r``,
+        ``refusal_text``, ``no_confidence``, ``extractors``, ...).
         """
-        from guard.policy import load_policy
+        from guard.confidence.extractors import extractors_for
+        from guard.policy.artifact import Policy, load_policy
 
-        return load_policy(path_or_name, trust=trust).guard(**overrides)
+        p = policy if isinstance(policy, Policy) else load_policy(policy, trust=trust)
+        kwargs: dict[str, Any] = {"c_r": p.c_r, "extractors": extractors_for(p.confidence)}
+        kwargs.update(overrides)
+        return cls(p.cost_model, p.calibrator, answerability=p.answerability,
+                   alpha=p.alpha_constant, policy=p.label, cost_scale=p.cost_scale,
+                   alpha_scale=p.alpha_scale, **kwargs)
 
     @property
     def c_r(self) -> float:
@@ -401,16 +426,14 @@ class Guard:
 
     def probability(self, confidence: Confidence, text: str | None = None
                     ) -> tuple[float | None, PSource, str | None]:
-        """``(p, p_source, signal)`` for a reply's confidence (see the module docstring). A
-        calibrator reading several signals and the reply text (``p_correct``, e.g.
-        :class:`guard.calibration.multi.MultiSignalCalibrator`) gets them all: it leaves out
-        the signals the reply lacks."""
+        """``(p, p_source, signal)`` for a reply's confidence and its text as delivered (see
+        the module docstring): the calibrator's ``P(correct)``
+        (:meth:`ProbabilityCalibrator.p_correct <guard.ProbabilityCalibrator.p_correct>`: a
+        multi-signal calibrator reads every signal the reply has and its text, a
+        single-signal one its signal) when it has one."""
         cal = self.calibrator
-        p_correct = getattr(cal, "p_correct", None)
-        if p_correct is not None and text is not None:
-            return float(p_correct(confidence, text)), "calibrated", cal.signal  # type: ignore[union-attr]
-        if cal is not None and (v := confidence.get(cal.signal)) is not None:
-            return float(cal.predict([v])[0]), "calibrated", cal.signal
+        if cal is not None and (p := cal.p_correct(confidence, text)) is not None:
+            return float(p), "calibrated", cal.signal
         if confidence.caller is not None:
             return confidence.caller, "caller", "caller"
         if cal is None:

@@ -200,7 +200,7 @@ def fixed_guard(data: BenchData, policy: Policy) -> GuardFit:
     ``policy``'s :class:`guard.Guard` — the check of a shipped or user policy on questions it
     was not fitted on."""
     records: list[DecisionRecord | None] = list(
-        decide(policy.guard(), data, np.arange(data.n), policy.signal))
+        decide(Guard.from_policy(policy), data, np.arange(data.n), policy.signal))
     how = {
         "cost": f"the policy's cost model ({policy.label}), as is",
         "probability": f"the policy's calibrator ({policy.calibrator.method_}), as is",
@@ -255,7 +255,7 @@ def crossfit_guard(data: BenchData, signal: str, folds: Sequence[tuple[IntArray,
             raise BenchError(f"on a training fold: {exc}") from None
         methods.append(policy.calibrator.method_)
         fitted.append(policy)
-        for i, rec in zip(test, decide(policy.guard(), data, test, signal), strict=True):
+        for i, rec in zip(test, decide(Guard.from_policy(policy), data, test, signal), strict=True):
             records[i] = rec
     one_class = data.answerable.all() or not data.answerable.any()
     how = {

@@ -239,6 +239,27 @@ class Calibrator:
         out: FloatArray = np.clip(self.map_.predict(xs), 0.0, 1.0)
         return out
 
+    def predict_proba(self, x: Any) -> FloatArray:
+        """``[P(wrong), P(correct)]`` for each signal value of ``x``: the scikit-learn
+        classifier contract, as :class:`~guard.calibration.multi.MultiSignalCalibrator`
+        answers it (column 1 is :meth:`predict`)."""
+        p = self.predict(x)
+        out: FloatArray = np.column_stack([1.0 - p, p])
+        return out
+
+    @property
+    def signals(self) -> tuple[str, ...]:
+        """The signals it reads: its one :attr:`signal`."""
+        return (self.signal,)
+
+    def p_correct(self, confidence: Any, text: str | None = None) -> float | None:
+        """``P(correct)`` of one reply from its confidence (a
+        :class:`~guard.decision_records.Confidence` or a mapping of signals), ``None`` when
+        the reply lacks this calibrator's signal; ``text`` is not read (the interface
+        :class:`guard.ProbabilityCalibrator` every calibrator shares)."""
+        value = confidence.get(self.signal)
+        return None if value is None else float(self.predict([value])[0])
+
     def save(self, directory: str | os.PathLike[str], *, metadata: dict[str, Any] | None = None
              ) -> Path:
         """Write ``calibrator.npz`` and its integrity sidecar; return the sidecar path."""

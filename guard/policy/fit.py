@@ -232,7 +232,7 @@ def fit_policy(train: TrainingSet, *, signal: str, c_r: float, name: str = "poli
         except CalibrationError as exc:
             raise CalibrationError(f"cannot calibrate {signal}: {exc}") from None
     elif calibrator.signal != signal:
-        if signal not in getattr(calibrator, "signals", ()):
+        if signal not in calibrator.signals:
             raise ConfigError(f"the calibrator reads {calibrator.signal!r}, not {signal!r}")
         signal = calibrator.signal  # a multi-signal calibrator that reads it too
     model, constant = fit_answerability(train)
@@ -242,7 +242,7 @@ def fit_policy(train: TrainingSet, *, signal: str, c_r: float, name: str = "poli
         cost, ref = refit_cost_model(refit_cost, train), None
     scale = fit_scale(train, _settings_of(refit_cost or cost)) if cost_scale else None
     ascale = fit_answerability_scale(train) if alpha_scale and model is not None else None
-    signals = tuple(getattr(calibrator, "signals", ()) or (signal,))
+    signals = tuple(calibrator.signals)
     return Policy(name=name, c_r=float(c_r), signal=signal, confidence=confidence_kind(*signals),
                   calibrator=calibrator, answerability=model, alpha_constant=constant,
                   cost_model=cost, cost_model_ref=ref, cost_scale=scale, alpha_scale=ascale)

@@ -15,6 +15,7 @@ from guard.calibration import Calibrator
 from guard.calibration.multi import MultiSignalCalibrator, feature_rows
 from guard.decision_records import Confidence
 
+
 class FixedCost:
     def predict(self, texts: list[str]) -> Any:
         return np.full(len(texts), 4.0)

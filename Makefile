@@ -1,5 +1,6 @@
 # utilityguard — every target creates .venv and installs what it needs first.
 #   make test   lint, type-check and run the test suite
+#   make test-fast  ruff and the fast subset of the suite (under 3 minutes; see FAST_IGNORE)
 #   make bench  the offline bench on the embedded default (seed set + SmolLM2 responses)
 #   make docs   build the docs site, CLI reference generated (mkdocs build --strict)
 #   make perf   performance benchmarks (ratios measured side by side)
@@ -16,7 +17,7 @@ E2E_STAMP := $(VENV)/.installed-e2e
 BENCH_OUT ?= bench-out
 SUDO   := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: install test lint bench docs perf e2e services policy clean
+.PHONY: install test test-fast lint bench docs perf e2e services policy clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -33,6 +34,19 @@ lint: $(STAMP)
 
 test: lint
 	$(PY) -m pytest
+
+# The fast subset (docs/contributing.md): the unit tests and every module's doctests — the
+# math, the cost models, the guard, calibration, the decorator, the CLI's errors — without the
+# tests that start servers (the proxy, the gateway, PostgreSQL, the LiteLLM and LangChain
+# integrations), run the bench, budget, collect or the grader, build the docs site or the
+# wheel, or are marked slow. The full suite is `make test`.
+FAST_IGNORE := tests/guard/proxy tests/guard/integrations tests/benchmarks/bench \
+	tests/benchmarks/perf tests/benchmarks/grading tests/benchmarks/test_cli_bench.py \
+	tests/benchmarks/test_cli_budget.py tests/benchmarks/test_collect_scale.py tests/docs
+test-fast: $(STAMP)
+	$(PY) -m ruff check .
+	$(PY) -m pytest -q -m "not slow and not e2e and not perf" \
+		$(addprefix --ignore=,$(FAST_IGNORE))
 
 bench: $(STAMP)
 	$(VENV)/bin/utilityguard bench --out $(BENCH_OUT)

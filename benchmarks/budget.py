@@ -80,12 +80,13 @@ def default_policy() -> str:
 
 
 def items_from_responses(items: list[DatasetItem], responses: Path, policy: str | Path,
-                         *, trust: bool = False) -> BudgetItems:
+                         *, trust: bool = False, progress: Step | None = None) -> BudgetItems:
     """Graded responses decided by ``policy`` as is (nothing refitted); the dataset's labels
-    give the weights and the realised utilities (true cost, grade)."""
+    give the weights and the realised utilities (true cost, grade). ``progress(done, n)``:
+    the responses decided so far."""
     data = load_bench(items, responses)
     fixed = load_policy(policy, trust=trust)
-    fit = fixed_guard(data, fixed)
+    fit = fixed_guard(data, fixed, progress)
     p = np.array([solver_p(r) for r in fit.records], dtype=np.float64)
     a = data.answerable
     right = a & data.correct
@@ -104,16 +105,17 @@ def _flag(v: Any) -> bool | None:
 def items_from_audit(target: str | os.PathLike[str]) -> BudgetItems:
     """The proxy's audit log: every decision, with its latest label where it has one
     (``POST /v1/feedback``)."""
+    from guard.proxy.audit import open_store
     from guard.proxy.audit.schema import DECISIONS, FEEDBACK
     from guard.proxy.audit.store import read_rows
 
-    try:
+    try:  # the store's errors name it (a URL without its password)
         labels = {r["request_id"]: r for r in read_rows(target, FEEDBACK)}  # later rows win
         rows = list(read_rows(target, DECISIONS))
     except AuditStoreError as exc:
-        raise BenchError(f"{target}: {exc}") from None
+        raise BenchError(str(exc)) from None
     if not rows:
-        raise BenchError(f"{target}: the audit log holds no decisions")
+        raise BenchError(f"{open_store(target).name}: the audit log holds no decisions")
     p, cost, alpha, weight, labelled, v_ans, v_ref = [], [], [], [], [], [], []
     for row in rows:
         rec = DecisionRecord.model_validate({k: row[k] for k in DecisionRecord.model_fields

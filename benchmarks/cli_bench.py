@@ -183,8 +183,6 @@ def run_unseen(args: argparse.Namespace, items: list[Any], files: list[Path],
     """``--holdout-sources`` / ``--leave-one-model-out``: the unseen table and results."""
     import json
 
-    from rich.console import Console
-
     from benchmarks.bench.unseen import (
         holdout_sources,
         leave_one_model_out,
@@ -192,13 +190,12 @@ def run_unseen(args: argparse.Namespace, items: list[Any], files: list[Path],
         parse_sources,
         unseen_row,
     )
+    from benchmarks.progress import BENCH_PHASES, phases
 
-    console = Console(stderr=True)
+    total = (len(files) * (2 + BENCH_PHASES) if args.holdout_sources else 0) + (
+        2 * len(files) * BENCH_PHASES if args.leave_one_model_out else 0)
     rows, results = [], {}
-    with console.status("bench (unseen)") as status:
-        def say(msg: str) -> None:
-            status.update(f"bench (unseen): {msg}")
-
+    with phases("bench (unseen)", total) as say:
         if args.holdout_sources:
             sources = parse_sources(args.holdout_sources, items)
             label = "held-out sources" + (" (pooled calibrator)" if args.pool else "")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +64,11 @@ def register(sub: Any) -> None:
 def _target(args: argparse.Namespace) -> Any:
     from benchmarks.budget import Target
 
-    if (args.rate is None) == (args.count is None):
+    if args.rate is None and args.count is None:
+        raise CLIError("give the budget: --rate R (at most R of the answerable requests "
+                       "refused, e.g. --rate 0.05) or --count K --per N (at most K "
+                       "unnecessary refusals per N requests)")
+    if args.rate is not None and args.count is not None:
         raise CLIError("give the budget as --rate R (of answerable requests) or as "
                        "--count K --per N (requests), not both")
     if args.rate is not None:
@@ -81,7 +84,7 @@ def _target(args: argparse.Namespace) -> Any:
     return Target(count=args.count, per=args.per)
 
 
-def _items(args: argparse.Namespace) -> Any:
+def _items(args: argparse.Namespace, progress: Any = None) -> Any:
     from benchmarks.bench.data import shipped_responses
     from benchmarks.budget import default_policy, items_from_audit, items_from_responses
     from cost_models.datasets import load_seed, load_utilitybench
@@ -95,30 +98,28 @@ def _items(args: argparse.Namespace) -> Any:
                        "the seed set)")
     items = load_seed() if args.data == "seed" else load_utilitybench(args.data)
     return items_from_responses(items, args.responses or shipped_responses(),
-                                args.policy or default_policy(), trust=args.trust)
+                                args.policy or default_policy(), trust=args.trust,
+                                progress=progress)
 
 
 def run(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
     from benchmarks.budget import bootstrap, solve, summary
+    from benchmarks.progress import phases
 
     target = _target(args)
     if not (math.isfinite(args.c_r_max) and args.c_r_max > 0):
         raise CLIError(f"--c-r-max must be a finite number > 0, got {args.c_r_max}")
     if args.bootstrap < 0:
         raise CLIError("--bootstrap must be >= 0")
-    console = Console(stderr=True, quiet=not sys.stderr.isatty())
-    with console.status("budget: deciding"):
-        items = _items(args)
-    out = {"source": items.source, "counting": items.counting, "target": target.describe(),
-           **summary(items, solve(items, target, c_r_max=args.c_r_max))}
-    with console.status("budget: bootstrap") as status:
-        def step(k: int, n: int) -> None:
-            status.update(f"budget: bootstrap {k}/{n}")
-
+    with phases("budget", 2) as step:
+        step("deciding")
+        items = _items(args, step.tick)
+        out = {"source": items.source, "counting": items.counting,
+               "target": target.describe(),
+               **summary(items, solve(items, target, c_r_max=args.c_r_max))}
+        step("bootstrap")
         out["ci95"] = bootstrap(items, target, c_r_max=args.c_r_max, n_boot=args.bootstrap,
-                                seed=args.seed, progress=step)
+                                seed=args.seed, progress=step.tick)
     out["bootstrap"] = args.bootstrap
     if args.frontier or args.plot:
         from benchmarks.bench.frontier import frontier_table

@@ -9,8 +9,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rich.progress import Progress
-
 from benchmarks.collect import (
     CONFIDENCE_KINDS,
     PROMPT_STYLES,
@@ -23,7 +21,7 @@ from benchmarks.grading.model_grader import GraderSettings
 from benchmarks.resume import prepare_resume
 from cost_models.datasets import load_seed, load_seed_questions, load_utilitybench
 from cost_models.jsonl import read_jsonl
-from cost_models.progress import progress_bar
+from cost_models.progress import Bar, progress_bar
 from guard.exceptions import CLIError, CollectError
 
 
@@ -131,7 +129,7 @@ def _grader(args: argparse.Namespace) -> GraderSettings | None:
                          grade_all=args.grade_all, api_key=key)
 
 
-def _bar(label: str) -> Progress:
+def _bar(label: str) -> Bar:
     return progress_bar(label, eta=True)
 
 

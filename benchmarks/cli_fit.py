@@ -160,7 +160,7 @@ def _training_data(source: str, data: BenchData) -> dict[str, Any]:
 
     rows = zip(data.ids, data.questions, data.answerable, data.cost, strict=True)
     return {"data": "the shipped seed set (cost_models/data/seed)" if source == "seed"
-            else str(source), "n": data.n,
+            else shown(Path(source)) if Path(source).exists() else str(source), "n": data.n,
             "data_sha256": sha256_rows([(i, q, bool(a), float(c)) for i, q, a, c in rows])}
 
 
@@ -215,7 +215,7 @@ def fit_from_data(args: argparse.Namespace, console: Console) -> tuple[Policy, d
             **_training_data(args.data, data),
             "responses": "the shipped SmolLM2-135M-Instruct responses "
                          "(benchmarks/data/smollm2/responses.jsonl)"
-            if args.responses is None else str(args.responses),
+            if args.responses is None else ", ".join(shown(f) for f in args.responses),
             "responses_sha256": data.responses_sha256, "model": data.model,
         },
         "evaluation": evaluation_card(results, args.group_folds),
@@ -245,6 +245,7 @@ def fit_pooled(args: argparse.Namespace, items: list[DatasetItem], console: Cons
     from benchmarks.bench.crossfit import choose_signal, pooled_rows, training_set
     from benchmarks.bench.data import load_bench
     from benchmarks.bench.unseen import leave_one_model_out
+    from benchmarks.progress import BENCH_PHASES, phases
     from cost_models.model_io import default_model_dir, load_model
     from guard.policy import fit_policy
     from guard.policy.fit import fit_calibrator, fit_multi_calibrator
@@ -254,18 +255,19 @@ def fit_pooled(args: argparse.Namespace, items: list[DatasetItem], console: Cons
                        "--cost-model")
     multi = _multi(args)
     files: list[Path] = args.responses
-    with console.status("fit: leave-one-model-out evaluation") as status:
+    with phases("fit: leave-one-model-out evaluation",
+                2 * len(files) * BENCH_PHASES) as progress:  # own and others', per model
         pairs = leave_one_model_out(items, files, c_r=args.c_r, signal=args.signal,
                                     multi=multi, folds=args.folds,
                                     group_folds=args.group_folds, n_boot=args.bootstrap,
                                     seed=args.seed, cost_scale=args.cost_scale,
-                                    alpha_scale=args.alpha_scale,
-                                    progress=lambda m: status.update(f"fit: evaluation: {m}"))
+                                    alpha_scale=args.alpha_scale, progress=progress)
     data = [load_bench(items, f) for f in files]
     signal = choose_signal(data[0], args.signal, among=multi)
     source = {it.id: it.source for it in items}
     first = data[0]
-    with console.status("fit: fitting on all data"):
+    with phases("fit", 1) as progress:
+        progress("fitting on all data")
         rows = pooled_rows(data, set(first.ids), signal)
         cal = fit_multi_calibrator(rows, multi) if multi else fit_calibrator(rows, signal)
         signal = cal.signal  # a multi-signal calibrator's first signal
@@ -313,6 +315,22 @@ def shown(f: Path) -> str:
     from benchmarks.bench.result import shown_path
 
     return shown_path(str(f.resolve()))
+
+
+def shown_words(argv: list[str]) -> list[str]:
+    """The command's words as a card shows them: a database URL's password masked
+    (:func:`guard.policy.from_audit.shown`), an absolute path (``/tmp/x/r.jsonl``,
+    ``--out=/tmp/x/p``) as :func:`benchmarks.bench.result.shown_path` shows it (the card is
+    shared; the fitting machine's directories are not its business)."""
+    from benchmarks.bench.result import shown_path
+    from guard.policy.from_audit import shown as masked
+
+    out = []
+    for word in argv:
+        flag, eq, value = word.partition("=") if word.startswith("--") else ("", "", word)
+        value = shown_path(value) if Path(value).is_absolute() else masked(value)
+        out.append(f"{flag}{eq}{value}")
+    return out
 
 
 def _fit_from_audit(args: argparse.Namespace, console: Console
@@ -408,11 +426,10 @@ def run(args: argparse.Namespace) -> int:
         policy, card = _fit_from_audit(args, console)
     else:
         policy, card = fit_from_data(args, console)
-    from guard.policy.from_audit import shown
-
-    # the command as run, a database URL's password masked (the card is shared with the policy)
-    argv = [shown(a) for a in (getattr(args, "argv", None) or ["fit"])]
-    card["command"] = "utilityguard " + shlex.join(argv)
+    # the command as run: a database URL's password masked, an absolute path as shown_path
+    # shows it (the card is shared with the policy)
+    card["command"] = "utilityguard " + shlex.join(
+        shown_words(getattr(args, "argv", None) or ["fit"]))
     path = save_policy(policy, args.out, card=card)
     console.print(f"wrote {path.parent} (policy {policy.label}; "
                   f"Guard.from_policy({str(path.parent)!r}), serve --policy {path.parent})")

@@ -23,7 +23,8 @@ p
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any
 
 from pydantic import BeforeValidator, ValidationInfo
@@ -40,6 +41,28 @@ def _checked(check: Callable[[Any, str], float], *, optional: bool = False) -> B
     return BeforeValidator(validate)
 
 
+def problem(error: Mapping[str, Any]) -> str:
+    """What one pydantic error says, in the project's words: the message of the check that
+    failed without pydantic's ``"Value error, "`` / ``"Assertion failed, "`` prefix, and for
+    pydantic's own checks (a type, a bound) the value given.
+
+    >>> problem({"type": "value_error", "msg": "Value error, p must be in [0, 1]; got 2"})
+    'p must be in [0, 1]; got 2'
+    >>> problem({"type": "int_parsing", "msg": "Input should be a valid integer",
+    ...          "input": "x"})
+    "Input should be a valid integer, got 'x'"
+    """
+    msg = str(error["msg"])
+    for prefix in ("Value error, ", "Assertion failed, "):
+        msg = msg.removeprefix(prefix)
+    if error.get("type") not in ("value_error", "assertion_error", "missing") \
+            and "input" in error:
+        value = error["input"]
+        shown = "NaN" if isinstance(value, float) and math.isnan(value) else repr(value)
+        msg = f"{msg}, got {shown}"
+    return msg
+
+
 #: A probability: a finite number in [0, 1].
 Probability = Annotated[float, _checked(check_probability)]
 #: A consequence cost ``L``: a finite number > 0.
@@ -50,4 +73,5 @@ RefusalCost = Annotated[float, _checked(check_c_r)]
 OptionalProbability = Annotated[float | None, _checked(check_probability, optional=True)]
 OptionalCost = Annotated[float | None, _checked(check_cost, optional=True)]
 
-__all__ = ["Cost", "OptionalCost", "OptionalProbability", "Probability", "RefusalCost"]
+__all__ = ["Cost", "OptionalCost", "OptionalProbability", "Probability", "RefusalCost",
+           "problem"]

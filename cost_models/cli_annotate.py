@@ -37,7 +37,7 @@ from cost_models.jsonl import append_jsonl, write_jsonl
 from policies.exceptions import InvalidValueError, JudgeError
 
 if TYPE_CHECKING:
-    from rich.progress import Progress
+    from cost_models.progress import Bar
 
 
 def register(sub: Any) -> None:
@@ -164,7 +164,7 @@ def _add_duplicates(s: Any) -> None:
     d.set_defaults(func=run_duplicates)
 
 
-def _progress(label: str) -> Progress:
+def _progress(label: str) -> Bar:
     from cost_models.progress import progress_bar
 
     return progress_bar(label, eta=True)

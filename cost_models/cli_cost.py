@@ -43,6 +43,11 @@ def register(sub: Any) -> None:
     t.add_argument("--compare", default="char-ridge",
                    help="comma list of other kinds to score for the card ('' for none)")
     t.add_argument("--folds", type=int, default=5, help="CV folds (5)")
+    t.add_argument("--paraphrases", type=Path, default=None,
+                   help="JSONL of other phrasings of training questions ({\"text\", \"of\": "
+                        "item id}), trained on at their items' costs and never scored; in a CV "
+                        "fold only with their item (e.g. cost_models/data/asking/"
+                        "paraphrases.jsonl: requests phrased as instructions)")
     add_c_r_option(t, "C_R for decision agreement")
     t.add_argument("--out", type=Path, required=True, help="model directory to write")
     t.set_defaults(func=run_train)
@@ -89,6 +94,25 @@ def _load(args: argparse.Namespace) -> list[DatasetItem]:
     return load_utilitybench(args.data, cols)
 
 
+def _paraphrases(path: Path | None, ids: list[str]) -> Any:
+    """The paraphrases in ``path`` as :class:`~cost_models.regressor.Paraphrases` over the
+    training items ``ids`` (an id not among them is an error naming it)."""
+    from cost_models.jsonl import read_jsonl
+    from cost_models.regressor import Paraphrases
+
+    if path is None:
+        return Paraphrases([], [])
+    index = {i: k for k, i in enumerate(ids)}
+    texts, of = [], []
+    for row in read_jsonl(path):
+        if not isinstance(row.get("text"), str) or row.get("of") not in index:
+            raise InvalidValueError(f"{path}: a paraphrase needs a 'text' and the id of a "
+                                    f"training item in 'of'; got {str(row)[:120]}")
+        texts.append(row["text"])
+        of.append(index[row["of"]])
+    return Paraphrases(texts, of)
+
+
 def run_train(args: argparse.Namespace) -> int:
     # lazy: scikit-learn loads only when a command needs it, so --help stays light
     from cost_models.model_io import save_model
@@ -118,6 +142,8 @@ def run_train(args: argparse.Namespace) -> int:
         raise InvalidValueError(
             f"--compare: unknown kind(s) {', '.join(bad)}; allowed: {', '.join(KINDS)}"
         )
+    ids_of = [it.id for it in items]
+    paraphrases = _paraphrases(args.paraphrases, ids_of)
     n_ridge = len(RIDGE_GRID) if args.kind.endswith("ridge") else 1
     total = args.folds * (n_ridge + 1 + len([k for k in compare if k != args.kind]))
     from cost_models.progress import progress_bar
@@ -126,7 +152,8 @@ def run_train(args: argparse.Namespace) -> int:
         task = bar.add_task("cv", total=total)
         model, report = select_and_train(texts, cost, groups, kind=args.kind, compare=compare,
                                          cv=args.folds, c_r=args.c_r, group_name=args.group_col,
-                                         on_fold=lambda: bar.advance(task))
+                                         on_fold=lambda: bar.advance(task),
+                                         paraphrases=paraphrases)
     if no_column:
         report.scheme = (f"shuffled {args.folds}-fold KFold, NOT grouped: the data has no "
                          f"{args.group_col!r} column")
@@ -134,9 +161,15 @@ def run_train(args: argparse.Namespace) -> int:
         "kind": model.kind, "ridge": model.ridge, "residual_var": model.residual_var_,
         "n_train": len(items), "data": args.data, "group_col": args.group_col,
         "cv_folds": args.folds, "c_r": args.c_r, "cv": report.to_dict(),
+        # the scored rows only: the bench recognizes a model trained on its items by this
+        # hash (and then refits it per fold instead of scoring it in sample)
         "training_data_sha256": sha256_rows(
             [(t, float(c)) for t, c in zip(texts, cost, strict=True)]
         ),
+        "paraphrases": len(paraphrases.texts),
+        "paraphrases_sha256": sha256_rows(
+            [(t, ids_of[k]) for t, k in zip(paraphrases.texts, paraphrases.of, strict=True)]
+        ) if paraphrases.texts else None,
         "data_description": ("the utilityguard seed set (not UtilityBench's published values)"
                              if args.data == "seed" else f"{args.data}"),
         "command": "utilityguard " + " ".join(

@@ -85,6 +85,8 @@ residual variance (log-normal mean correction; docs/design.md).
 - **Kind:** `{meta.get('kind')}` (ridge penalty {meta.get('ridge', meta.get('alpha'))}), trained on
   {meta.get('n_train')} items of `{meta.get('data')}`.
 - **Training data:** {meta.get('data_description', 'see the data source')}
+- **Paraphrases:** {meta.get('paraphrases') or 'none'} (other phrasings of training
+  questions at their questions' costs, trained on and never scored; `--paraphrases`)
 - **Training-data hash (sha256 of the rows):** `{meta.get('training_data_sha256')}`
 - **Artifact sha256:** `{meta.get('sha256')}`; scikit-learn {v.get('scikit-learn')},
   numpy {v.get('numpy')}, Python {v.get('python')}. Loading checks both and refuses a

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -74,6 +75,30 @@ def build_pipeline(kind: str, ridge: float, random_state: int) -> Pipeline:
     raise InvalidValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
 
 
+@dataclass(frozen=True)
+class Paraphrases:
+    """Training-only texts, each another phrasing of one training text (``of``: its index) at
+    that text's cost — e.g. a question asked as an instruction ("Tell me ..."): the cost of a
+    request does not depend on how it is phrased. In cross-validation a paraphrase joins a
+    fold's training rows only when the text it paraphrases does, and it is never scored."""
+
+    texts: Sequence[str]
+    of: Sequence[int]
+
+    def with_rows(self, texts: list[str], logy: Any, rows: Any
+                  ) -> tuple[list[str], FloatArray]:
+        """``texts`` (the training rows ``rows``, their log costs in ``logy[rows]``) and the
+        paraphrases of those rows, at their costs."""
+        rows = np.asarray(rows)
+        y = np.asarray(logy, dtype=np.float64)[rows]
+        if not self.texts:
+            return texts, y
+        keep = set(int(r) for r in rows)
+        extra = [(t, int(k)) for t, k in zip(self.texts, self.of, strict=True) if int(k) in keep]
+        return ([*texts, *(t for t, _ in extra)],
+                np.concatenate([y, np.asarray([logy[k] for _, k in extra], dtype=np.float64)]))
+
+
 def is_grouped(groups: Sequence[str] | None, cv: int) -> bool:
     """Whether :func:`folds` holds out whole groups (at least ``cv`` distinct groups)."""
     return groups is not None and len(set(groups)) >= cv
@@ -126,8 +151,11 @@ class CostRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
     def _cut(self, texts: list[str]) -> list[str]:
         return [t[: self.max_chars] for t in texts]
 
-    def fit(self, X: Any, y: Any, groups: Sequence[str] | None = None) -> CostRegressor:
-        """Fit on texts ``X`` and costs ``y > 0``; ``groups`` (e.g. sources) for the folds."""
+    def fit(self, X: Any, y: Any, groups: Sequence[str] | None = None,
+            paraphrases: Paraphrases | None = None) -> CostRegressor:
+        """Fit on texts ``X`` and costs ``y > 0``; ``groups`` (e.g. sources) for the folds;
+        ``paraphrases``: training-only texts, each another phrasing of one of ``X`` at its cost
+        (:class:`Paraphrases`; in a fold only when the text it paraphrases is trained on)."""
         texts = self._cut(_texts(X))
         cost = np.asarray(y, dtype=np.float64)
         if cost.shape != (len(texts),):
@@ -144,12 +172,15 @@ class CostRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
         logy = np.log(cost)
         base = build_pipeline(self.kind, self.ridge, self.random_state)
         oof = np.empty_like(logy)
+        para = paraphrases if paraphrases is not None else Paraphrases([], [])
         for train, test in folds(len(texts), groups, self.cv, self.random_state):
-            model = clone(base).fit([texts[i] for i in train], logy[train])
+            tx, ty = para.with_rows([texts[i] for i in train], logy, train)
+            model = clone(base).fit(tx, ty)
             oof[test] = model.predict([texts[i] for i in test])
         self.oof_log_pred_ = oof
         self.residual_var_ = float(np.mean((oof - logy) ** 2))
-        self.pipeline_ = clone(base).fit(texts, logy)
+        tx, ty = para.with_rows(texts, logy, np.arange(len(texts)))
+        self.pipeline_ = clone(base).fit(tx, ty)
         for derived in ("_scorer_", "_batch_"):  # a refit: the fast paths are rebuilt
             self.__dict__.pop(derived, None)
         self.n_train_ = len(texts)

@@ -27,7 +27,7 @@ from scipy.stats import spearmanr
 from sklearn.base import clone
 
 from cost_models.kinds import KINDS
-from cost_models.regressor import CostRegressor, cv_scheme, folds, is_grouped
+from cost_models.regressor import CostRegressor, Paraphrases, cv_scheme, folds, is_grouped
 from policies import (
     DEFAULT_C_R,
     expected_utility_values,
@@ -90,7 +90,7 @@ class CVScores:
 def grouped_cv(
     texts: Sequence[str], cost: Any, groups: Sequence[str] | None, *, kind: str, ridge: float,
     cv: int = 5, nested: bool = False, c_r: float = DEFAULT_C_R, random_state: int = 0,
-    on_fold: Callable[[], None] | None = None,
+    on_fold: Callable[[], None] | None = None, paraphrases: Paraphrases | None = None,
 ) -> CVScores:
     """Out-of-fold scores with folds grouped by source (shuffled K-fold when ``groups`` is
     ``None`` or has fewer than ``cv`` distinct values: :func:`cv_scheme` says which).
@@ -104,18 +104,26 @@ def grouped_cv(
     mu = np.empty_like(logy)
     mean_cost = np.empty_like(logy)
     base = CostRegressor(kind=kind, ridge=ridge, cv=cv, random_state=random_state)
+    para = paraphrases if paraphrases is not None else Paraphrases([], [])
     for train, test in folds(len(texts), groups, cv, random_state):
         tr = [texts[i] for i in train]
         te = [texts[i] for i in test]
         if nested:
+            # the paraphrases of the training rows, renumbered into the fold's rows
+            pos = {int(r): k for k, r in enumerate(train)}
+            inner = Paraphrases([t for t, o in zip(para.texts, para.of, strict=True)
+                                 if int(o) in pos],
+                                [pos[int(o)] for o in para.of if int(o) in pos])
             m = clone(base).fit(tr, y[train],
-                                groups=None if groups is None else [groups[i] for i in train])
+                                groups=None if groups is None else [groups[i] for i in train],
+                                paraphrases=inner)
             mu[test] = m.predict_log(te)
             mean_cost[test] = m.predict(te)
         else:
             from cost_models.regressor import build_pipeline
 
-            pipe = build_pipeline(kind, ridge, random_state).fit(tr, logy[train])
+            tx, ty = para.with_rows(tr, logy, train)
+            pipe = build_pipeline(kind, ridge, random_state).fit(tx, ty)
             mu[test] = pipe.predict(te)
         if on_fold:
             on_fold()
@@ -152,6 +160,7 @@ def select_and_train(
     texts: Sequence[str], cost: Any, groups: Sequence[str] | None, *, kind: str = "affix-ridge",
     ridges: Sequence[float] = RIDGE_GRID, compare: Sequence[str] = (), cv: int = 5,
     c_r: float = DEFAULT_C_R, on_fold: Callable[[], None] | None = None, group_name: str = "group",
+    paraphrases: Paraphrases | None = None,
 ) -> tuple[CostRegressor, TrainReport]:
     """Pick the ridge penalty by grouped CV (lowest MAE of ``log L``), score the pick with nested
     grouped CV, score the ``compare`` kinds, and fit the pick on everything. Without enough
@@ -159,16 +168,19 @@ def select_and_train(
     if kind not in KINDS:
         raise InvalidValueError(f"kind must be one of {', '.join(KINDS)}")
     is_ridge = kind.endswith("ridge")
-    search = [grouped_cv(texts, cost, groups, kind=kind, ridge=r, cv=cv, on_fold=on_fold)
+    search = [grouped_cv(texts, cost, groups, kind=kind, ridge=r, cv=cv, on_fold=on_fold,
+                         paraphrases=paraphrases)
               for r in (ridges if is_ridge else ridges[:1])]
     best = min(search, key=lambda s: s.mae_log)
     selected = grouped_cv(texts, cost, groups, kind=kind, ridge=best.ridge, cv=cv, nested=True,
-                          c_r=c_r, on_fold=on_fold)
+                          c_r=c_r, on_fold=on_fold, paraphrases=paraphrases)
     alternatives = [
-        grouped_cv(texts, cost, groups, kind=k, ridge=best.ridge, cv=cv, on_fold=on_fold)
+        grouped_cv(texts, cost, groups, kind=k, ridge=best.ridge, cv=cv, on_fold=on_fold,
+                   paraphrases=paraphrases)
         for k in compare if k != kind
     ]
-    model = CostRegressor(kind=kind, ridge=best.ridge, cv=cv).fit(texts, cost, groups=groups)
+    model = CostRegressor(kind=kind, ridge=best.ridge, cv=cv).fit(texts, cost, groups=groups,
+                                                                  paraphrases=paraphrases)
     grouped = is_grouped(groups, cv)
     return model, TrainReport(selected, search, alternatives,
                               scheme=cv_scheme(groups, cv, group_name), grouped=grouped)

@@ -9,6 +9,8 @@
 'refuse'
 """
 
+# first: a user's policies.py or cost_models.py shadowing ours is named (guard.siblings)
+from guard import siblings as _siblings  # noqa: F401, I001
 from guard import exceptions
 from guard.calibration import Calibrator, brier, cross_val_probability, ece, raw_probability
 from guard.confidence.consistency import consistency

@@ -134,7 +134,11 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
         try:
             ep.load()(sub)
         except ImportError as exc:  # a broken or missing optional command must not break the rest
-            _unavailable(sub, ep.name, exc)
+            from guard.siblings import message, shadowing
+
+            top = ep.value.split(".", 1)[0].split(":", 1)[0]
+            found = shadowing(top)
+            _unavailable(sub, ep.name, ImportError(message(top, found)) if found else exc)
     return parser
 
 

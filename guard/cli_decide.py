@@ -1,27 +1,40 @@
 """``utilityguard decide``: what the guard would decide for a question, without any model.
 
-A dry run of the rule ``answer iff p >= (L - C_R) / (1 + L)``: the cost ``L`` of a wrong
-answer to QUESTION (from the cost model, or ``--cost``), the threshold, and — given ``--p``,
-the probability that an answer would be correct — the decision. No model is asked and nothing
-is sent anywhere::
+A dry run of the guard ``serve`` runs and ``Guard()`` builds — the same policy (the shipped
+``default`` unless ``--policy NAME|DIR|none``), the same pricing of what the question asks,
+the same ``alpha``, threshold and ``p`` — on QUESTION and, given ``--p`` (a probability the
+caller supplies) or ``--signal NAME=VALUE`` (a confidence signal as a reply carries it), the
+decision. No model is asked and nothing is sent anywhere::
 
-    $ utilityguard decide "What is the maximum daily dose of acetaminophen for an adult?" --p 0.7
-    cost 34.3822 (cost model), C_R 2, threshold 0.915212: p 0.7 -> refuse
+    $ utilityguard decide "What is the maximum daily dose of acetaminophen for an adult?" --p 0.88
 
-Without ``--p`` it prints the threshold and what it means (``any p answers`` when it is <= 0).
-``--json`` prints one JSON object per question.
+prints the cost ``L`` and where it came from, ``C_R``, ``alpha``, the threshold
+``(L + 1 - alpha (1 + C_R)) / (1 + L)``, ``p`` and its source, the decision and why, and the
+policy. The guard is built by :func:`guard.proxy.build.build_guard` from the flags below and
+the ``UTILITYGUARD_*`` settings, as ``serve`` builds it. Without ``--p`` / ``--signal`` it
+prints the threshold and what it means. ``--json`` prints one JSON object per question (the
+decision record, plus ``question``, ``why`` and ``warning``). When the policy's calibrator
+cannot reach the thresholds of ordinary questions, a warning says so and what to do
+(:mod:`guard.reach`).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from guard.exceptions import CLIError
-from policies.options import add_c_r_option, argument, checked_c_r
+from policies.decision import THRESHOLD
+from policies.options import argument, checked_c_r
 from policies.validation import check_cost, check_probability
+
+#: the serve settings that make the guard, as decide's flags (same names, same environment)
+GUARD_SETTINGS = ("policy", "c_r", "cost_model", "calibrator", "confidence", "no_confidence",
+                  "trust_artifacts", "request_detector", "unreadable_price", "upstream_price")
 
 
 def _probability(text: str) -> float:
@@ -32,77 +45,265 @@ def _positive(text: str) -> float:
     return argument(check_cost, text)
 
 
+def _signal(text: str) -> tuple[str, float]:
+    name, sep, value = text.partition("=")
+    if not sep:
+        raise argparse.ArgumentTypeError(f"expected NAME=VALUE (logprob_mean=-0.2); got {text!r}")
+    try:
+        return name.strip(), float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{name.strip()}: not a number: {value!r}") from None
+
+
 def register(sub: Any) -> None:
     """Add the ``decide`` subcommand to the ``utilityguard`` parser."""
+    from guard.cli_serve import add_settings_flags
+
     p = sub.add_parser(
-        "decide", help="the cost, threshold and decision for a question (a dry run, no model)",
+        "decide", help="what the guard would decide for a question (a dry run, no model)",
         description=(
-            "Price a wrong answer to QUESTION with the cost model (or take --cost), compute the "
-            "threshold p >= (L - C_R) / (1 + L), and with --p say whether the guard would "
-            "deliver an answer that is correct with probability p. No model is asked."))
-    p.add_argument("questions", nargs="+", metavar="QUESTION", help="the question(s)")
+            "A dry run of the guard that serve runs and Guard() builds (the shipped default "
+            "policy unless --policy NAME|DIR|none): the cost L of a wrong answer to QUESTION, "
+            "alpha = P(answerable), the threshold p >= " + THRESHOLD + ", and with --p or "
+            "--signal the decision, its p and why. No model is asked."),
+        epilog="example: utilityguard decide \"What is the maximum daily dose of acetaminophen "
+               "for an adult?\" --p 0.88")
+    p.add_argument("questions", nargs="*", metavar="QUESTION", help="the question(s)")
+    p.add_argument("--from", dest="table", type=Path, default=None, metavar="FILE",
+                   help="a table of questions (JSONL, JSON or CSV), one per row: 'question' and "
+                        "any of 'p', 'reply', 'cost', 'alpha' and signal names "
+                        "('logprob_mean': -0.2), each overriding the flag of that name")
     p.add_argument("--p", type=_probability, default=None,
-                   help="probability that the answer would be correct (omit: threshold only)")
-    add_c_r_option(p)
+                   help="probability that the answer would be correct, as a caller supplies it "
+                        "(omit: threshold only)")
+    p.add_argument("--signal", type=_signal, action="append", default=None,
+                   metavar="NAME=VALUE",
+                   help="a confidence signal as a reply carries it (logprob_mean=-0.2, "
+                        "verbal=0.8), read as the guard reads it: calibrated by the policy's "
+                        "calibrator when it reads that signal (repeatable)")
+    p.add_argument("--reply", default=None, metavar="TEXT",
+                   help="the model's reply (default: an answer, not shown): a refusal in it "
+                        "passes through, a confidence line is read when --confidence reads it")
     p.add_argument("--cost", type=_positive, default=None,
-                   help="the cost L of a wrong answer, instead of the cost model's prediction")
-    p.add_argument("--alpha", type=_probability, default=1.0,
-                   help="P(answerable); 1 (default) is the paper's rule")
-    p.add_argument("--cost-model", type=Path, default=None,
-                   help="cost model directory (default: the shipped model)")
-    p.add_argument("--trust", action="store_true",
-                   help="load a cost model whose integrity check fails (your own files only)")
+                   help="the cost L of a wrong answer, instead of the guard's price")
+    p.add_argument("--alpha", type=_probability, default=None,
+                   help="P(answerable), instead of the policy's answerability model (1: the "
+                        "paper's rule)")
+    guard_flags = p.add_argument_group(
+        "the guard (as 'serve' builds it; each also read from UTILITYGUARD_*)")
+    add_settings_flags(guard_flags, GUARD_SETTINGS)
     p.add_argument("--json", action="store_true", help="one JSON object per question")
     p.set_defaults(func=run)
 
 
-def dry_run(question: str, args: argparse.Namespace, predict: Any) -> dict[str, Any]:
-    """The dry-run decision for one question (``predict(question) -> L`` when no --cost)."""
-    from policies import answer_threshold, should_answer
+def build(args: argparse.Namespace) -> Any:
+    """The guard ``serve`` would run with the same flags and environment."""
+    from guard.cli_serve import settings_from
+    from guard.proxy.build import build_guard
 
-    cost = args.cost if args.cost is not None else predict(question)
-    threshold = float(answer_threshold(cost, args.c_r, alpha=args.alpha))
-    decision = None
-    if args.p is not None:
-        answers = bool(should_answer(args.p, cost, args.c_r, alpha=args.alpha))
-        decision = "answer" if answers else "refuse"
-    return {"question": question, "cost": round(cost, 6),
-            "cost_source": "caller" if args.cost is not None else "model", "c_r": args.c_r,
-            "alpha": args.alpha, "threshold": round(threshold, 6), "p": args.p,
-            "decision": decision, "dry_run": True}
+    overrides = {name: getattr(args, name) for name in GUARD_SETTINGS
+                 if getattr(args, name, None) is not None}
+    return build_guard(settings_from(overrides))
+
+
+@dataclass(frozen=True)
+class Case:
+    """One question to decide and what is given about its reply."""
+
+    question: str
+    p: float | None = None
+    signals: dict[str, float] = field(default_factory=dict)
+    reply: str | None = None
+    cost: float | None = None
+    alpha: float | None = None
+
+    @property
+    def asked(self) -> bool:
+        """A decision was asked for (a ``p``, a signal or a reply), not only the threshold."""
+        return self.p is not None or bool(self.signals) or self.reply is not None
+
+    def confidence(self) -> Any:
+        from guard.decision_records import Confidence
+
+        given = dict(self.signals)
+        if "caller" in given:
+            raise CLIError("give a caller's probability as --p (or 'p'), not as the signal "
+                           "'caller'")
+        if self.p is not None:
+            given["caller"] = self.p
+        return Confidence.coerce(given)
+
+
+#: the columns of a ``--from`` table besides ``question`` and the signal names
+COLUMNS = ("p", "reply", "cost", "alpha")
+
+
+def cases(args: argparse.Namespace) -> list[Case]:
+    """The questions to decide: QUESTION arguments, then the rows of ``--from``, each with
+    the flags' values unless the row gives its own."""
+    from guard.decision_records import REPLY_SIGNALS
+
+    base = Case("", p=args.p, signals=dict(args.signal or []), reply=args.reply,
+                cost=args.cost, alpha=args.alpha)
+    out = [Case(q, base.p, base.signals, base.reply, base.cost, base.alpha)
+           for q in args.questions]
+    if args.table is not None:
+        from cost_models.datasets import read_rows
+
+        for k, row in enumerate(read_rows(args.table), start=1):
+            where = f"{args.table}: row {k}"
+            unknown = set(row) - {"question", "id", *COLUMNS, *REPLY_SIGNALS}
+            if unknown:
+                raise CLIError(f"{where}: unknown column(s) {', '.join(sorted(unknown))}; "
+                               f"known: question, {', '.join(COLUMNS)} and the signals "
+                               f"{', '.join(REPLY_SIGNALS)}")
+            if not isinstance(row.get("question"), str):
+                raise CLIError(f"{where}: 'question' must be a string")
+            given = {k: v for k, v in row.items() if v not in (None, "")}
+            try:
+                numbers = {k: float(given[k]) for k in (*COLUMNS, *REPLY_SIGNALS)
+                           if k in given and k != "reply"}
+            except (TypeError, ValueError) as exc:
+                raise CLIError(f"{where}: not a number ({exc})") from None
+            out.append(Case(
+                row["question"], numbers.get("p", base.p),
+                {**base.signals, **{s: numbers[s] for s in REPLY_SIGNALS if s in numbers}},
+                str(given["reply"]) if "reply" in given else base.reply,
+                numbers.get("cost", base.cost), numbers.get("alpha", base.alpha)))
+    if not out:
+        raise CLIError("give a QUESTION (or --from FILE)")
+    for case in out:
+        if not case.question.strip():
+            raise CLIError("QUESTION must not be empty")
+        for name, value, check in (("p", case.p, check_probability),
+                                   ("cost", case.cost, check_cost),
+                                   ("alpha", case.alpha, check_probability)):
+            if value is not None:
+                try:
+                    check(value, name)
+                except ValueError as exc:
+                    raise CLIError(str(exc)) from None
+    return out
+
+
+def dry_run(guard: Any, case: Case, args: argparse.Namespace, top: float | None
+            ) -> dict[str, Any]:
+    """The decision record of one question as JSON, with ``question``, what the caller
+    receives (``delivered``, with ``--reply``) and ``why``; ``decision`` is ``None`` when
+    neither ``p``, a signal nor a reply was given (the threshold alone)."""
+    confidence = case.confidence()
+    overrides = {"cost": case.cost, "alpha": case.alpha}
+    if case.reply is not None:
+        delivered, record = guard.apply(case.question, case.reply, confidence=confidence,
+                                        **overrides)
+    else:  # an answer, as a tool call is: never read as the model's own refusal
+        record = guard.decide(case.question, "", confidence=confidence, acts=True,
+                              **overrides)
+        delivered = None
+    row = {"question": case.question, **record.model_dump(), "dry_run": True}
+    if not case.asked:
+        row["decision"] = None
+    row["delivered"] = delivered
+    row["why"] = why(guard, record, case, args, top)
+    return row
+
+
+def why(guard: Any, record: Any, case: Case, args: argparse.Namespace,
+        top: float | None) -> list[str]:
+    """Where each number came from and why the decision is what it is, one clause each."""
+    cost = {
+        "model": "the cost model's price of what the question asks"
+                 + (" (on the policy's cost scale)" if guard.cost_scale is not None else ""),
+        "caller": "given (--cost)",
+        "nothing_asked": "the question asks for nothing: the price of a pleasantry",
+        "unreadable": "text the guard cannot read: the ceiling --unreadable-price",
+        "upstream": "text that lives upstream: the ceiling --upstream-price",
+    }[record.cost_source]
+    if case.alpha is not None:
+        alpha = "given (--alpha)"
+    elif guard.answerability is not None:
+        alpha = "P(answerable) from the policy's answerability model"
+    else:
+        alpha = "no answerability model: every question assumed answerable"
+    c_r = "given (--c-r)" if args.c_r is not None else (
+        "the policy's default" if record.policy else "the default")
+    out = [f"L {record.cost:g}: {cost}", f"C_R {record.c_r:g}: {c_r}",
+           f"alpha {record.alpha:g}: {alpha}",
+           f"threshold {record.threshold:g} = {THRESHOLD}"]
+    p = record.p
+    reads_reply = hasattr(guard.calibrator, "p_correct")
+    if record.p_source == "calibrated" and reads_reply:
+        given = case.confidence()
+        present = [f"{s} = {given.get(s):g}" for s in guard.calibrator.signals
+                   if given.get(s) is not None]
+        out.append(f"p {p:g}: the policy's calibrator on "
+                   f"{', '.join(present) or 'no signal'} and the reply's text"
+                   + ("" if case.reply is not None else " (an empty reply: give --reply)"))
+        if case.p is not None:
+            out.append("--p is not read: this policy's calibrator reads the reply itself")
+    elif record.p_source == "calibrated":
+        out.append(f"p {p:g}: the calibrator's map of {record.signal} = "
+                   f"{record.signal_value:g}")
+    elif record.p_source == "caller":
+        out.append(f"p {p:g}: given (--p)")
+    elif record.p_source == "uncalibrated":
+        out.append(f"p {p:g}: {record.signal} = {record.signal_value:g}, uncalibrated (no "
+                   "calibrator reads it)")
+    elif record.p_source == "prior":
+        out.append(f"p {p:g}: the --no-confidence prior")
+    if not case.asked:
+        if record.threshold <= 0.0:
+            out.append("every p answers: a wrong answer costs no more than a refusal")
+        elif record.threshold > 1.0:
+            out.append("no p answers")
+        else:
+            out.append(f"answer iff p >= {record.threshold:g}")
+    elif record.decision == "passthrough_refusal":
+        out.append("the reply is the model's own refusal: passed through")
+    elif p is None:
+        out.append("no p (no signal, no --p): every p answers" if record.decision == "answer"
+                   and record.threshold <= 0.0 else
+                   f"no p (no signal, no --p): --no-confidence {guard.no_confidence}")
+    else:
+        out.append(f"{record.decision}: p {p:g} {'>=' if p >= record.threshold else '<'} "
+                   f"threshold {record.threshold:g}")
+    if top is not None and record.threshold > top:
+        out.append(f"no reply can reach this threshold through the calibrator: its largest "
+                   f"p is {top:.3f}")
+    return out
 
 
 def _line(row: dict[str, Any]) -> str:
-    source = "given" if row["cost_source"] == "caller" else "cost model"
-    alpha = f", alpha {row['alpha']:g}" if row["alpha"] != 1.0 else ""
-    head = (f"cost {row['cost']:g} ({source}), C_R {row['c_r']:g}{alpha}, "
-            f"threshold {row['threshold']:g}")
+    head = (f"cost {row['cost']:g} ({row['cost_source']}), C_R {row['c_r']:g}, "
+            f"alpha {row['alpha']:g}, threshold {row['threshold']:g}")
     if row["decision"] is not None:
-        return f"{head}: p {row['p']:g} -> {row['decision']}"
-    if row["threshold"] <= 0.0:
-        return f"{head}: any p answers"
-    if row["threshold"] > 1.0:
-        return f"{head}: no p answers"
-    return f"{head}: answer iff p >= {row['threshold']:g}"
+        p = "no p" if row["p"] is None else f"p {row['p']:g} ({row['p_source']})"
+        head = f"{head}: {p} -> {row['decision']}"
+    else:
+        head = f"{head}: {row['why'][-1]}"
+    policy = row["policy"] or "none (the bare rule)"
+    return "\n".join([head, f"  policy {policy}", *(f"  {w}" for w in row["why"])])
 
 
 def run(args: argparse.Namespace) -> int:
     """Print the dry-run decision of every question."""
-    from guard.core import Guard
+    from guard.reach import p_max, reach, read_signals
 
-    checked_c_r(args.c_r)
-    model = None
-    if args.cost is None and args.cost_model is not None:
-        from cost_models import load_model
-
-        model = load_model(args.cost_model, trust=args.trust)  # errors: one line (ValueError)
-    guard = Guard(model, c_r=args.c_r, policy=None)  # the rule's threshold only
-    for question in args.questions:
-        if not question.strip():
-            raise CLIError("QUESTION must not be empty")
-        row = dry_run(question, args, guard.predict_cost)
+    if args.c_r is not None:
+        checked_c_r(args.c_r)
+    todo = cases(args)
+    guard = build(args)
+    top = p_max(guard.calibrator, read_signals(guard))
+    bound = reach(guard) if top is not None and top < 1.0 else None
+    warning = bound.warning() if bound is not None else None
+    if warning:
+        print(f"utilityguard: warning: {warning}", file=sys.stderr)
+    for case in todo:
+        row = dry_run(guard, case, args, top)
+        row["warning"] = warning
         if args.json:
             print(json.dumps(row))
         else:
-            print(_line(row) if len(args.questions) == 1 else f"{question}: {_line(row)}")
+            text = _line(row)
+            print(text if len(todo) == 1 else f"{case.question}\n  {text}")
     return 0

@@ -18,12 +18,14 @@ import os
 import socket
 import types
 import typing
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import SecretStr, ValidationError
 from pydantic.fields import FieldInfo
 
+from cost_models.bounds import problem
 from guard.exceptions import CLIError
 from guard.settings import PREFIX, Settings
 
@@ -58,14 +60,19 @@ def _help(name: str, field: FieldInfo) -> str:
     if default is not None and not field.default_factory and not isinstance(
             default, (bool, SecretStr)) and "default" not in text:
         text += f" (default {default!r})" if isinstance(default, str) else f" (default {default})"
-    return f"{text} [env {PREFIX}{name.upper()}]"
+    # argparse formats a help string with %: a literal one ("Confidence: N%") is doubled
+    return f"{text} [env {PREFIX}{name.upper()}]".replace("%", "%%")
 
 
-def add_settings_flags(parser: argparse.ArgumentParser) -> None:
-    """One ``--<field-name>`` flag per :class:`Settings` field (plus the spellings in the
-    field's ``json_schema_extra["flags"]``). Every default is ``None``, so a flag left out
-    falls back to the environment / ``.env`` / the field's default."""
+def add_settings_flags(parser: argparse.ArgumentParser | argparse._ArgumentGroup,
+                       names: Sequence[str] | None = None) -> None:
+    """One ``--<field-name>`` flag per :class:`Settings` field (or per field of ``names``),
+    plus the spellings in the field's ``json_schema_extra["flags"]``. Every default is
+    ``None``, so a flag left out falls back to the environment / ``.env`` / the field's
+    default."""
     for name, field in Settings.model_fields.items():
+        if names is not None and name not in names:
+            continue
         extra = field.json_schema_extra if isinstance(field.json_schema_extra, dict) else {}
         flags = ["--" + name.replace("_", "-"), *typing.cast(list[str], extra.get("flags", []))]
         options: dict[str, Any] = {"dest": name, "default": None, "help": _help(name, field)}
@@ -92,10 +99,11 @@ def register(sub: Any) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description=(
             "Serve POST /v1/chat/completions and POST /v1/responses (streaming or not): each\n"
-            "reply is delivered only when p >= (L - C_R) / (1 + L); otherwise the client\n"
-            "receives the refusal text. The decision is in the body (its 'utilityguard'\n"
+            "reply is delivered only when p >= (L + 1 - alpha (1 + C_R)) / (1 + L), alpha =\n"
+            "P(answerable) (1: (L - C_R) / (1 + L)); otherwise the client receives the\n"
+            "refusal text. The decision is in the body (its 'utilityguard'\n"
             "object; in a stream, the last chunk's) and in the response headers\n"
-            "x-utilityguard-decision / -cost / -confidence / -threshold / -policy /\n"
+            "x-utilityguard-decision / -cost / -confidence / -threshold / -alpha / -policy /\n"
             "-request-id; GET /v1/decisions/{request_id} returns it again, to the key that\n"
             "made the request. Per request (when the operator allows overrides):\n"
             "x-utilityguard-c-r (C_R), x-utilityguard-cost (L),\n"
@@ -130,17 +138,35 @@ def register(sub: Any) -> None:
     p.set_defaults(func=run)
 
 
+def settings_problem(exc: ValidationError) -> str:
+    """The first problem of invalid settings as one line naming the flag and the variable
+    that set it (``invalid setting --upstream (UTILITYGUARD_UPSTREAM): ...``), in the
+    project's words (:func:`cost_models.bounds.problem`), not pydantic's."""
+    errors = exc.errors()
+    e = errors[0]
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    name = str(e["loc"][0]).removeprefix(PREFIX).lower() if e["loc"] else ""
+    if name in Settings.model_fields:
+        where = f"setting --{name.replace('_', '-')} ({PREFIX}{name.upper()})"
+    else:
+        where = "settings"
+    return f"invalid {where}: {problem(e)}{more}"
+
+
+def settings_from(overrides: dict[str, Any]) -> Settings:
+    """:class:`Settings` from ``overrides`` on top of the environment / ``.env``; a one-line
+    :class:`CLIError` (:func:`settings_problem`) when they are invalid."""
+    try:
+        return Settings(**overrides)
+    except ValidationError as exc:
+        raise CLIError(settings_problem(exc)) from None
+
+
 def load_settings(args: argparse.Namespace) -> Settings:
     """The settings: the flags given on top of the environment / ``.env``."""
     overrides = {name: getattr(args, name) for name in Settings.model_fields
                  if getattr(args, name, None) is not None}
-    try:
-        settings = Settings(**overrides)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(str(x) for x in e['loc']) or 'settings'}: {e['msg']}"
-            for e in exc.errors())
-        raise CLIError(f"invalid settings: {problems}") from None
+    settings = settings_from(overrides)
     if settings.config is not None and settings.upstream is not None:
         raise CLIError("give --config FILE (its routes name their upstreams) or --upstream "
                        "URL (one route for every model), not both")
@@ -167,20 +193,23 @@ def run(args: argparse.Namespace) -> int:
         raise CLIError(f"--workers must be >= 1, got {args.workers}")
     check_audit_log(settings)
     sock = listen(settings.host, settings.port)  # before loading anything: fail fast
-    log.info("listening on http://%s:%d", settings.host, sock.getsockname()[1])
     options.update(max_header_bytes=settings.max_header_bytes,
                    max_headers=settings.max_headers)
     if args.workers == 1:
         with sock:
+            # the policy, the config file and the parts load (and fail, one line) before
+            # the server says it listens
             config = server_config(create_app(settings), **options)
+            log.info("listening on http://%s:%d", settings.host, sock.getsockname()[1])
             uvicorn.Server(config).run(sockets=[sock])
         return 0
     from uvicorn.supervisors import Multiprocess
 
     from guard.proxy.metrics import multiprocess_directory
 
-    with multiprocess_directory():  # /metrics of any worker sums over all of them
-        create_app(settings)  # fail here, once, on a bad cost model or calibrator
+    with sock, multiprocess_directory():  # /metrics of any worker sums over all of them
+        create_app(settings)  # fail here, once, on a bad policy, cost model or calibrator
+        log.info("listening on http://%s:%d", settings.host, sock.getsockname()[1])
         config = worker_config(settings, args.workers, **options)
         sockets = [sock]
         supervisor: Any = Multiprocess

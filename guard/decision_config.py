@@ -30,7 +30,7 @@ from typing import Any, Literal, cast, get_args
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from cost_models.bounds import OptionalProbability, RefusalCost
+from cost_models.bounds import OptionalProbability, RefusalCost, problem
 from guard.decision_records import Mode
 from guard.exceptions import ConfigError
 from guard.refusal_detection import DEFAULT_REFUSAL_TEXT
@@ -93,7 +93,7 @@ class DecisionConfig(BaseModel):
             return cls(**values)
         except ValidationError as exc:
             first = exc.errors()[0]
-            msg = str(first["msg"]).removeprefix("Value error, ")
+            msg = problem(first)
             if first["type"] != "value_error":
                 msg = f"{'.'.join(str(x) for x in first['loc'])}: {msg}"
             raise ConfigError(msg) from None

@@ -178,9 +178,10 @@ class DecisionRecord(BaseModel):
         """The decision as a client reads it: the ``utilityguard`` object the proxy adds to a
         reply body (and the integrations to their replies).
 
-        ``confidence`` is ``p`` (``None`` without one); ``policy`` names the policy that
-        decided: the record's own :attr:`policy` unless given (``None``: the guard's own
-        settings, no fitted policy).
+        ``confidence`` is ``p`` (``None`` without one); ``alpha`` is the ``P(answerable)`` the
+        threshold was computed with (:data:`policies.decision.THRESHOLD`); ``policy`` names
+        the policy that decided: the record's own :attr:`policy` unless given (``None``: the
+        guard's own settings, no fitted policy).
 
         Examples
         --------
@@ -189,10 +190,10 @@ class DecisionRecord(BaseModel):
         ...     expected_utility_refuse=-2.0, decision="refuse", mode="enforce", latency_ms=0.1)
         >>> r.summary()  # doctest: +NORMALIZE_WHITESPACE
         {'decision': 'refuse', 'mode': 'enforce', 'cost': 8.0, 'confidence': 0.5,
-         'threshold': 0.6666666666666666, 'policy': None, 'request_id': 'r1'}
+         'threshold': 0.6666666666666666, 'alpha': 1.0, 'policy': None, 'request_id': 'r1'}
         """
         return {"decision": self.decision, "mode": self.mode, "cost": self.cost,
-                "confidence": self.p, "threshold": self.threshold,
+                "confidence": self.p, "threshold": self.threshold, "alpha": self.alpha,
                 "policy": self.policy if policy is None else policy,
                 "request_id": self.request_id}
 

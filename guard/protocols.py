@@ -70,11 +70,18 @@ class SignalCalibrator:
     def signals(self) -> tuple[str, ...]:
         return (self.signal,)
 
+    def predict(self, x: Any) -> NDArray[np.float64]:
+        """The probabilities of signal values ``x`` (the calibrator's own ``predict``)."""
+        return np.asarray(self.calibrator.predict(x), dtype=np.float64).ravel()
+
+    def predict_proba(self, x: Any) -> NDArray[np.float64]:
+        """``[P(wrong), P(correct)]`` for each signal value of ``x``."""
+        p = self.predict(x)
+        return np.column_stack([1.0 - p, p])
+
     def p_correct(self, confidence: Any, text: str | None = None) -> float | None:
         value = confidence.get(self.signal)
-        if value is None:
-            return None
-        return float(np.asarray(self.calibrator.predict([value]), dtype=np.float64).ravel()[0])
+        return None if value is None else float(self.predict([value])[0])
 
     def __repr__(self) -> str:
         return f"SignalCalibrator({self.calibrator!r})"

@@ -8,7 +8,9 @@ decorator (through :meth:`guard.Guard.apply`) and the proxy (non-streaming and s
 A refused chat completion keeps only
 
 * the envelope: ``id``, ``object``, ``created``, ``model`` (each only when it is a string,
-  ``created`` only when an integer) and the numeric entries of ``usage`` (token counts);
+  ``created`` only when an integer) and ``usage`` as :func:`refused_usage` gives it (the
+  prompt's token counts; the completion's are 0, which would tell the refused answer's
+  length);
   not ``system_fingerprint`` nor ``service_tier``, which describe the upstream that answered;
 * per choice: ``index``, ``message = {"role": "assistant", "content": <refusal text>}``,
   ``logprobs = None``, ``finish_reason = "stop"``.
@@ -25,8 +27,8 @@ API (stable; other modules build on it):
 * :func:`refused_message(refusal_text) <refused_message>` — the refused message alone;
 * :func:`refused_response(reply, refusal_text) <refused_response>` — a refused copy of a
   Responses API ``response`` object (``POST /v1/responses``): it keeps only ``id``,
-  ``object``, ``model``, ``status`` (strings), ``created_at`` (a number) and the numeric
-  entries of ``usage``; its ``output`` is one assistant message with one ``output_text`` part,
+  ``object``, ``model``, ``status`` (strings), ``created_at`` (a number) and
+  :func:`refused_usage`; its ``output`` is one assistant message with one ``output_text`` part,
   the refusal text. Reasoning items, function calls, logprobs, annotations, ``instructions``,
   ``metadata`` and every other field are dropped.
 """
@@ -55,20 +57,52 @@ def plain_mapping(obj: Any) -> Any:
     return dump() if callable(dump) else obj
 
 
-def _token_counts(usage: Any) -> dict[str, Any] | None:
-    """The numeric entries of ``usage`` (nested ``*_details`` objects too), nothing else."""
+#: The ``usage`` entries of the prompt a refusal keeps (Chat Completions, Responses API).
+PROMPT_COUNTS = ("prompt_tokens", "input_tokens")
+#: Their breakdowns (cached tokens, audio tokens), kept as numbers.
+PROMPT_DETAILS = ("prompt_tokens_details", "input_tokens_details")
+#: The counts of the completion, which a refusal reports as 0: the refused answer's length
+#: would tell about it.
+COMPLETION_COUNTS = ("completion_tokens", "output_tokens")
+
+
+def _numbers(value: Any) -> dict[str, Any]:
+    """The numeric entries of a mapping (nested mappings too), nothing else."""
+    out: dict[str, Any] = {}
+    for key, v in value.items():
+        if not isinstance(key, str):
+            continue
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            out[key] = v
+        elif isinstance(v, Mapping) and (nested := _numbers(v)):
+            out[key] = nested
+    return out
+
+
+def refused_usage(usage: Any) -> dict[str, Any] | None:
+    """The ``usage`` of a refused reply: the prompt's token counts (and their details) as
+    the upstream reported them, the completion's as 0 and ``total_tokens`` as the prompt's —
+    nothing that tells how long the refused answer was (its length, its reasoning tokens);
+    ``None`` without a usage mapping.
+
+    >>> refused_usage({"prompt_tokens": 12, "completion_tokens": 250, "total_tokens": 262,
+    ...                "completion_tokens_details": {"reasoning_tokens": 200}})
+    {'prompt_tokens': 12, 'completion_tokens': 0, 'total_tokens': 12}
+    """
     if not isinstance(usage, Mapping):
         return None
     out: dict[str, Any] = {}
     for key, value in usage.items():
-        if not isinstance(key, str):
-            continue
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if key in PROMPT_COUNTS and number:
             out[key] = value
-        elif isinstance(value, Mapping):
-            nested = _token_counts(value)
-            if nested:
-                out[key] = nested
+        elif key in PROMPT_DETAILS and isinstance(value, Mapping):
+            out[key] = _numbers(value)
+        elif key in COMPLETION_COUNTS:
+            out[key] = 0
+        elif key == "total_tokens" and number:
+            out[key] = next((usage[k] for k in PROMPT_COUNTS if isinstance(
+                usage.get(k), (int, float)) and not isinstance(usage.get(k), bool)), 0)
     return out
 
 
@@ -113,7 +147,7 @@ def _refused_dict(reply: Mapping[str, Any], refusal_text: str) -> dict[str, Any]
             index = position
         refused.append(refused_choice(index, refusal_text, chunk=chunk))
     out["choices"] = refused
-    usage = _token_counts(plain_mapping(reply.get("usage")))
+    usage = refused_usage(plain_mapping(reply.get("usage")))
     if usage is not None:
         out["usage"] = usage
     return out
@@ -139,7 +173,7 @@ def refused_completion(reply: T, refusal_text: str) -> T:
     {'id': 'c1', 'object': 'chat.completion', 'model': 'm', 'created': 1,
      'choices': [{'index': 0, 'message': {'role': 'assistant', 'content': 'I cannot answer.'},
                   'logprobs': None, 'finish_reason': 'stop'}],
-     'usage': {'prompt_tokens': 3, 'completion_tokens': 9}}
+     'usage': {'prompt_tokens': 3, 'completion_tokens': 0}}
     """
     if not isinstance(refusal_text, str):
         raise ConfigError("the refusal text must be a string")
@@ -182,7 +216,7 @@ def refused_response(reply: Mapping[str, Any], refusal_text: str) -> dict[str, A
     {'id': 'resp_1', 'object': 'response', 'model': 'm', 'status': 'completed',
      'created_at': 1, 'output': [{'type': 'message', 'id': 'msg_utilityguard_refusal',
      'status': 'completed', 'role': 'assistant', 'content': [{'type': 'output_text',
-     'text': 'No.', 'annotations': []}]}], 'usage': {'input_tokens': 3, 'output_tokens': 9}}
+     'text': 'No.', 'annotations': []}]}], 'usage': {'input_tokens': 3, 'output_tokens': 0}}
     """
     if not isinstance(refusal_text, str):
         raise ConfigError("the refusal text must be a string")
@@ -193,7 +227,7 @@ def refused_response(reply: Mapping[str, Any], refusal_text: str) -> dict[str, A
         out["created_at"] = created
     out.setdefault("object", "response")
     out["output"] = [refused_output_item(refusal_text)]
-    usage = _token_counts(plain_mapping(reply.get("usage")))
+    usage = refused_usage(plain_mapping(reply.get("usage")))
     if usage is not None:
         out["usage"] = usage
     return out

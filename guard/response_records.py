@@ -33,6 +33,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
+from cost_models.bounds import problem
 from cost_models.datasets import parse_bool, parse_float, read_rows
 from guard.decision_records import Confidence
 from guard.exceptions import DatasetError, RecordError
@@ -110,12 +111,7 @@ def _problem(error: Any) -> str:
     field = ".".join(str(x) for x in error["loc"]) or "record"
     if error["type"] == "missing":
         return f"missing field '{field}'"
-    msg = str(error["msg"]).removeprefix("Value error, ")
-    if error["type"] != "value_error":  # our own messages already show the value
-        value = error.get("input")
-        shown = "NaN" if isinstance(value, float) and math.isnan(value) else repr(value)
-        msg = f"{msg}, got {shown}"
-    return f"field '{field}': {msg}"
+    return f"field '{field}': {problem(error)}"
 
 
 def parse_response_record(row: dict[str, Any], where: str) -> ResponseRecord:

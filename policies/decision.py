@@ -36,6 +36,13 @@ from policies.validation import (
     unwrap,
 )
 
+#: The threshold the guard applies, as written in the docs, the decision records' legends and
+#: ``utilityguard decide``: with ``alpha = P(answerable)``; ``alpha = 1`` gives
+#: :data:`PAPER_THRESHOLD`.
+THRESHOLD = "(L + 1 - alpha (1 + C_R)) / (1 + L)"
+#: The paper's threshold (Theorem 1(ii)): :data:`THRESHOLD` at ``alpha = 1``.
+PAPER_THRESHOLD = "(L - C_R) / (1 + L)"
+
 #: The default price of an unnecessary refusal ``C_R`` (UtilityBench's headline value); every
 #: default in the distribution refers to this constant.
 DEFAULT_C_R = 2.0

@@ -32,11 +32,13 @@ __all__ = ["add_c_r_option", "argument", "checked_c_r"]
 
 
 def add_c_r_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup,
-                   help: str = "price of an unnecessary refusal C_R") -> None:
+                   help: str = "price of an unnecessary refusal C_R",
+                   default: float | None = DEFAULT_C_R) -> None:
     """Add ``--c-r`` (a float, default :data:`~policies.DEFAULT_C_R`) to ``parser``; the help
-    text ends with the default."""
-    parser.add_argument("--c-r", type=float, default=DEFAULT_C_R,
-                        help=f"{help} (default {DEFAULT_C_R:g})")
+    text ends with the default. ``default=None``: not given is ``None`` (the command then
+    takes another default, which ``help`` says)."""
+    parser.add_argument("--c-r", type=float, default=default,
+                        help=help if default is None else f"{help} (default {default:g})")
 
 
 def checked_c_r(value: float) -> float:

@@ -137,15 +137,22 @@ def pooled_rows(others: Sequence[BenchData], ids: set[str], signal: str) -> Trai
         texts=[t for p in parts for t in (p.texts or [None] * p.n)])
 
 
+Tick = Callable[[int, int], None]
+
+
 def decide(guard: Guard, data: BenchData, idx: IntArray, signal: str,
-           wrap: Callable[[str, int], Any] | None = None) -> list[DecisionRecord]:
+           wrap: Callable[[str, int], Any] | None = None, tick: Tick | None = None
+           ) -> list[DecisionRecord]:
     """The runtime's decisions (:meth:`guard.Guard.decide`, as the proxy and the decorator
     make them) for the items ``idx``: each item's question (or the request ``wrap`` makes of
     it: :mod:`benchmarks.bench.contexts`), recorded reply and recorded confidence signal. A
     reply whose text was not recorded is the model's refusal when it was graded a refusal,
-    else a placeholder answer text."""
+    else a placeholder answer text. ``tick(done, len(idx))`` after every 5% of the items."""
     out = []
-    for i in idx:
+    every = max(1, len(idx) // 20)
+    for k, i in enumerate(idx):
+        if tick is not None and k and k % every == 0:
+            tick(k, len(idx))
         text = data.texts[i] if data.texts else None
         if text is None and data.answered[i]:
             text = "(reply text not recorded)"
@@ -195,12 +202,12 @@ def _guard_fit(data: BenchData, signal: str, records: list[DecisionRecord | None
     return GuardFit(cost, raw, p, alpha, answer, margin, how, done, fitted)
 
 
-def fixed_guard(data: BenchData, policy: Policy) -> GuardFit:
+def fixed_guard(data: BenchData, policy: Policy, tick: Tick | None = None) -> GuardFit:
     """The guard of one fitted policy, as is (nothing refitted): every item decided by
     ``policy``'s :class:`guard.Guard` — the check of a shipped or user policy on questions it
-    was not fitted on."""
+    was not fitted on. ``tick(done, n)`` reports the items decided."""
     records: list[DecisionRecord | None] = list(
-        decide(Guard.from_policy(policy), data, np.arange(data.n), policy.signal))
+        decide(Guard.from_policy(policy), data, np.arange(data.n), policy.signal, tick=tick))
     how = {
         "cost": f"the policy's cost model ({policy.label}), as is",
         "probability": f"the policy's calibrator ({policy.calibrator.method_}), as is",
@@ -232,10 +239,11 @@ def crossfit_guard(data: BenchData, signal: str, folds: Sequence[tuple[IntArray,
                    refit: bool, calibrator: Calibrator | None = None,
                    multi: Sequence[str] | None = None,
                    pooled: Sequence[BenchData] = (), cost_scale: bool = False,
-                   alpha_scale: bool = False) -> GuardFit:
+                   alpha_scale: bool = False, tick: Tick | None = None) -> GuardFit:
     """Per fold, :func:`guard.policy.fit_policy` on the training folds (the function
     ``utilityguard fit`` calls on all data), then the held-out items decided by that policy's
-    :class:`guard.Guard` (the runtime's code)."""
+    :class:`guard.Guard` (the runtime's code). ``tick(done, 2 * folds)``: after each fold's
+    fit and after its decisions."""
     full = training_set(data, signal, groups)
     records: list[DecisionRecord | None] = [None] * data.n
     methods = []
@@ -255,8 +263,12 @@ def crossfit_guard(data: BenchData, signal: str, folds: Sequence[tuple[IntArray,
             raise BenchError(f"on a training fold: {exc}") from None
         methods.append(policy.calibrator.method_)
         fitted.append(policy)
+        if tick is not None:
+            tick(2 * k + 1, 2 * len(folds))
         for i, rec in zip(test, decide(Guard.from_policy(policy), data, test, signal), strict=True):
             records[i] = rec
+        if tick is not None:
+            tick(2 * k + 2, 2 * len(folds))
     one_class = data.answerable.all() or not data.answerable.any()
     how = {
         "cost": (("out of fold: refit per fold on the other folds' items (the model was "

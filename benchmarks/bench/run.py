@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,7 @@ from benchmarks.bench.result import (
     ResponsesSummary,
     Sweep,
 )
+from benchmarks.progress import Step, ticker
 from benchmarks.utility_auc import utility_curve
 from cost_models.datasets import DatasetItem
 from cost_models.model_io import ARTIFACT, default_model_dir, load_model
@@ -42,8 +43,6 @@ from guard.exceptions import BenchError
 from guard.policy import Policy, load_policy
 from policies import DEFAULT_C_R
 from policies.exceptions import UtilityGuardError
-
-Step = Callable[[str], None]
 
 
 def _auc(y: np.ndarray, score: np.ndarray) -> float | None:
@@ -81,10 +80,10 @@ def _fixed_policy(data: BenchData, policy: str | Path | Policy, signal: str | No
                          f"not {signal}")
     sig = choose_signal(data, None, among=list(fixed.calibrator.signals))
     say(f"deciding with policy {fixed.label}")
-    return sig, Path(f"policy:{fixed.label}"), fixed_guard(data, fixed)
+    return sig, Path(f"policy:{fixed.label}"), fixed_guard(data, fixed, ticker(say))
 
 
-def _crossfit(data: BenchData, items: list[DatasetItem], groups: list[str], fold_idx: Any,
+def crossfit(data: BenchData, items: list[DatasetItem], groups: list[str], fold_idx: Any,
               c_r: float, cost_model: Path | None, calibrator: Path | None,
               signal: str | None, trust: bool, say: Step, *,
               multi: Sequence[str] | None = None,
@@ -106,7 +105,7 @@ def _crossfit(data: BenchData, items: list[DatasetItem], groups: list[str], fold
     say("fitting a policy per fold")
     fit = crossfit_guard(data, sig, fold_idx, groups, c_r, cost_model=model, refit=refit,
                          calibrator=cal, multi=multi, pooled=pooled, cost_scale=cost_scale,
-                         alpha_scale=alpha_scale)
+                         alpha_scale=alpha_scale, tick=ticker(say))
     return sig, model_dir, fit
 
 
@@ -166,7 +165,7 @@ def run_bench(
                              "--cost-model / --calibrator")
         sig, model_dir, fit = _fixed_policy(data, policy, signal, trust, say)
     else:
-        sig, model_dir, fit = _crossfit(data, items, groups, fold_idx, c_r, cost_model,
+        sig, model_dir, fit = crossfit(data, items, groups, fold_idx, c_r, cost_model,
                                         calibrator, signal, trust, say, multi=multi,
                                         pooled=pooled, cost_scale=cost_scale,
                                         alpha_scale=alpha_scale)

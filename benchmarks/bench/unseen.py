@@ -19,7 +19,7 @@ Every result carries the paired intervals of the bench and the share of the orac
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +28,7 @@ from benchmarks.bench.crossfit import choose_signal, pooled_rows, training_set
 from benchmarks.bench.data import BenchData, load_bench
 from benchmarks.bench.result import BenchResult
 from benchmarks.bench.run import run_bench
+from benchmarks.progress import Step
 from cost_models.datasets import DatasetItem
 from cost_models.model_io import default_model_dir, load_model
 from guard.exceptions import BenchError
@@ -37,7 +38,6 @@ from guard.policy.fit import fit_calibrator, fit_multi_calibrator, refit_cost_mo
 #: The eight source styles of the seed set's growth (2026-12-01); ``growth`` names them all.
 GROWTH_SOURCES = ("agent_tool", "context_paragraph", "forum_post", "non_native",
                   "patient_portal", "units_code", "voice_sms", "workplace_email")
-Step = Callable[[str], None]
 
 
 def parse_sources(spec: str, items: Sequence[DatasetItem]) -> set[str]:

@@ -57,9 +57,10 @@ SIGNAL_PARAMS = ("logprobs", "top_logprobs")
 #: The decision object's fields and the proxy's response headers that carry them.
 HEADER_FIELDS = {"decision": "x-utilityguard-decision", "mode": "x-utilityguard-mode",
                  "cost": "x-utilityguard-cost", "confidence": "x-utilityguard-confidence",
-                 "threshold": "x-utilityguard-threshold", "policy": "x-utilityguard-policy",
+                 "threshold": "x-utilityguard-threshold", "alpha": "x-utilityguard-alpha",
+                 "policy": "x-utilityguard-policy",
                  "request_id": "x-utilityguard-request-id"}
-_NUMBERS = ("cost", "confidence", "threshold")
+_NUMBERS = ("cost", "confidence", "threshold", "alpha")
 
 
 def decision_of(message: BaseMessage, llm: Any = None) -> dict[str, Any] | None:
@@ -82,7 +83,7 @@ def decision_of(message: BaseMessage, llm: Any = None) -> dict[str, Any] | None:
     ...     "x-utilityguard-threshold": "0.857143", "x-utilityguard-request-id": "r1"}}))
     ... # doctest: +NORMALIZE_WHITESPACE
     {'decision': 'refuse', 'mode': 'enforce', 'cost': 20.0, 'confidence': 0.135335,
-     'threshold': 0.857143, 'policy': None, 'request_id': 'r1'}
+     'threshold': 0.857143, 'alpha': None, 'policy': None, 'request_id': 'r1'}
     """
     metadata = message.response_metadata or {}
     if isinstance(metadata.get("utilityguard"), Mapping):

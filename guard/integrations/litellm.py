@@ -62,7 +62,7 @@ CHAT_CALL_TYPES = frozenset({"completion", "acompletion"})
 
 #: How the litellm SDK names a provider's response headers in ``_hidden_params``.
 _PROVIDER_HEADER = "llm_provider-"
-_DECISION_FIELDS = ("decision", "mode", "cost", "confidence", "threshold", "policy",
+_DECISION_FIELDS = ("decision", "mode", "cost", "confidence", "threshold", "alpha", "policy",
                     "request_id")
 
 

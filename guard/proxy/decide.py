@@ -37,6 +37,7 @@ def priced_headers(price: Price | DecisionRecord, request_id: str, policy: str |
         "x-utilityguard-mode": price.mode,
         "x-utilityguard-cost": fmt_value(price.cost),
         "x-utilityguard-threshold": fmt_value(price.threshold),
+        "x-utilityguard-alpha": fmt_value(price.alpha),
         C_R_HEADER: fmt_value(price.c_r),
         "x-utilityguard-request-id": request_id,
         **({"x-utilityguard-policy": policy} if policy else {}),

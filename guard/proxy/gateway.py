@@ -64,6 +64,16 @@ def policies(table: RouteTable[Proxy]) -> dict[str, str | None]:
     return {r.route: r.guard.policy for r in table.routes}
 
 
+def serving(proxy: Proxy) -> str:
+    """What decides now, for a message that says what is still served: every route's policy
+    (``small-model -> smollm2@..., big-* -> no policy``) of a gateway, the one policy of a
+    one-route proxy."""
+    root = proxy.root
+    if root.configured.config is None:
+        return root.guard.policy or "no policy"
+    return ", ".join(f"{k} -> {v or 'no policy'}" for k, v in policies(root.table).items())
+
+
 async def reload_config(root: Proxy) -> Guard:
     """Read the config file again and serve it whole; :class:`ConfigError` (logged, the old
     routes kept) when it fails. Returns the first route's guard."""
@@ -73,8 +83,7 @@ async def reload_config(root: Proxy) -> Guard:
             await asyncio.to_thread(route.guard.predict_cost, "warm-up")
     except Exception as exc:
         log.error("config reload failed, still serving the previous routes (%s): %s",
-                  ", ".join(f"{k} -> {v or 'no policy'}" for k, v in
-                            policies(root.table).items()), exc)
+                  serving(root), exc)
         raise
     old = policies(root.table)
     use_table(root, table)

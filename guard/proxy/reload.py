@@ -25,7 +25,7 @@ from guard.exceptions import AuthenticationError, InvalidRequestError, Permissio
 from guard.proxy.auth import check_auth
 from guard.proxy.build import build_guard
 from guard.proxy.errors import error_body
-from guard.proxy.gateway import is_routed, policies, reload_config
+from guard.proxy.gateway import is_routed, policies, reload_config, serving
 from guard.proxy.parse import read_body
 from guard.settings import Settings
 
@@ -58,8 +58,7 @@ async def _reload(proxy: Proxy, policy: str | None) -> Guard:
         guard = await asyncio.to_thread(build_guard, settings, proxy._cost_model)
         await asyncio.to_thread(guard.predict_cost, "warm-up")
     except Exception as exc:
-        log.error("policy reload failed, still serving %s: %s",
-                  proxy.guard.policy or "no policy", exc)
+        log.error("policy reload failed, still serving %s: %s", serving(proxy), exc)
         raise
     old, proxy.guard, proxy.settings = proxy.guard, guard, settings
     log.warning("policy reloaded: %s -> %s", old.policy or "no policy",
@@ -160,8 +159,9 @@ async def admin_reload(request: Request) -> Response:
     try:
         guard = await reload(proxy, policy)
     except Exception as exc:
-        return JSONResponse(error_body(f"the policy failed to load; still serving "
-                                       f"{proxy.guard.policy}: {exc}", "server_error",
+        what = "the config" if is_routed(proxy) else "the policy"
+        return JSONResponse(error_body(f"{what} failed to load; still serving "
+                                       f"{serving(proxy)}: {exc}", "server_error",
                                        code="policy_load_failed"), status_code=500)
     if is_routed(proxy):
         return JSONResponse({"reloaded": True, "routes": policies(proxy.table)})

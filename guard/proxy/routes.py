@@ -43,6 +43,7 @@ from typing import Any, Generic, TypeVar
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
+from cost_models.bounds import problem
 from guard.decision_config import check_c_r, check_mode
 from guard.decision_records import Mode
 from guard.exceptions import ClientRequestError, ConfigError
@@ -165,7 +166,7 @@ def load_config(path: str | os.PathLike[str]) -> GatewayConfig:
     except ValidationError as exc:
         e = exc.errors()[0]
         more = f" (and {len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
-        msg = str(e["msg"]).removeprefix("Value error, ")
+        msg = problem(e)
         raise ConfigError(f"{name}: {_where(e['loc'])}: {msg}{more}") from None
 
 
@@ -179,7 +180,7 @@ def route_settings(base: Settings, route: RouteConfig) -> Settings:
         return Settings.model_validate(data)
     except ValidationError as exc:
         e = exc.errors()[0]
-        msg = str(e["msg"]).removeprefix("Value error, ")
+        msg = problem(e)
         raise ConfigError(f"{_where(e['loc'])}: {msg}") from None
 
 

@@ -194,10 +194,18 @@ class Proxy:
         return self.settings.allow_client_overrides or key_in(key, self.override_keys)
 
     def announce(self) -> None:
-        """Say once, at start-up, which policy decides each route (or that none does)."""
+        """Say once, at start-up, which policy decides each route (or that none does), and
+        warn when a route's calibrator cannot reach the thresholds of ordinary questions
+        (:mod:`guard.reach`: no reply would be answered on most of them)."""
+        from guard.reach import reach
+
         for route in self.root.table.routes:
             guard = route.guard
             who = "" if route.route == ANY_MODEL else f"model {route.route}: "
+            bound = reach(guard)
+            warning = bound.warning() if bound is not None else None
+            if warning is not None:
+                log.warning("%s%s", who, warning)
             if guard.policy is not None:
                 log.info("%sdeciding with policy %s (C_R %s)", who, guard.policy, guard.c_r)
             elif guard.calibrator is None:
@@ -288,7 +296,7 @@ class Proxy:
             raise ConfigError("no upstream: pass --upstream URL or set UTILITYGUARD_UPSTREAM")
         for route in self.table.routes:  # loads the default model
             await asyncio.to_thread(route.guard.predict_cost, "warm-up")
-        self.announce()
+        await asyncio.to_thread(self.announce)  # prices the reference questions
         if s.audit_target is not None:
             self.audit = AuditWriter(s.audit_target, queue_size=s.audit_queue_size,
                                      metrics=self.metrics, store_queries=s.audit_queries)

@@ -124,7 +124,10 @@ def test_an_audit_log_uses_labels_where_it_has_them(capsys: pytest.CaptureFixtur
 
 @pytest.mark.parametrize(("argv", "match"), [
     pytest.param(["--rate", "0.1", "--count", "3"], "not both", id="both"),
-    pytest.param([], "give the budget as --rate", id="none"),
+    # issue 38: no arguments said "... not both"
+    pytest.param([], r"^utilityguard: error: give the budget: --rate R \(at most R of the "
+                 r"answerable requests refused, e\.g\. --rate 0\.05\) or --count K --per N "
+                 r"\(at most K unnecessary refusals per N requests\)$", id="none"),
     pytest.param(["--rate", "1.5"], r"--rate must be a fraction in \[0, 1\]", id="rate"),
     pytest.param(["--count", "3"], "--count needs --per", id="per"),
     pytest.param(["--count", "30", "--per", "10"], r"--count must be in \[0, --per\]",

@@ -265,3 +265,43 @@ def test_embedding_kind_one_query_path_equals_the_batch_path() -> None:
     one = np.array([model.predict_log([t])[0] for t in probe])
     np.testing.assert_allclose(one, batch, rtol=0, atol=1e-10)
     np.testing.assert_allclose(batch, model.pipeline_.predict(probe), rtol=0, atol=1e-10)
+
+
+def test_paraphrases_train_at_their_items_cost_and_never_leak_into_a_fold() -> None:
+    """A paraphrase joins a fold's training rows only with the text it paraphrases, at that
+    text's cost; scoring is on the original texts only."""
+    from cost_models.regressor import Paraphrases
+
+    para = Paraphrases(["tell me a", "tell me b", "tell me c"], [0, 1, 2])
+    texts, y = para.with_rows(["a", "c"], np.log([2.0, 4.0, 8.0]), [0, 2])
+    assert texts == ["a", "c", "tell me a", "tell me c"]  # b is not trained on: neither is its
+    assert np.allclose(np.exp(y), [2.0, 8.0, 2.0, 8.0])
+    rng = np.random.default_rng(0)
+    words = ["dose", "capital", "insulin", "river", "warfarin", "poem"]
+    X = [" ".join(rng.choice(words, 4)) for _ in range(60)]
+    cost = np.array([20.0 if ("dose" in t or "insulin" in t) else 1.0 for t in X])
+    plain = CostRegressor(cv=3).fit(X, cost)
+    with_para = CostRegressor(cv=3).fit(X, cost, paraphrases=Paraphrases(
+        [f"please tell me {t}" for t in X], list(range(len(X)))))
+    assert with_para.oof_log_pred_.shape == plain.oof_log_pred_.shape == (60,)
+    # "please tell me" adds nothing to the cost once it was trained on at the items' costs
+    q = "please tell me dose insulin dose poem"
+    assert with_para.predict([q])[0] == pytest.approx(
+        with_para.predict(["dose insulin dose poem"])[0], rel=0.25)
+
+
+def test_the_shipped_cost_model_is_recognized_as_trained_on_the_seed_set() -> None:
+    """The bench refits a cost model per fold only when it knows the model saw the items (by
+    the training-data hash): a model trained with paraphrases must still be known, or the bench
+    would score it on the questions it was trained on."""
+    from benchmarks.bench.crossfit import trained_on
+    from benchmarks.bench.data import load_bench, shipped_responses
+    from cost_models import load_default
+    from cost_models.datasets import load_seed
+    from cost_models.model_io import default_model_dir
+    from cost_models.persistence import read_sidecar
+
+    items = load_seed()
+    meta = read_sidecar(default_model_dir(), name="cost_model")
+    assert meta.get("paraphrases")  # the shipped model was trained with them
+    assert trained_on(load_default(), meta, load_bench(items, shipped_responses()), items)

@@ -1,10 +1,14 @@
-"""The docs site: ``mkdocs build --strict`` succeeds, the CLI reference is the parsers', and two
+"""The docs site: ``mkdocs build --strict`` succeeds, the CLI reference is the parsers', two
 built pages rendered in headless Chromium show the navigation and a highlighted code block
 (asserted on the DOM; the screenshots are kept in ``test-artifacts/docs/``, or
-``$UTILITYGUARD_TEST_ARTIFACTS/docs/``)."""
+``$UTILITYGUARD_TEST_ARTIFACTS/docs/``), and the site opened as the README says — the file
+``site/index.html``, over ``file://`` — is navigable and searchable: Chromium clicks through
+every link of the navigation, each from the page the one before opened, and a search finds
+pages and opens one (issue 38: every link showed a directory listing, search nothing)."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -16,7 +20,7 @@ import pytest
 from PIL import Image
 
 from tests.docs.blocks import ROOT
-from tests.helpers import run_chromium
+from tests.helpers import Browser, run_chromium
 
 ARTIFACTS = Path(os.environ.get("UTILITYGUARD_TEST_ARTIFACTS", ROOT / "test-artifacts")) / "docs"
 NAV = ("Quickstart", "Concepts", "The proxy", "Deployment", "Integrations", "The bench",
@@ -39,7 +43,7 @@ def test_the_cli_reference_is_the_parsers(site: Path) -> None:
 
     with (ROOT / "pyproject.toml").open("rb") as f:
         commands = tomllib.load(f)["project"]["entry-points"]["utilityguard.commands"]
-    page = (site / "cli" / "index.html").read_text(encoding="utf-8")
+    page = (site / "cli.html").read_text(encoding="utf-8")
     for name in commands:
         assert f'id="utilityguard-{name}"' in page, name
     done = subprocess.run([sys.executable, "-m", "guard.cli", "serve", "--help"], cwd=ROOT,
@@ -57,8 +61,8 @@ def _nav_titles(dom: str) -> set[str]:
 
 
 @pytest.mark.parametrize(("page", "code"), [
-    ("quickstart/index.html", "utilityguard decide"),
-    ("proxy/index.html", "client.chat.completions.create"),
+    ("quickstart.html", "utilityguard decide"),
+    ("proxy.html", "client.chat.completions.create"),
 ])
 def test_page_renders_navigation_and_code(site: Path, page: str, code: str) -> None:
     url = (site / page).as_uri()
@@ -71,9 +75,51 @@ def test_page_renders_navigation_and_code(site: Path, page: str, code: str) -> N
     assert any(code in t for t in text), f"no rendered code block with {code!r} in {page}"
     assert any("<span" in b for b in blocks), "the code blocks are not syntax-highlighted"
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    shot = ARTIFACTS / (page.split("/")[0] + ".png")
+    shot = ARTIFACTS / (page.removesuffix(".html") + ".png")
     shot.unlink(missing_ok=True)
     run_chromium(f"--screenshot={shot}", "--window-size=1280,1400", "--hide-scrollbars", url)
     pixels = np.asarray(Image.open(shot).convert("RGB")).reshape(-1, 3)
     assert (pixels < 245).any(axis=1).mean() > 0.03, "the screenshot is blank"
     assert len(np.unique(pixels, axis=0)) > 50, "the screenshot has no styled content"
+
+
+#: every link of the primary navigation (not the page's own table of contents)
+NAV_LINKS = """Array.from(document.querySelectorAll('nav.md-nav--primary a.md-nav__link[href]'))
+  .filter(a => !a.getAttribute('href').startsWith('#') && !a.closest('.md-nav--secondary'))
+  .map(a => [a.textContent.trim(), a.getAttribute('href')])"""
+#: what a page of the site has and a directory listing has not
+PAGE = """({protocol: location.protocol, path: location.pathname,
+  h1: (document.querySelector('.md-content h1') || {}).textContent || null,
+  listing: document.title.startsWith('Index of')})"""
+
+
+def test_the_site_from_file_urls_navigates_and_searches(site: Path) -> None:
+    with Browser() as browser:
+        browser.navigate((site / "index.html").as_uri())
+        links = browser.evaluate(NAV_LINKS)
+        titles = [title for title, _ in links]
+        assert len(links) >= 25 and {"Quickstart", "CLI", "Seed set"} <= set(titles), links
+        visited = []
+        for title, href in links:  # each clicked on the page the click before opened
+            target = next(h for t, h in browser.evaluate(NAV_LINKS) if t == title)
+            browser.click(f"Array.from(document.querySelectorAll("
+                          f"'nav.md-nav--primary a.md-nav__link[href]')).find(a => "
+                          f"a.getAttribute('href') === {json.dumps(target)} && "
+                          f"a.textContent.trim() === {json.dumps(title)})")
+            page = browser.evaluate(PAGE)
+            assert page["protocol"] == "file:" and not page["listing"], (title, page)
+            assert page["path"].endswith("/" + href.split("/")[-1]), (title, href, page)
+            assert page["path"].endswith(".html") and page["h1"], (title, page)
+            visited.append(page["path"])
+        assert len(set(visited)) == len(links)
+
+        # search, from a page one folder down
+        browser.navigate((site / "cards" / "seed-set.html").as_uri())
+        browser.evaluate("document.querySelector('.md-search__input').focus()")
+        browser.type_text("refusal budget")
+        found = browser.wait_until(
+            "document.querySelectorAll('.md-search-result__item').length", timeout=30)
+        assert found > 0
+        browser.click("document.querySelector('.md-search-result__item a')")
+        page = browser.evaluate(PAGE)
+        assert page["protocol"] == "file:" and page["path"].endswith(".html") and page["h1"]

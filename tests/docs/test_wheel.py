@@ -65,8 +65,10 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for package in PACKAGES:
         shutil.copytree(ROOT / package, src / package,
                         ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
-         "--no-index", "--quiet", "--wheel-dir", tmp / "dist", src, cwd=tmp)
+    built = _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+                 "--no-index", "--wheel-dir", tmp / "dist", src, cwd=tmp)
+    # issue 38: every build warned that project.license as a TOML table is deprecated
+    assert "project.license" not in built.stdout + built.stderr, built.stderr[-3000:]
     wheels = list((tmp / "dist").glob("utilityguard-*.whl"))
     assert len(wheels) == 1, wheels
     env_dir = tmp / "venv"
@@ -87,13 +89,14 @@ def _env(bindir: Path) -> dict[str, str]:
     return env
 
 
-def test_decide_uses_the_shipped_cost_model(installed: Path, tmp_path: Path) -> None:
+def test_decide_uses_the_shipped_default_policy(installed: Path, tmp_path: Path) -> None:
     done = _run(installed / "utilityguard", "decide", "--json", "--p", "0.7",
                 "What is the maximum daily dose of acetaminophen for an adult?",
                 cwd=tmp_path, env=_env(installed))
     record = json.loads(done.stdout.splitlines()[0])
-    assert record["cost"] > record["c_r"] == 2.0
-    expected = (record["cost"] - 2.0) / (1.0 + record["cost"])  # the rule, written here
+    assert record["cost"] > record["c_r"] == 2.0 and record["policy"].startswith("default@")
+    cost, alpha = record["cost"], record["alpha"]
+    expected = (cost + 1.0 - alpha * 3.0) / (1.0 + cost)  # the rule, written here
     assert record["threshold"] == pytest.approx(expected, abs=1e-5)
 
 

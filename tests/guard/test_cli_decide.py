@@ -1,12 +1,20 @@
-"""``utilityguard decide``: the dry run of the rule, its output and its errors."""
+"""``utilityguard decide``: the dry run of the runtime guard, its output and its errors.
+
+That ``decide`` agrees with ``Guard``, ``@guarded`` and ``serve`` on a table of questions is
+``tests/guard/test_decide_agreement.py``."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
+from guard import Guard
 from guard.cli import main
+from guard.reach import reach
+from policies import answer_threshold
+from policies.decision import THRESHOLD
 
 DOSE = "What is the maximum daily dose of acetaminophen for an adult?"
 
@@ -16,36 +24,113 @@ DOSE = "What is the maximum daily dose of acetaminophen for an adult?"
     pytest.param("0.857143", "answer", id="at-18/21"),
     pytest.param("0.9", "answer", id="above"),
 ])
-def test_given_cost(p: str, decision: str, capsys: pytest.CaptureFixture[str]) -> None:
-    # L = 20, C_R = 2: threshold (20 - 2) / 21 = 0.857142...
-    assert main(["decide", "any question", "--cost", "20", "--p", p, "--json"]) == 0
+def test_given_cost_bare_rule(p: str, decision: str, capsys: pytest.CaptureFixture[str]) -> None:
+    # --policy none: alpha 1, L = 20, C_R = 2: threshold (20 - 2) / 21 = 0.857142...
+    assert main(["decide", "any question", "--policy", "none", "--cost", "20", "--p", p,
+                 "--json"]) == 0
     row = json.loads(capsys.readouterr().out)
     assert row["threshold"] == pytest.approx(18 / 21, abs=1e-6)
     assert (row["decision"], row["cost_source"], row["dry_run"]) == (decision, "caller", True)
+    assert (row["alpha"], row["p_source"], row["policy"]) == (1.0, "caller", None)
 
 
-def test_text_line(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["decide", "q", "--cost", "8", "--p", "0.5", "--c-r", "1"]) == 0
+def test_text_names_alpha_the_source_and_why(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["decide", "q", "--policy", "none", "--cost", "8", "--p", "0.5",
+                 "--c-r", "1"]) == 0
+    out = capsys.readouterr().out.splitlines()
     # threshold (8 - 1) / 9 = 0.777778
-    assert capsys.readouterr().out == "cost 8 (given), C_R 1, threshold 0.777778: p 0.5 -> refuse\n"
+    assert out[0] == ("cost 8 (caller), C_R 1, alpha 1, threshold 0.777778: p 0.5 (caller) "
+                      "-> refuse")
+    assert out[1] == "  policy none (the bare rule)"
+    assert f"  threshold 0.777778 = {THRESHOLD}" in out
+    assert "  refuse: p 0.5 < threshold 0.777778" in out
+    assert "  alpha 1: no answerability model: every question assumed answerable" in out
 
 
-def test_shipped_cost_model(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["decide", DOSE, "What is the capital of France?", "--json"]) == 0
-    dose, france = (json.loads(line) for line in capsys.readouterr().out.splitlines())
-    for row in (dose, france):  # the printed threshold is the rule applied to the printed cost
-        assert row["threshold"] == pytest.approx((row["cost"] - 2) / (1 + row["cost"]), abs=1e-5)
-        assert row["decision"] is None and row["cost_source"] == "model"
-    # a dose is costly, a capital costs less than the median question (the scale's median is 2)
-    assert dose["cost"] > 10 > 2 > france["cost"]
+def test_the_issue_example_is_the_runtime_guard(capsys: pytest.CaptureFixture[str]) -> None:
+    # issue 38: decide used the raw cost model with alpha = 1 and said "answer" where the
+    # guard users run says "refuse"; it is now Guard(c_r=2)'s decision, computed live
+    assert main(["decide", DOSE, "--p", "0.88", "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)
+    record = Guard(c_r=2.0).decide(DOSE, "", confidence=0.88, acts=True)
+    for key in ("decision", "cost", "cost_source", "threshold", "alpha", "p", "p_source",
+                "policy", "c_r"):
+        assert row[key] == getattr(record, key), key
+    assert row["policy"].startswith("default@")
+    assert row["threshold"] == answer_threshold(row["cost"], row["c_r"], alpha=row["alpha"])
 
 
-def test_threshold_meaning_without_p(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["decide", "a", "--cost", "0.5"]) == 0
-    assert capsys.readouterr().out.endswith(": any p answers\n")
-    assert main(["decide", "a", "--cost", "20", "--alpha", "0.5"]) == 0
+def test_without_p_the_threshold_and_its_meaning(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["decide", "a", "--policy", "none", "--cost", "0.5"]) == 0
+    assert capsys.readouterr().out.splitlines()[0].endswith(
+        ": every p answers: a wrong answer costs no more than a refusal")
+    assert main(["decide", "a", "--policy", "none", "--cost", "20", "--alpha", "0.5"]) == 0
     out = capsys.readouterr().out  # (20 + 1 - 0.5 * 3) / 21 = 0.928571
-    assert "alpha 0.5" in out and out.endswith("answer iff p >= 0.928571\n")
+    assert "alpha 0.5," in out and out.splitlines()[0].endswith("answer iff p >= 0.928571")
+    assert main(["decide", DOSE, "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)
+    assert row["decision"] is None and row["cost_source"] == "model"
+
+
+def test_a_signal_is_read_as_the_policy_reads_it(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["decide", DOSE, "--policy", "smollm2", "--signal", "logprob_mean=-0.3",
+                 "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)
+    guard = Guard.from_policy("smollm2")
+    assert row["p_source"] == "calibrated" and row["signal"] == "logprob_mean"
+    assert row["p"] == float(guard.calibrator.predict([-0.3])[0])  # type: ignore[union-attr]
+    assert any(w.startswith("p ") and "calibrator" in w for w in row["why"])
+    assert main(["decide", DOSE, "--policy", "none", "--signal", "logprob_mean=-0.3",
+                 "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)
+    assert row["p_source"] == "uncalibrated"
+
+
+def test_a_reply_that_refuses_passes_through(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["decide", "What is the capital of France?", "--policy", "none", "--cost",
+                 "0.5", "--reply", "I'm sorry, I can't help with that.", "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)
+    assert row["decision"] == "passthrough_refusal"
+    assert row["delivered"] == "I'm sorry, I can't help with that."
+
+
+def test_a_table_of_questions(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    table = tmp_path / "questions.jsonl"
+    table.write_text(
+        json.dumps({"question": "q1", "cost": 20, "p": 0.9}) + "\n"
+        + json.dumps({"question": "q2", "cost": 20, "logprob_mean": -2.0}) + "\n"
+        + json.dumps({"question": "q3", "cost": 20}) + "\n")
+    assert main(["decide", "--from", str(table), "--policy", "none", "--p", "0.1",
+                 "--json"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["question"] for r in rows] == ["q1", "q2", "q3"]
+    assert [r["decision"] for r in rows] == ["answer", "refuse", "refuse"]
+    # the row's signal is read; the flag's --p is the caller's p (it wins over a raw signal,
+    # as in the guard: a caller's p before an uncalibrated signal)
+    assert rows[1]["p_source"] == "caller" and rows[2]["p"] == 0.1
+
+
+def test_a_bad_table_row_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    table = tmp_path / "questions.jsonl"
+    table.write_text(json.dumps({"question": "q1", "probability": 0.9}) + "\n")
+    assert main(["decide", "--from", str(table)]) == 2
+    err = capsys.readouterr().err
+    assert f"{table}: row 1: unknown column(s) probability" in err
+
+
+def test_the_warning_comes_from_the_calibrator(capsys: pytest.CaptureFixture[str]) -> None:
+    # shown exactly when the configured calibrator cannot reach a median question's
+    # threshold: computed from the calibrator and the guard's own prices, never a number
+    bound = reach(Guard(c_r=2.0))
+    assert main(["decide", DOSE, "--json"]) == 0
+    captured = capsys.readouterr()
+    row = json.loads(captured.out)
+    expected = bound.warning() if bound is not None else None
+    assert row["warning"] == expected
+    assert ("utilityguard: warning:" in captured.err) == (expected is not None)
+    assert main(["decide", DOSE, "--policy", "none", "--json"]) == 0
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["warning"] is None and "warning" not in captured.err
 
 
 @pytest.mark.parametrize("argv", [
@@ -53,7 +138,11 @@ def test_threshold_meaning_without_p(capsys: pytest.CaptureFixture[str]) -> None
     pytest.param(["decide", "q", "--cost", "0"], id="zero-cost"),
     pytest.param(["decide", "q", "--c-r", "nan"], id="nan-c-r"),
     pytest.param(["decide", "   "], id="empty-question"),
+    pytest.param(["decide"], id="no-question"),
     pytest.param(["decide", "q", "--cost-model", "/nonexistent/model"], id="missing-model"),
+    pytest.param(["decide", "q", "--policy", "/nonexistent/policy"], id="missing-policy"),
+    pytest.param(["decide", "q", "--signal", "loudness=3"], id="unknown-signal"),
+    pytest.param(["decide", "q", "--signal", "logprob_mean"], id="signal-without-value"),
 ])
 def test_errors_are_one_line(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     try:

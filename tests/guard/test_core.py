@@ -175,6 +175,7 @@ def test_probability_sources(guard_kwargs: dict[str, Any], confidence: dict[str,
     assert record.signal_value == (confidence.get(signal) if signal else None)
 
 
+@pytest.mark.slow  # hypothesis: many examples (make test-fast leaves it out)
 @settings(max_examples=300, deadline=None)
 @given(
     cost=st.floats(1e-3, 1e3),
@@ -199,6 +200,7 @@ class _Cost:
         return np.full(len(texts), self.cost)
 
 
+@pytest.mark.slow  # hypothesis: many examples (make test-fast leaves it out)
 @settings(max_examples=100, deadline=None)
 @given(cost=st.floats(1e-3, 1e3), lp=st.floats(-20.0, 0.0), c_r=st.floats(0.0, 10.0))
 def test_decide_with_model_cost_agrees_with_should_answer(cost: float, lp: float,

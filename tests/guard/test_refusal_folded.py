@@ -49,6 +49,7 @@ def test_the_corpus_is_there() -> None:
     assert len(FILES) >= 4 and sum(1 for _ in _texts()) > 10_000
 
 
+@pytest.mark.slow  # every shipped reply (make test-fast leaves it out)
 @pytest.mark.parametrize("name", sorted(PATTERNS))
 def test_same_matches_as_the_pattern_on_every_shipped_reply(name: str) -> None:
     rx = PATTERNS[name]

@@ -77,9 +77,11 @@ def test_decorator_refusal_leaks_nothing(kind: str, shape: str, n: int,
         {"role": "assistant", "content": REFUSAL}] * n
     assert [c["finish_reason"] for c in data["choices"]] == ["stop"] * n
     assert [c["index"] for c in data["choices"]] == list(range(n))
-    # the envelope stays (a client can still match ids, count tokens)
+    # the envelope stays (a client can still match ids, count its prompt's tokens); the
+    # completion's count would tell the refused answer's length (issue 38): 0
     assert (data["id"], data["model"], data["created"]) == ("chatcmpl-hostile", "m", 1700000000)
-    assert data["usage"]["total_tokens"] == 21
+    assert (data["usage"]["prompt_tokens"], data["usage"]["completion_tokens"],
+            data["usage"]["total_tokens"]) == (9, 0, 9)
     # the caller's object is untouched
     assert (raw if shape == "dict" else reply.model_dump_json()) == before
 
@@ -133,3 +135,20 @@ def test_refused_chunk_uses_delta() -> None:
     assert refused_completion(chunk, REFUSAL)["choices"] == [
         {"index": 0, "delta": {"role": "assistant", "content": REFUSAL}, "logprobs": None,
          "finish_reason": "stop"}]
+
+
+def test_a_refusals_usage_tells_nothing_of_the_refused_answer() -> None:
+    # issue 38: a refusal kept usage.completion_tokens, the length of the refused answer
+    from guard.refusal_substitution import refused_usage
+
+    usage = {"prompt_tokens": 12, "completion_tokens": 250, "total_tokens": 262,
+             "prompt_tokens_details": {"cached_tokens": 4, "note": "x"},
+             "completion_tokens_details": {"reasoning_tokens": 200}, "queue_time": 0.3,
+             "answer_chars": 900}
+    assert refused_usage(usage) == {"prompt_tokens": 12, "completion_tokens": 0,
+                                    "total_tokens": 12,
+                                    "prompt_tokens_details": {"cached_tokens": 4}}
+    assert refused_usage({"input_tokens": 3, "output_tokens": 9, "total_tokens": 12,
+                          "output_tokens_details": {"reasoning_tokens": 5}}) == {
+        "input_tokens": 3, "output_tokens": 0, "total_tokens": 3}
+    assert refused_usage(None) is None and refused_usage({}) == {}

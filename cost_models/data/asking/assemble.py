@@ -81,8 +81,9 @@ def _written() -> list[dict[str, Any]]:
 
 def _more() -> list[dict[str, Any]]:
     """The second round of writing: system prompts of costly and of everyday products, rules
-    about costly topics, the most common social and assistant lines (train), and dressed
-    costly requests (C train, D held out)."""
+    about costly topics, the most common social and assistant lines (C, and E written after the
+    first held-out run showed assistant lines kept: train), and dressed costly requests (C
+    train, D held out)."""
     rows: list[dict[str, Any]] = []
     for name, label, split in (("system_C", "system", "train"), ("system_D", "system", "train"),
                                ("rules_C", "rule", "train"),
@@ -97,11 +98,12 @@ def _more() -> list[dict[str, Any]]:
             if "form" in r:
                 row["form"] = f"dressed-{r['form']}"
             rows.append(row)
-    for r in _jsonl(RAW / "written" / "common_C.jsonl"):
-        rows.append({"id": r["id"], "text": r["text"],
-                     "label": "social" if r["speaker"] == "user" else "assistant",
-                     "source": "written", "unit": r["id"], "split": "train",
-                     "kind": "common"})
+    for name in ("common_C", "common_E"):
+        for r in _jsonl(RAW / "written" / f"{name}.jsonl"):
+            rows.append({"id": r["id"], "text": r["text"],
+                         "label": "social" if r["speaker"] == "user" else "assistant",
+                         "source": "written", "unit": r["id"], "split": "train",
+                         "kind": "common"})
     return rows
 
 
@@ -110,7 +112,14 @@ def main() -> int:
     with (HERE / "corpus.jsonl").open("w", encoding="utf-8") as f:
         for r in rows:
             f.write(json.dumps(r, ensure_ascii=False) + "\n")
-    print(f"corpus.jsonl: {len(rows)} rows")
+    # the training split's requests phrased as instructions or dressed, each with the seed
+    # question it rephrases: the cost model's paraphrases (cost train --paraphrases)
+    para = [{"text": r["text"], "of": r["pair"]} for r in rows
+            if r["split"] == "train" and r.get("form") in ("instruction", "dressed")]
+    with (HERE / "paraphrases.jsonl").open("w", encoding="utf-8") as f:
+        for p in para:
+            f.write(json.dumps(p, ensure_ascii=False) + "\n")
+    print(f"corpus.jsonl: {len(rows)} rows; paraphrases.jsonl: {len(para)}")
     return 0
 
 

@@ -31,6 +31,7 @@ from guard.exceptions import AuditStoreError
 from guard.proxy.audit.schema import DECISIONS, FEEDBACK
 from guard.proxy.audit.store import read_rows
 from guard.proxy.audit.svg import bar_chart, histogram, scatter
+from policies.decision import PAPER_THRESHOLD, THRESHOLD
 from policies.utility import response_utility
 
 #: Upper edges of the predicted-cost bands (the last band is open).
@@ -108,7 +109,7 @@ def _p_vs_threshold(all_rows: Sequence[dict[str, Any]]) -> str:
     if not rows:
         return f"<p id=\"no-p\">No decision has a p to draw.{note}</p>"
     hist = histogram({"p (confidence)": [r["p"] for r in rows],
-                      "threshold (L - C_R)/(1 + L)": [r["threshold"] for r in rows]},
+                      f"threshold {THRESHOLD}": [r["threshold"] for r in rows]},
                      bins=20, lo=0.0, hi=1.0, title="Distribution of p and of the thresholds",
                      xlabel="probability (thresholds below 0 / above 1 in the end bins)")
     step = max(1, math.ceil(len(rows) / MAX_POINTS))
@@ -120,7 +121,9 @@ def _p_vs_threshold(all_rows: Sequence[dict[str, Any]]) -> str:
                      xlabel="threshold", ylabel="p", xlim=(max(lo, -1.0), 1.0),
                      ylim=(0.0, 1.0), diagonal=True)
     return (_figure("fig-p-histogram", "Where p falls relative to the thresholds it is "
-                    "compared with." + note, hist) +
+                    f"compared with: each decision's threshold is {THRESHOLD}, with the "
+                    f"alpha = P(answerable) it used (alpha = 1: {PAPER_THRESHOLD})." + note,
+                    hist) +
             _figure("fig-p-vs-threshold", "Each decision (at most 2000 drawn; thresholds "
                     "below -1 drawn at -1): above the dashed line p >= threshold.", points))
 

@@ -40,7 +40,7 @@ class SQLiteStore(AuditStore):
                 conn.execute("PRAGMA synchronous=NORMAL")
                 with conn:
                     for table in TABLES:
-                        _create(conn, table)
+                        _create(conn, table, self.name)
             else:
                 if not self.path.is_file():
                     raise AuditStoreError(f"{self.name}: no such audit database")
@@ -61,7 +61,7 @@ class SQLiteStore(AuditStore):
             raise AuditStoreError(f"{self.name}: {exc}") from None
 
     def rows(self, table: Table) -> Iterator[dict[str, Any]]:
-        present = set(_columns(self.conn, table.name))
+        present = set(_columns(self.conn, table.name, self.name))
         if not present:
             raise AuditStoreError(f"{self.name}: not a utilityguard audit log "
                                   f"(no {table.name} table)")
@@ -73,7 +73,7 @@ class SQLiteStore(AuditStore):
     def select(self, table: Table, where: Mapping[str, Any], *,
                columns: Sequence[str] | None = None, limit: int | None = None,
                newest_first: bool = True) -> list[dict[str, Any]]:
-        present = set(_columns(self.conn, table.name))
+        present = set(_columns(self.conn, table.name, self.name))
         if not present:
             raise AuditStoreError(f"{self.name}: not a utilityguard audit log "
                                   f"(no {table.name} table)")
@@ -102,17 +102,18 @@ class SQLiteStore(AuditStore):
             conn.close()
 
 
-def _columns(conn: sqlite3.Connection, table: str) -> list[str]:
+def _columns(conn: sqlite3.Connection, table: str, name: str) -> list[str]:
+    """The columns of ``table`` in the database called ``name`` (in errors: the file)."""
     try:
         return [r[1] for r in conn.execute(f"PRAGMA table_info({table})")]
     except sqlite3.DatabaseError as exc:
-        raise AuditStoreError(f"not a utilityguard audit log ({exc})") from None
+        raise AuditStoreError(f"{name}: not a utilityguard audit log ({exc})") from None
 
 
-def _create(conn: sqlite3.Connection, table: Table) -> None:
+def _create(conn: sqlite3.Connection, table: Table, name: str) -> None:
     cols = ", ".join(f"{c.name} {_TYPES[c.kind]}" for c in table.columns)
     conn.execute(f"CREATE TABLE IF NOT EXISTS {table.name} (id INTEGER PRIMARY KEY, {cols})")
-    present = set(_columns(conn, table.name))
+    present = set(_columns(conn, table.name, name))
     for c in table.columns:
         if c.name not in present:  # a database written by an older version
             conn.execute(f"ALTER TABLE {table.name} ADD COLUMN {c.name} {_TYPES[c.kind]}")

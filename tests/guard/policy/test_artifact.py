@@ -127,6 +127,11 @@ def test_fit_command_writes_a_policy_that_matches_its_evaluation(tmp_path: Path,
     assert meta["evaluation"]["policies"]["guard"]["mean_utility"] == pytest.approx(
         bench.policies["guard"]["mean_utility"], abs=1e-12)
     assert meta["training"]["n"] == 120
+    # issue 38: the card showed "[PosixPath('/tmp/.../replies.jsonl')]" (a repr and an
+    # absolute path of the machine that fitted it); it shows the file by name
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert meta["training"]["responses"] == "replies.jsonl"
+    assert "PosixPath" not in card and str(tmp_path) not in card
 
 
 def test_fit_errors_are_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -76,6 +76,7 @@ def _same(record: Any, want: Any) -> None:
             assert got == pytest.approx(exp, abs=TOL, rel=0), key
 
 
+@pytest.mark.slow  # a fold of the bench's cross-fitting (make test-fast leaves it out)
 @pytest.mark.parametrize("k", FOLDS_CHECKED)
 def test_runtime_decides_every_held_out_item_as_the_bench(bench: Any, k: int,
                                                           tmp_path: Path) -> None:

@@ -627,12 +627,14 @@ class ServeProcess:
     """``utilityguard serve`` as a process on 127.0.0.1 (see the ``serve_process`` fixture)."""
 
     def __init__(self, args: Sequence[str], env: dict[str, str], cwd: str,
-                 timeout: float) -> None:
+                 timeout: float, bare: bool = True) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        # the bare rule unless the test names a policy (as proxy_settings does)
-        bare = [] if "--policy" in args or "--config" in args else ["--policy", "none"]
-        cmd = [sys.executable, "-m", "guard.cli", "serve", "--port", str(self.port), *bare,
+        # the bare rule unless the test names a policy (as proxy_settings does) or asks for
+        # serve's own default (bare=False: the shipped default policy)
+        named = "--policy" in args or "--config" in args
+        policy = ["--policy", "none"] if bare and not named else []
+        cmd = [sys.executable, "-m", "guard.cli", "serve", "--port", str(self.port), *policy,
                *args]
         self.proc = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE,
                                      stderr=subprocess.STDOUT)
@@ -655,16 +657,18 @@ class ServeProcess:
 
 @pytest.fixture
 def serve_process(tmp_path: Any) -> Iterator[Callable[..., ServeProcess]]:
-    """A factory ``serve_process(args, env=None, timeout=30)`` starting ``utilityguard serve
-    ARGS --port FREE`` and waiting until /healthz answers; ``env`` defaults to this process's
-    environment without ``UTILITYGUARD_*``. Every one started is stopped at teardown."""
+    """A factory ``serve_process(args, env=None, timeout=30, bare=True)`` starting
+    ``utilityguard serve ARGS --port FREE`` (with ``--policy none`` unless ARGS name a policy
+    or a config, or ``bare=False``) and waiting until /healthz answers; ``env`` defaults to
+    this process's environment without ``UTILITYGUARD_*``. Every one started is stopped at
+    teardown."""
     started: list[ServeProcess] = []
 
     def start(args: Sequence[str], env: dict[str, str] | None = None,
-              timeout: float = 30.0) -> ServeProcess:
+              timeout: float = 30.0, bare: bool = True) -> ServeProcess:
         if env is None:
             env = {k: v for k, v in os.environ.items() if not k.startswith("UTILITYGUARD_")}
-        served = ServeProcess(args, env, str(tmp_path), timeout)
+        served = ServeProcess(args, env, str(tmp_path), timeout, bare)
         started.append(served)
         return served
 

@@ -56,8 +56,8 @@ def litellm_sdk() -> Iterator[ModuleType]:
 
 REFUSED = {"decision": "refuse", "mode": "enforce", "cost": 20.0,
            "confidence": pytest.approx(math.exp(-2.0)), "threshold": pytest.approx(18 / 21),
-           "policy": None}
-FIELDS = {"decision", "mode", "cost", "confidence", "threshold", "policy", "request_id"}
+           "alpha": 1.0, "policy": None}
+FIELDS = {"decision", "mode", "cost", "confidence", "threshold", "alpha", "policy", "request_id"}
 
 
 def test_openai_completion(client: openai.OpenAI, chat: Any) -> None:

@@ -178,6 +178,9 @@ def test_serve_config_routes_two_models_to_two_upstreams(
         write_config(cfg, up_s.url, up_b.url, gw_policies, big_c_r=-3)
         r = http.post("/admin/reload", headers=admin)
         assert r.status_code == 500 and "routes[1].c_r" in r.json()["error"]["message"]
+        # issue 38: the error named one policy (the first route's) for a two-route gateway
+        assert (f"still serving small-model -> {load_policy(alpha).label}, big-* -> "
+                f"{load_policy(beta).label}: ") in r.json()["error"]["message"]
         os.kill(served.proc.pid, signal.SIGHUP)
         time.sleep(1.0)
         check(ask(alice, "small-model", QUESTIONS[3]), expected(alpha, 5.0, QUESTIONS[3]))

@@ -42,7 +42,10 @@ def test_plain_refusal_leaks_nothing(leak_client: openai.OpenAI, hostile: Any, n
     completion = raw.parse()
     assert [(c.index, c.message.content, c.message.tool_calls, c.finish_reason, c.logprobs)
             for c in completion.choices] == [(i, REFUSAL, None, "stop", None) for i in range(n)]
-    assert completion.usage is not None and completion.usage.total_tokens == 21
+    # the prompt's tokens, none of the refused answer's (issue 38: its length leaked)
+    assert completion.usage is not None
+    assert (completion.usage.prompt_tokens, completion.usage.completion_tokens,
+            completion.usage.total_tokens) == (9, 0, 9)
 
 
 @pytest.mark.parametrize("n", [1, 3])

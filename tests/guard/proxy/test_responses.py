@@ -91,7 +91,9 @@ def test_refusal_carries_nothing_of_the_answer(client: openai.OpenAI, fake: Any,
     response = raw.parse()
     assert response.output_text == DEFAULT_REFUSAL_TEXT
     assert response.id == "resp_fake" and response.status == "completed"
-    assert response.usage is not None and response.usage.output_tokens == 5
+    assert response.usage is not None  # the input's tokens, none of the refused output's
+    assert (response.usage.input_tokens, response.usage.output_tokens,
+            response.usage.total_tokens) == (5, 0, 5)
     assert response.model_extra["utilityguard"]["decision"] == "refuse"  # type: ignore[index]
     upstream_said = json.dumps(fake.last_sent()["body"])
     assert question in upstream_said  # the upstream was asked, and its answer dropped

@@ -86,6 +86,48 @@ def test_cli_user_errors(argv: list[str], message: str, monkeypatch: pytest.Monk
     assert message in err and err.count("\n") == 1
 
 
+@pytest.mark.parametrize(("argv", "env", "expected"), [
+    pytest.param(["--upstream", "not-a-url"], {},
+                 "invalid setting --upstream (UTILITYGUARD_UPSTREAM): upstream must be an "
+                 "http:// or https:// URL; got 'not-a-url'", id="upstream-not-a-url"),
+    pytest.param(["--upstream", "http://u/v1"], {"UTILITYGUARD_PORT": "eighty"},
+                 "invalid setting --port (UTILITYGUARD_PORT): Input should be a valid "
+                 "integer, unable to parse string as an integer, got 'eighty'",
+                 id="port-from-the-environment"),
+])
+def test_settings_errors_are_in_the_projects_words(
+        argv: list[str], env: dict[str, str], expected: str, monkeypatch: pytest.MonkeyPatch,
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # issue 38: 'serve --upstream not-a-url' said "invalid settings: upstream: Value error,
+    # upstream must be ..." (pydantic's wording); the flag and its variable are named instead
+    monkeypatch.chdir(tmp_path)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert main(["serve", *argv]) == 2
+    err = capsys.readouterr().err
+    assert err == f"utilityguard: error: {expected}\n"
+    assert "Value error" not in err
+
+
+@pytest.mark.parametrize("flags", [
+    pytest.param(["--policy", "no-such-policy"], id="policy"),
+    pytest.param(["--config", "missing.yaml"], id="config"),
+])
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_serve_validates_before_it_says_it_listens(
+        flags: list[str], workers: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+        caplog: pytest.LogCaptureFixture, capsys: pytest.CaptureFixture[str]) -> None:
+    # issue 38: "listening on ..." was logged before the policy or config was loaded, then
+    # serve exited 2
+    monkeypatch.chdir(tmp_path)
+    upstream = [] if "--config" in flags else ["--upstream", "http://127.0.0.1:9/v1"]
+    caplog.set_level("INFO", logger="guard")
+    assert main(["serve", *upstream, *flags, "--port", "0", "--workers", workers]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("utilityguard: error: ") and err.count("\n") == 1
+    assert "listening" not in caplog.text and "listening" not in err
+
+
 def test_serve_command_end_to_end(upstream: Any, tmp_path: Path, serve_process: Any) -> None:
     """``utilityguard serve`` as a process (shipped cost model), stopped by SIGTERM."""
     db = tmp_path / "audit.db"

@@ -86,7 +86,11 @@ def test_stream_usage_when_asked(client: openai.OpenAI, chat: Any, fake: Any,
     chunks = list(client.chat.completions.create(
         **chat(question, stream=True, stream_options={"include_usage": True})))
     assert fake.last_sent()["body"]["stream_options"] == {"include_usage": True}
-    assert chunks[-1].choices == [] and chunks[-1].usage.total_tokens == 10
+    usage = chunks[-1].usage
+    assert chunks[-1].choices == [] and usage.prompt_tokens == 5
+    # a refused stream counts none of the refused answer's tokens (issue 38)
+    refused = question == "dose unsure"
+    assert (usage.completion_tokens, usage.total_tokens) == ((0, 5) if refused else (5, 10))
 
 
 def test_stream_n_choices(client: openai.OpenAI, chat: Any) -> None:

@@ -144,3 +144,17 @@ def test_report_with_early_streamed_decisions_whose_p_is_null(tmp_path: Path) ->
     assert "3 decision(s) without p" in html
     hist = re.search(r'<figure id="fig-p-histogram".*?</figure>', html, re.S)
     assert hist is not None and 'class="bar"' in hist.group(0)
+
+
+@pytest.mark.parametrize("action", ["report", "export"])
+def test_a_file_that_is_not_an_audit_log_is_named(
+        action: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # issue 38: 'audit report --path bad.jsonl' said "not a utilityguard audit log (file is
+    # not a database)" without naming the file
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"request_id": "r1"}\n' * 200)
+    out = tmp_path / ("r" if action == "report" else "r.jsonl")
+    assert main(["audit", action, "--path", str(bad), "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"utilityguard: error: {bad}: not a utilityguard audit log (file is not a "
+                   "database)\n")

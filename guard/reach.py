@@ -27,8 +27,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from guard.calibration import Calibrator
 from guard.confidence.reply_features import REPLY_FEATURES
 from guard.decision_records import LOG_SIGNALS
+from guard.protocols import SignalCalibrator
 
 if TYPE_CHECKING:
     from guard.core import Guard
@@ -84,6 +86,9 @@ def p_max(calibrator: Any, provided: Iterable[str] | None = None) -> float | Non
         return None
     if hasattr(calibrator, "patterns_"):  # a multi-signal calibrator's fitted patterns
         return _multi_max(calibrator, provided)
+    if hasattr(calibrator, "p_correct") and not isinstance(calibrator,
+                                                           (Calibrator, SignalCalibrator)):
+        return None  # it reads more than one signal's value: nothing to bound it by
     signal = getattr(calibrator, "signal", None)
     if signal in LOG_SIGNALS:
         grid = np.concatenate([[0.0], -np.geomspace(1e-9, 1e3, 2000)])

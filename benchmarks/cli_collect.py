@@ -20,9 +20,9 @@ from benchmarks.collect import (
 from benchmarks.grading.model_grader import GraderSettings
 from benchmarks.resume import prepare_resume
 from cost_models.datasets import load_seed, load_seed_questions, load_utilitybench
-from cost_models.jsonl import read_jsonl
-from cost_models.progress import Bar, progress_bar
 from guard.exceptions import CLIError, CollectError
+from utilityguard_base.jsonl import read_jsonl
+from utilityguard_base.progress import Bar, progress_bar
 
 
 def register(sub: Any) -> None:

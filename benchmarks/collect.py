@@ -13,9 +13,9 @@ Every reply is graded by the rules (:mod:`benchmarks.grading`); with a model gra
 replies the rules cannot settle (or all) are graded again by a model grader
 (:mod:`benchmarks.grading.model_grader`), and the record keeps both verdicts.
 
-Requests go through the shared chat client (:mod:`cost_models.upstream`): timeouts, unreachable
-endpoints, 5xx and 429 are retried with backoff that honours ``retry-after``. ``concurrency``
-items are in flight at once, spread round-robin over one or more upstream URLs.
+Requests go through the shared chat client (:mod:`utilityguard_base.upstream`): timeouts,
+unreachable endpoints, 5xx and 429 are retried with backoff that honours ``retry-after``.
+``concurrency`` items are in flight at once, spread round-robin over one or more upstream URLs.
 
 The output is append-only JSONL, one response record per item, flushed and fsynced per line
 in the order items finish: a killed run loses nothing it wrote, and a rerun skips the ids
@@ -44,8 +44,6 @@ from benchmarks.grading.model_grader import (
 from benchmarks.ptrue_collect import ask_ptrue
 from benchmarks.resume import prepare_resume
 from cost_models.datasets import DatasetItem
-from cost_models.jsonl import append_jsonl, numbered_jsonl, read_text, write_jsonl
-from cost_models.upstream import RETRIED_STATUS, ChatClient, message_text
 from guard.confidence import VERBAL_INSTRUCTION, logprob_signal, parse_verbal_confidence
 from guard.confidence.consistency import consistency
 from guard.exceptions import (
@@ -57,7 +55,9 @@ from guard.exceptions import (
 )
 from guard.refusal_detection import REFUSAL_HINT
 from guard.response_records import parse_response_record
-from policies.exceptions import CollectError, ConfigError
+from utilityguard_base.exceptions import CollectError, ConfigError
+from utilityguard_base.jsonl import append_jsonl, numbered_jsonl, read_text, write_jsonl
+from utilityguard_base.upstream import RETRIED_STATUS, ChatClient, message_text
 
 log = logging.getLogger(__name__)
 CONFIDENCE_KINDS = ("logprobs", "verbal", "consistency", "ptrue")

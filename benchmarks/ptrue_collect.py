@@ -25,10 +25,10 @@ import numpy as np
 
 from benchmarks.resume import prepare_resume
 from cost_models.datasets import DatasetItem
-from cost_models.jsonl import append_jsonl, read_jsonl
-from cost_models.upstream import ChatClient
 from guard.confidence.ptrue import ptrue_from_reply, ptrue_request
 from guard.exceptions import CollectError, UpstreamError
+from utilityguard_base.jsonl import append_jsonl, read_jsonl
+from utilityguard_base.upstream import ChatClient
 
 #: the seed of the order records are asked in (:func:`run_ptrue`)
 ORDER_SEED = 21

@@ -26,8 +26,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from policies.decision import answer_threshold, expected_utility_values
-from policies.exceptions import InvalidValueError
 from policies.validation import as_float, broadcast, positive_cost, probability
+from utilityguard_base.exceptions import InvalidValueError
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]

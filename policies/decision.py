@@ -26,7 +26,6 @@ from typing import Any
 
 import numpy as np
 
-from policies.exceptions import InvalidValueError
 from policies.validation import (
     as_float,
     broadcast,
@@ -35,6 +34,8 @@ from policies.validation import (
     refusal_cost,
     unwrap,
 )
+from utilityguard_base.checks import DEFAULT_C_R as DEFAULT_C_R
+from utilityguard_base.exceptions import InvalidValueError
 
 #: The threshold the guard applies, as written in the docs, the decision records' legends and
 #: ``utilityguard decide``: with ``alpha = P(answerable)``; ``alpha = 1`` gives
@@ -43,9 +44,6 @@ THRESHOLD = "(L + 1 - alpha (1 + C_R)) / (1 + L)"
 #: The paper's threshold (Theorem 1(ii)): :data:`THRESHOLD` at ``alpha = 1``.
 PAPER_THRESHOLD = "(L - C_R) / (1 + L)"
 
-#: The default price of an unnecessary refusal ``C_R`` (UtilityBench's headline value); every
-#: default in the distribution refers to this constant.
-DEFAULT_C_R = 2.0
 
 
 def _floats(*values: Any) -> bool:

@@ -26,7 +26,7 @@ from policies.budget import (
     refusal_count,
     solve_budget,
 )
-from policies.exceptions import InvalidValueError
+from utilityguard_base.exceptions import InvalidValueError
 
 FloatArray = NDArray[np.float64]
 

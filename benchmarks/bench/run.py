@@ -42,7 +42,7 @@ from guard.calibration.scoring import brier, ece
 from guard.exceptions import BenchError
 from guard.policy import Policy, load_policy
 from policies import DEFAULT_C_R
-from policies.exceptions import UtilityGuardError
+from utilityguard_base.exceptions import UtilityGuardError
 
 
 def _auc(y: np.ndarray, score: np.ndarray) -> float | None:

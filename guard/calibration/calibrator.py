@@ -67,7 +67,7 @@ def raw_probability(signal: str, value: Any) -> Any:
     >>> raw_probability("verbal", 85)
     Traceback (most recent call last):
     ...
-    policies.exceptions.ConfidenceError: verbal must be a probability in [0, 1]; got 85.0
+    utilityguard_base.exceptions.ConfidenceError: verbal must be a probability in [0, 1]; got 85.0
     """
     v = as_signal_values(value, signal)
     if signal in LOG_SIGNALS:

@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from starlette.requests import Request
 
-from cost_models.wellformed import NonStandardJSON, loads_standard
 from guard.asking import check_size
 from guard.exceptions import InvalidRequestError, PayloadTooLargeError, PermissionDeniedError
 from guard.proxy.auth import check_auth, credential, key_id
 from guard.proxy.exchange import Api, Exchange, P
 from guard.proxy.overrides import check_overrides, parse_overrides
+from utilityguard_base.wellformed import NonStandardJSON, loads_standard
 
 if TYPE_CHECKING:
     from guard.proxy.state import Proxy
@@ -65,7 +65,7 @@ def parse_json_object(raw: bytes, kind: str) -> dict[str, Any]:
     """The request body ``raw`` as a JSON object (:class:`InvalidRequestError` otherwise;
     ``kind`` names what it should be, for the message). What the upstream gets is standard
     JSON: ``NaN`` / ``Infinity`` are refused, lone surrogates read as U+FFFD
-    (:func:`cost_models.wellformed.loads_standard`)."""
+    (:func:`utilityguard_base.wellformed.loads_standard`)."""
     try:
         body = loads_standard(raw, constants="reject")
     except NonStandardJSON as exc:
@@ -92,7 +92,7 @@ def parse_chat_request(raw: bytes, *, max_n: int = DEFAULT_MAX_N) -> dict[str, A
     >>> parse_chat_request(b'{"model": "m"}')
     Traceback (most recent call last):
     ...
-    policies.exceptions.InvalidRequestError: 'messages' is required: a non-empty list of messages
+    utilityguard_base.exceptions.InvalidRequestError: 'messages' is required: a non-empty list...
     """
     body = parse_json_object(raw, "a chat completion request")
     messages = body.get("messages")

@@ -1,5 +1,5 @@
 """The proxy's upstream calls, with httpx errors translated by the shared chat client's
-translation (:mod:`cost_models.upstream`: the one place where they become ``Upstream*``).
+translation (:mod:`utilityguard_base.upstream`: the one place where they become ``Upstream*``).
 
 :class:`Upstream` wraps the proxy's single pooled :class:`httpx.AsyncClient` (owned by the
 app's lifespan) and exposes the three calls the proxy makes. Whatever goes wrong is raised as
@@ -31,13 +31,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
 
-from cost_models.upstream import (
-    check_status,
-    cookieless,
-    display_url,
-    json_object,
-    map_exceptions,
-)
 from guard.exceptions import (
     UpstreamError,
     UpstreamStatusError,
@@ -47,6 +40,13 @@ from guard.exceptions import (
 from guard.proxy import aio_transport, json_body
 from guard.proxy.deadline import bounded
 from guard.proxy.streaming import checked_choices, json_reply
+from utilityguard_base.upstream import (
+    check_status,
+    cookieless,
+    display_url,
+    json_object,
+    map_exceptions,
+)
 
 if TYPE_CHECKING:
     from guard.settings import Settings
@@ -151,7 +151,7 @@ def direct_ok(client: httpx.AsyncClient) -> bool:
     that the transport would not: no auth (nor user info in its base URL, from which httpx
     would make one), no event hooks, redirects not followed, no cookie to send. (The cookies
     a reply sets are then not even offered to the client's jar; the proxy's jars keep none
-    anyway, :func:`cost_models.upstream.cookieless`.)"""
+    anyway, :func:`utilityguard_base.upstream.cookieless`.)"""
     return (client.auth is None and not client.base_url.userinfo
             and not any(client.event_hooks.values()) and not client.follow_redirects
             and len(client.cookies.jar) == 0)
@@ -257,7 +257,7 @@ class Upstream:
 
     def errors(self) -> AbstractContextManager[None]:
         """httpx errors inside the block raised as ``Upstream*`` errors (the shared
-        :func:`~cost_models.upstream.map_exceptions`, told this pool's timeout)."""
+        :func:`~utilityguard_base.upstream.map_exceptions`, told this pool's timeout)."""
         return map_exceptions(self.name, pool_timeout=self.client.timeout.pool or 0.0)
 
     async def _bounded(self, response: httpx.Response) -> AsyncIterator[bytes]:

@@ -24,9 +24,9 @@ import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from cost_models.wellformed import loads_standard
 from guard.completion import without_logprobs
 from guard.exceptions import UpstreamError
+from utilityguard_base.wellformed import loads_standard
 
 DONE = b"data: [DONE]\n\n"
 _META = ("id", "created", "model", "system_fingerprint", "service_tier")
@@ -109,7 +109,7 @@ def checked_choices(reply: dict[str, Any], upstream: str, kind: str = "reply"
     >>> checked_choices({"choices": 5}, "up")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    policies.exceptions.UpstreamError: the upstream at up sent a reply whose 'choices' is ...
+    utilityguard_base.exceptions.UpstreamError: the upstream at up sent a reply whose 'choices'...
     """
     choices = reply.get("choices")
     if choices is not None and (type(choices) is not list

@@ -109,8 +109,8 @@ def no_sleep(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     async def fake_sleep(seconds: float) -> None:
         delays.append(seconds)
 
-    monkeypatch.setattr("cost_models.upstream.asyncio.sleep", fake_sleep)
-    monkeypatch.setattr("cost_models.upstream.random.random", lambda: 0.0)  # no jitter
+    monkeypatch.setattr("utilityguard_base.upstream.asyncio.sleep", fake_sleep)
+    monkeypatch.setattr("utilityguard_base.upstream.random.random", lambda: 0.0)  # no jitter
     return delays
 
 

@@ -16,7 +16,7 @@ from policies import (
     refusal_count,
     solve_budget,
 )
-from policies.exceptions import InvalidValueError
+from utilityguard_base.exceptions import InvalidValueError
 
 
 def _items(seed: int, n: int = 12) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

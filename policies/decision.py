@@ -79,12 +79,12 @@ def expected_utility_values(p: Any, cost: Any) -> Any:
     return p - (1.0 - p) * cost
 
 
-def refusal_expected_utility_values(c_r: Any, alpha: Any = 1.0) -> Any:
+def refusal_expected_utility_values(c_r: Any, *, alpha: Any = 1.0) -> Any:
     """``alpha (-C_R) + (1 - alpha)`` of already-validated values (no checks).
 
     Examples
     --------
-    >>> refusal_expected_utility_values(2.0), refusal_expected_utility_values(2.0, 0.5)
+    >>> refusal_expected_utility_values(2.0), refusal_expected_utility_values(2.0, alpha=0.5)
     (-2.0, -0.5)
     """
     return alpha * (-c_r) + (1.0 - alpha)
@@ -119,11 +119,11 @@ def refusal_expected_utility(c_r: Any = DEFAULT_C_R, *, alpha: Any = 1.0) -> Any
     -0.5
     """
     if _floats(c_r, alpha) and _ok_c_r(c_r) and _ok_probability(alpha):
-        return float(refusal_expected_utility_values(c_r, alpha))
+        return float(refusal_expected_utility_values(c_r, alpha=alpha))
     cr = refusal_cost("c_r", c_r)
     al = probability("alpha", alpha)
     cr, al = broadcast(c_r=cr, alpha=al)
-    return unwrap(refusal_expected_utility_values(cr, al))
+    return unwrap(refusal_expected_utility_values(cr, alpha=al))
 
 
 def answer_threshold(cost: Any, c_r: Any = DEFAULT_C_R, *, alpha: Any = 1.0) -> Any:

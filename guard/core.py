@@ -147,9 +147,9 @@ class Guard:
         unless parts are given). A string: the name of the policy (``NAME@SHA8``) recorded
         in every decision (:meth:`from_policy` sets it).
     cost_scale : CostScale, optional
-        A policy's strictly increasing map of the price (the costliest segment's ``E[L]``)
-        to ``E[L | price]`` (:mod:`guard.cost_scale`); the default policy's applies when no
-        cost model is given.
+        A policy's strictly increasing map of the raw cost (the costliest segment's
+        ``E[L]``) to ``E[L | raw cost]`` (:mod:`guard.cost_scale`); the default policy's
+        applies when no cost model is given.
     alpha_scale : AlphaScale, optional
         A policy's recalibration of its answerability model's ``alpha`` for kinds of
         questions it has not seen (:mod:`guard.alpha_scale`); applied to every ``alpha``
@@ -261,7 +261,7 @@ class Guard:
 
     @property
     def cost_scale(self) -> CostScale | None:
-        """A policy's map of the price to ``E[L | price]`` (:mod:`guard.cost_scale`)."""
+        """A policy's map of the raw cost to ``E[L | raw cost]`` (:mod:`guard.cost_scale`)."""
         return self._resolved().cost_scale
 
     @property
@@ -378,9 +378,10 @@ class Guard:
 
         return scored("cost", segments, predict, memo)
 
-    def _scaled(self, price: float) -> float:
-        """The price on the policy's cost scale (as is without one)."""
-        return price if self.cost_scale is None else self.cost_scale(price)
+    def _scaled(self, raw: float) -> float:
+        """The raw cost (the costliest segment's ``E[L]``) on the policy's cost scale: the
+        price's ``cost`` (the raw cost as is without a scale)."""
+        return raw if self.cost_scale is None else self.cost_scale(raw)
 
     def _cost_one(self, query: str, features: Any) -> float:
         """``E[L]`` of one text from the cost model (before the cost scale), from its shared

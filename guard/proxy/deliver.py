@@ -45,41 +45,40 @@ from guard.refusal_substitution import refused_response
 REFUSED_CHOICES_HEADER = "x-utilityguard-refused-choices"
 
 
-class Delivered(Response):
-    """The response of a decided exchange; ``after`` (the decision's record: metrics, the
-    ``GET /v1/decisions`` store, the audit row) runs once the server has the response's
-    bytes, sent or not (the client left, the send failed): a record is never lost, and the
-    client does not wait for it. It runs before the event loop serves anything else (it
-    does not await), unless the body filled the socket's buffers and the send had to wait
-    for them to drain."""
+class _Recorded(Response):
+    """A response whose ``after`` (the decision's record: metrics, the ``GET /v1/decisions``
+    store, the audit row) runs once the server has the response, sent or not (the client
+    left, the send failed): a record is never lost, and the client does not wait for it."""
+
+    after: Callable[[], None]
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self.after()
+
+
+class Delivered(_Recorded):
+    """The response of a decided exchange (:class:`_Recorded`); ``after`` runs before the
+    event loop serves anything else (it does not await), unless the body filled the socket's
+    buffers and the send had to wait for them to drain."""
 
     def __init__(self, content: bytes, *, media_type: str, headers: Mapping[str, str],
                  after: Callable[[], None]) -> None:
         super().__init__(content, media_type=media_type, headers=headers)
         self.after = after
 
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        try:
-            await super().__call__(scope, receive, send)
-        finally:
-            self.after()
 
-
-class DeliveredStream(StreamingResponse):
-    """An event stream sent as its parts are ready (:mod:`guard.proxy.early`); ``after`` (the
-    decision's record) runs once the server has the response, as for :class:`Delivered`:
-    also when the client left mid-stream or a send failed."""
+class DeliveredStream(_Recorded, StreamingResponse):
+    """An event stream sent as its parts are ready (:mod:`guard.proxy.early`), recorded as
+    :class:`Delivered` is (:class:`_Recorded`): also when the client leaves mid-stream or a
+    send fails."""
 
     def __init__(self, parts: AsyncIterable[bytes], *, headers: Mapping[str, str],
                  after: Callable[[], None]) -> None:
         super().__init__(parts, media_type="text/event-stream", headers=headers)
         self.after = after
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        try:
-            await super().__call__(scope, receive, send)
-        finally:
-            self.after()
 
 
 def deliver(ex: Exchange[Any], got: Forwarded[Any], record: DecisionRecord) -> Response:

@@ -190,8 +190,8 @@ def summary(items: BudgetItems, sol: BudgetSolution) -> dict[str, Any]:
 
 
 def solve(items: BudgetItems, target: Target, *, c_r_max: float) -> BudgetSolution:
-    return solve_budget(target.budget(items), items.p, items.cost, items.alpha, items.weight,
-                        c_r_max=c_r_max)
+    return solve_budget(items.p, items.cost, target.budget(items), alpha=items.alpha,
+                        weight=items.weight, c_r_max=c_r_max)
 
 
 KEYS = ("c_r", "unnecessary_refusal_rate", "mean_utility", "answer_rate")

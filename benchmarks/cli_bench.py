@@ -13,7 +13,7 @@ from benchmarks.cli_fit import add_scale_options
 from cost_models.datasets import load_seed, load_utilitybench
 from guard.decision_records import REPLY_SIGNALS
 from guard.exceptions import CLIError
-from policies.options import add_c_r_option, checked_c_r
+from utilityguard_base.options import add_c_r_option, checked_c_r
 
 
 def register(sub: Any) -> None:

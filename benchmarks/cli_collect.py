@@ -14,15 +14,15 @@ from benchmarks.collect import (
     PROMPT_STYLES,
     CollectSettings,
     collect,
-    done_ids,
     regrade,
     stage_agreement,
 )
 from benchmarks.grading.model_grader import GraderSettings
+from benchmarks.resume import prepare_resume
 from cost_models.datasets import load_seed, load_seed_questions, load_utilitybench
-from cost_models.jsonl import read_jsonl
-from cost_models.progress import Bar, progress_bar
 from guard.exceptions import CLIError, CollectError
+from utilityguard_base.jsonl import read_jsonl
+from utilityguard_base.progress import Bar, progress_bar
 
 
 def register(sub: Any) -> None:
@@ -150,7 +150,7 @@ def _run_ptrue(args: argparse.Namespace, items: list[Any]) -> int:
         raise CLIError("--ptrue-of takes one --upstream")
     wanted = {it.id for it in items}
     total = sum(1 for r in read_jsonl(args.ptrue_of) if str(r.get("id")) in wanted)
-    already = len(done_ids(args.out) & wanted)
+    already = len(prepare_resume(args.out) & wanted)
     with _bar("P(True)") as bar:
         task = bar.add_task("ptrue", total=total, completed=already)
         try:
@@ -206,7 +206,7 @@ def run(args: argparse.Namespace) -> int:
         retries=args.retries, concurrency=args.concurrency, prompt_style=args.prompt_style,
         grader=grader,
     )
-    already = len(done_ids(args.out) & {it.id for it in items})
+    already = len(prepare_resume(args.out) & {it.id for it in items})
     with _bar("collect") as bar:
         task = bar.add_task("collect", total=len(items), completed=already)
         try:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from guard.exceptions import CLIError
-from policies.options import add_c_r_option, checked_c_r
+from utilityguard_base.options import add_c_r_option, checked_c_r
 
 if TYPE_CHECKING:  # heavy imports (scikit-learn) only when the command runs
     from rich.console import Console
@@ -364,11 +364,11 @@ def _fit_from_audit(args: argparse.Namespace, console: Console
 
 def drift_sets(args: argparse.Namespace, base: Any) -> dict[str, list[str]]:
     """The questions a refit is compared with its base on, by set (see guard.policy.drift)."""
-    from cost_models.jsonl import read_jsonl
     from guard.policy.drift import costly, reference_questions
     from guard.policy.from_audit import shown, trusted_labels
     from guard.proxy.audit import DECISIONS, read_rows
     from guard.proxy.feedback import labelled_decisions
+    from utilityguard_base.jsonl import read_jsonl
 
     sets = {"high-cost reference questions": reference_questions()}
     for path in args.drift_set or []:
@@ -394,9 +394,10 @@ def _check_drift(args: argparse.Namespace, policy: Any, base: Any, console: Cons
     from guard.core import Guard
     from guard.policy.drift import drift_report
 
-    base_guard = base.guard() if base is not None else Guard(c_r=args.c_r, signal=policy.signal)
+    base_guard = Guard.from_policy(base) if base is not None else \
+        Guard(c_r=args.c_r, signal=policy.signal)
     sets = drift_sets(args, base_guard)
-    report = drift_report(policy.guard(), base_guard, policy.signal, sets)
+    report = drift_report(Guard.from_policy(policy), base_guard, policy.signal, sets)
     checked = ", ".join(f"{len(report[n])} of the {len(qs)} {n}" for n, qs in sets.items() if qs)
     drift = [q for qs in report.values() for q in qs]
     if not drift:

@@ -12,8 +12,8 @@ from benchmarks.table import table1
 from cost_models.datasets import parse_float
 from guard.exceptions import CLIError
 from guard.response_records import read_response_records
-from policies.exceptions import InvalidValueError
-from policies.options import add_c_r_option, checked_c_r
+from utilityguard_base.exceptions import InvalidValueError
+from utilityguard_base.options import add_c_r_option, checked_c_r
 
 
 def register(sub: Any) -> None:

@@ -13,9 +13,9 @@ Every reply is graded by the rules (:mod:`benchmarks.grading`); with a model gra
 replies the rules cannot settle (or all) are graded again by a model grader
 (:mod:`benchmarks.grading.model_grader`), and the record keeps both verdicts.
 
-Requests go through the shared chat client (:mod:`cost_models.upstream`): timeouts, unreachable
-endpoints, 5xx and 429 are retried with backoff that honours ``retry-after``. ``concurrency``
-items are in flight at once, spread round-robin over one or more upstream URLs.
+Requests go through the shared chat client (:mod:`utilityguard_base.upstream`): timeouts,
+unreachable endpoints, 5xx and 429 are retried with backoff that honours ``retry-after``.
+``concurrency`` items are in flight at once, spread round-robin over one or more upstream URLs.
 
 The output is append-only JSONL, one response record per item, flushed and fsynced per line
 in the order items finish: a killed run loses nothing it wrote, and a rerun skips the ids
@@ -25,7 +25,6 @@ already present (a torn last line is moved aside to ``<out>.torn`` first).
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 from collections.abc import Callable, Sequence
@@ -43,9 +42,8 @@ from benchmarks.grading.model_grader import (
     rules_outcome,
 )
 from benchmarks.ptrue_collect import ask_ptrue
+from benchmarks.resume import prepare_resume
 from cost_models.datasets import DatasetItem
-from cost_models.jsonl import append_jsonl, numbered_jsonl, read_text, write_jsonl
-from cost_models.upstream import RETRIED_STATUS, ChatClient, message_text
 from guard.confidence import VERBAL_INSTRUCTION, logprob_signal, parse_verbal_confidence
 from guard.confidence.consistency import consistency
 from guard.exceptions import (
@@ -57,7 +55,9 @@ from guard.exceptions import (
 )
 from guard.refusal_detection import REFUSAL_HINT
 from guard.response_records import parse_response_record
-from policies.exceptions import CollectError, ConfigError
+from utilityguard_base.exceptions import CollectError, ConfigError
+from utilityguard_base.jsonl import append_jsonl, numbered_jsonl, read_text, write_jsonl
+from utilityguard_base.upstream import RETRIED_STATUS, ChatClient, message_text
 
 log = logging.getLogger(__name__)
 CONFIDENCE_KINDS = ("logprobs", "verbal", "consistency", "ptrue")
@@ -125,37 +125,6 @@ def grading_block(g: Grade, rules: Grade | None = None, grader_model: str | None
     if rules is not None and g.stage == "model":
         block.update(grader=grader_model, rules=rules_outcome(rules))
     return block
-
-
-def done_ids(out: Path) -> set[str]:
-    """Ids already in ``out``; a torn last line (a killed write) is moved to ``out.torn``."""
-    if not out.exists():
-        return set()
-    raw = out.read_bytes()
-    lines = raw.split(b"\n")
-    ids: set[str] = set()
-    good_end = 0
-    for k, line in enumerate(lines):
-        if not line.strip():
-            good_end += len(line) + (1 if k < len(lines) - 1 else 0)
-            continue
-        try:
-            ids.add(str(json.loads(line)["id"]))
-        except (json.JSONDecodeError, KeyError, TypeError):
-            if k == len(lines) - 1:  # only the last line can be torn by a kill
-                torn = out.with_suffix(out.suffix + ".torn")
-                torn.write_bytes(line)
-                with out.open("r+b") as f:
-                    f.truncate(good_end)
-                log.warning("moved a torn last line of %s to %s", out, torn)
-                break
-            raise CollectError(f"{out}, line {k + 1}: not a response record") from None
-        good_end += len(line) + 1
-    else:
-        if raw and not raw.endswith(b"\n"):  # a kill between a record and its newline:
-            with out.open("ab") as f:        # end the line, or the next record joins it
-                f.write(b"\n")
-    return ids
 
 
 async def _chat(client: ChatClient, s: CollectSettings, system: str, question: str,
@@ -285,7 +254,7 @@ async def collect(
         raise ConfigError(f"unknown prompt style {s.prompt_style!r}; allowed: "
                           f"{', '.join(PROMPT_STYLES)}")
     out.parent.mkdir(parents=True, exist_ok=True)
-    seen = done_ids(out)
+    seen = prepare_resume(out)
     queue: asyncio.Queue[DatasetItem] = asyncio.Queue()
     for it in items:
         if it.id not in seen:

@@ -8,13 +8,13 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from policies.exceptions import InvalidValueError
 from policies.validation import (
     as_bool,
     as_float,
     positive_cost,
     refusal_cost,
 )
+from utilityguard_base.exceptions import InvalidValueError
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]

@@ -1,7 +1,7 @@
 """Progress of the long commands (``bench``, ``fit``, ``budget``, ``asking train``) in
 phases: a bar on stderr when it is a terminal — the command, its phase, the phases done,
 the time elapsed — and plain lines when stderr is piped or logged
-(:func:`cost_models.progress.progress_bar`: after the first few seconds, one per phase and
+(:func:`utilityguard_base.progress.progress_bar`: after the first few seconds, one per phase and
 one every few seconds).
 
 :func:`phases` gives a :class:`Phases`: calling it with a message starts the next phase
@@ -35,7 +35,7 @@ from typing import Any
 
 from rich.console import Console
 
-from cost_models.progress import progress_bar
+from utilityguard_base.progress import progress_bar
 
 #: the phases :func:`benchmarks.bench.run.run_bench` reports (the first is the fitting, or
 #: deciding with a given policy)
@@ -83,7 +83,7 @@ def phases(label: str, total: int | None, *, console: Console | None = None,
            clock: Callable[[], float] | None = None, every: float | None = None
            ) -> Iterator[Phases]:
     """A bar ``label: <phase> (k/n)  m/total phases  elapsed`` while the block runs (on a
-    terminal; plain lines when piped, see :func:`cost_models.progress.progress_bar`);
+    terminal; plain lines when piped, see :func:`utilityguard_base.progress.progress_bar`);
     ``total=None`` when the number of phases is not known. The bar is removed when the
     block ends."""
     bar = progress_bar(unit="phases", console=console or Console(stderr=True), clock=clock,

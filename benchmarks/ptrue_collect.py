@@ -4,7 +4,7 @@ For each response record of a collected file, the model that wrote it is shown t
 and its own reply and asked whether the reply is correct (:mod:`guard.confidence.ptrue`);
 P(True) is read from the first token's top log-probabilities. The output is a sidecar JSONL,
 one row per record, append-only, flushed and fsynced per line and resumable like
-``collect`` (:func:`benchmarks.collect.done_ids`); the records are asked in a seeded random
+``collect`` (:func:`benchmarks.resume.prepare_resume`); the records are asked in a seeded random
 order, so a run stopped early leaves a uniform sample of them::
 
     {"id", "ptrue": float | null, "top": {token: logprob}, "model", "prompt_style",
@@ -23,11 +23,12 @@ from typing import Any
 
 import numpy as np
 
+from benchmarks.resume import prepare_resume
 from cost_models.datasets import DatasetItem
-from cost_models.jsonl import append_jsonl, read_jsonl
-from cost_models.upstream import ChatClient
 from guard.confidence.ptrue import ptrue_from_reply, ptrue_request
 from guard.exceptions import CollectError, UpstreamError
+from utilityguard_base.jsonl import append_jsonl, read_jsonl
+from utilityguard_base.upstream import ChatClient
 
 #: the seed of the order records are asked in (:func:`run_ptrue`)
 ORDER_SEED = 21
@@ -77,13 +78,11 @@ def run_ptrue(items: Sequence[DatasetItem], responses: Path, out: Path, *, upstr
               model: str, style: str, api_key: str | None, timeout: float, retries: int,
               on_done: Callable[[dict[str, Any]], None] | None = None) -> int:
     """:func:`collect_ptrue` over the records of ``responses`` not yet in ``out``."""
-    from benchmarks.collect import done_ids
-
     records = read_jsonl(responses)
     # a seeded random order: a run stopped early leaves a uniform sample of the items
     order = np.random.default_rng(ORDER_SEED).permutation(len(records))
     records = [records[i] for i in order]
-    seen = done_ids(out)
+    seen = prepare_resume(out)
 
     async def go() -> int:
         client = ChatClient(upstream, api_key=api_key, timeout=timeout, retries=retries)

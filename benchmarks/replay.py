@@ -23,8 +23,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from cost_models.jsonl import read_jsonl
-from policies.exceptions import InvalidValueError
+from utilityguard_base.exceptions import InvalidValueError
+from utilityguard_base.jsonl import read_jsonl
 
 
 def token_logprobs(mean: float, low10: float, n: int) -> list[float]:

@@ -29,8 +29,8 @@ from numpy.typing import NDArray
 
 from policies import DEFAULT_C_R
 from policies.decision import answer_threshold
-from policies.exceptions import InvalidValueError
 from policies.validation import as_bool, positive_cost, probability, refusal_cost, same_length
+from utilityguard_base.exceptions import InvalidValueError
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]

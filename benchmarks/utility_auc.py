@@ -30,8 +30,8 @@ from policies import (
     refusal_utility_values,
     response_utility_values,
 )
-from policies.exceptions import InvalidValueError
 from policies.validation import refusal_cost
+from utilityguard_base.exceptions import InvalidValueError
 
 FloatArray = NDArray[np.float64]
 

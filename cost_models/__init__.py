@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from cost_models.model_io import load_default, load_model, save_model
     from cost_models.regressor import CostRegressor
-    from policies.exceptions import ArtifactError
+    from utilityguard_base.exceptions import ArtifactError
 
 __all__ = ["ArtifactError", "CostRegressor", "load_default", "load_model", "save_model"]
 
 _HOMES = {
-    "ArtifactError": "policies.exceptions",
+    "ArtifactError": "utilityguard_base.exceptions",
     "CostRegressor": "cost_models.regressor",
     "load_default": "cost_models.model_io",
     "load_model": "cost_models.model_io",

@@ -33,11 +33,11 @@ from cost_models.annotation.judges import EscalationPanel, Judge, LLMJudge, item
 from cost_models.annotation.linking import cost_anchors, frequent_winners, most_shares
 from cost_models.annotation.tuples import TUPLE_SIZE, BWSTuple, build_tuples
 from cost_models.datasets import CANDIDATES, read_rows
-from cost_models.jsonl import append_jsonl, write_jsonl
-from policies.exceptions import InvalidValueError, JudgeError
+from utilityguard_base.exceptions import InvalidValueError, JudgeError
+from utilityguard_base.jsonl import append_jsonl, write_jsonl
 
 if TYPE_CHECKING:
-    from cost_models.progress import Bar
+    from utilityguard_base.progress import Bar
 
 
 def register(sub: Any) -> None:
@@ -165,7 +165,7 @@ def _add_duplicates(s: Any) -> None:
 
 
 def _progress(label: str) -> Bar:
-    from cost_models.progress import progress_bar
+    from utilityguard_base.progress import progress_bar
 
     return progress_bar(label, eta=True)
 

@@ -15,8 +15,8 @@ from cost_models.datasets import DatasetItem, load_seed, load_utilitybench
 from cost_models.kinds import KINDS
 from cost_models.persistence import sha256_rows
 from policies import answer_threshold
-from policies.exceptions import InvalidValueError
-from policies.options import add_c_r_option
+from utilityguard_base.exceptions import InvalidValueError
+from utilityguard_base.options import add_c_r_option
 
 
 def register(sub: Any) -> None:
@@ -97,8 +97,8 @@ def _load(args: argparse.Namespace) -> list[DatasetItem]:
 def _paraphrases(path: Path | None, ids: list[str]) -> Any:
     """The paraphrases in ``path`` as :class:`~cost_models.regressor.Paraphrases` over the
     training items ``ids`` (an id not among them is an error naming it)."""
-    from cost_models.jsonl import read_jsonl
     from cost_models.regressor import Paraphrases
+    from utilityguard_base.jsonl import read_jsonl
 
     if path is None:
         return Paraphrases([], [])
@@ -146,7 +146,7 @@ def run_train(args: argparse.Namespace) -> int:
     paraphrases = _paraphrases(args.paraphrases, ids_of)
     n_ridge = len(RIDGE_GRID) if args.kind.endswith("ridge") else 1
     total = args.folds * (n_ridge + 1 + len([k for k in compare if k != args.kind]))
-    from cost_models.progress import progress_bar
+    from utilityguard_base.progress import progress_bar
 
     with progress_bar("train (CV folds)") as bar:
         task = bar.add_task("cv", total=total)

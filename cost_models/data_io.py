@@ -24,7 +24,7 @@ from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.pipeline import FeatureUnion, Pipeline
 
 from cost_models.features import EmbeddingFeatures, affix_analyzer
-from policies.exceptions import InvalidValueError
+from utilityguard_base.exceptions import InvalidValueError
 
 Arrays = dict[str, NDArray[Any]]
 #: The TfidfVectorizer settings kept (all plain values).

@@ -28,9 +28,9 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from cost_models.bounds import OptionalCost
-from cost_models.jsonl import parse_jsonl
-from policies.exceptions import DatasetError, InvalidValueError
+from utilityguard_base.bounds import OptionalCost
+from utilityguard_base.exceptions import DatasetError, InvalidValueError
+from utilityguard_base.jsonl import parse_jsonl
 
 AnswerType = Literal["choice", "number", "text", "code"]
 
@@ -73,7 +73,7 @@ def parse_bool(value: Any) -> bool | None:
     """The one boolean parser of records and datasets: ``True``/``False``, ``1``/``0`` and the
     strings ``true/false, yes/no, y/n, t/f, 1/0`` (any case, surrounding spaces ignored);
     ``None``, ``""`` and NaN are missing (``None``). Anything else is an
-    :class:`~policies.exceptions.InvalidValueError`.
+    :class:`~utilityguard_base.exceptions.InvalidValueError`.
 
     Examples
     --------
@@ -82,7 +82,7 @@ def parse_bool(value: Any) -> bool | None:
     >>> parse_bool("maybe")
     Traceback (most recent call last):
     ...
-    policies.exceptions.InvalidValueError: expected true/false (or 1/0, yes/no), got 'maybe'
+    utilityguard_base.exceptions.InvalidValueError: expected true/false (or 1/0, yes/no), got...
     """
     if isinstance(value, (bool, np.bool_)):
         return bool(value)
@@ -106,7 +106,7 @@ def parse_bool(value: Any) -> bool | None:
 def parse_float(value: Any) -> float | None:
     """The one number parser of record fields: ints, floats and numeric strings; ``None``
     and ``""`` are missing (``None``); a bool, NaN or other text is an
-    :class:`~policies.exceptions.InvalidValueError`. Infinities are returned (the caller
+    :class:`~utilityguard_base.exceptions.InvalidValueError`. Infinities are returned (the caller
     bounds the range).
 
     Examples
@@ -116,7 +116,7 @@ def parse_float(value: Any) -> float | None:
     >>> parse_float("nan")
     Traceback (most recent call last):
     ...
-    policies.exceptions.InvalidValueError: NaN is not allowed
+    utilityguard_base.exceptions.InvalidValueError: NaN is not allowed
     """
     if value is None or value == "":
         return None

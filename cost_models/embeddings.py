@@ -18,7 +18,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from cost_models.wordpieces import PieceTokenizer
-from policies.exceptions import EmbeddingsUnavailable
+from utilityguard_base.exceptions import EmbeddingsUnavailable
 
 FloatArray = NDArray[np.float64]
 DIM = 256

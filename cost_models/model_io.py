@@ -10,7 +10,7 @@ from typing import Any
 from cost_models.data_io import ridge_of
 from cost_models.persistence import load_artifact, read_sidecar, save_artifact
 from cost_models.regressor import CostRegressor
-from policies.exceptions import ArtifactError
+from utilityguard_base.exceptions import ArtifactError
 
 ARTIFACT = "cost_model"
 DEFAULT_DIR = "data/default_model"

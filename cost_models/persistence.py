@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from policies.exceptions import ArtifactError, InvalidValueError
+from utilityguard_base.exceptions import ArtifactError, InvalidValueError
 
 SIDECAR_VERSION = 2
 log = logging.getLogger(__name__)

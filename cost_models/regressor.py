@@ -40,7 +40,7 @@ from cost_models.features import EmbeddingFeatures, affix_embed, affix_tfidf, wo
 from cost_models.kinds import KINDS
 from cost_models.query_features import LinearTextScorer, QueryFeatures
 from policies import expected_cost_lognormal
-from policies.exceptions import InvalidValueError
+from utilityguard_base.exceptions import InvalidValueError
 
 FloatArray = NDArray[np.float64]
 

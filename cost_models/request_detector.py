@@ -83,7 +83,7 @@ def save_detector(model: RequestDetector, directory: Any, metadata: dict[str, An
 def load_detector(directory: Any, *, trust: bool = False) -> RequestDetector:
     """Load a detector after checking its sha256 and scikit-learn version (no code runs)."""
     from cost_models.persistence import load_artifact
-    from policies.exceptions import ArtifactError
+    from utilityguard_base.exceptions import ArtifactError
 
     model = load_artifact(directory, name=ARTIFACT, trust=trust,
                           rebuild=RequestDetector.from_data)

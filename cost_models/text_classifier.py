@@ -27,7 +27,7 @@ from cost_models.data_io import pipeline_from_data, pipeline_to_data
 from cost_models.features import affix_embed, affix_tfidf
 from cost_models.query_features import LinearTextScorer, QueryFeatures
 from cost_models.regressor import _texts
-from policies.exceptions import InvalidValueError
+from utilityguard_base.exceptions import InvalidValueError
 
 FloatArray = NDArray[np.float64]
 FEATURES = ("affix-embed", "affix")

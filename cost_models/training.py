@@ -34,7 +34,7 @@ from policies import (
     refusal_expected_utility_values,
     should_answer,
 )
-from policies.exceptions import InvalidValueError
+from utilityguard_base.exceptions import InvalidValueError
 
 FloatArray = NDArray[np.float64]
 P_GRID = np.linspace(0.0, 1.0, 101)

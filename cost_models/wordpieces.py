@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from cost_models.wellformed import well_formed
 from cost_models.word_table import WordTable, per_text
+from utilityguard_base.wellformed import well_formed
 
 MARK = "\u2581"  # ▁
 #: a piece of a normalized text: a run of ▁ and what follows up to the next ▁

@@ -6,11 +6,11 @@ without importing ``benchmarks`` (which depends on ``guard``). Each ``register(s
 adds one subparser whose ``func(args) -> int`` runs the command.
 
 Errors a user can fix (bad files, bad values, an unreachable upstream) derive from
-:class:`policies.exceptions.UtilityGuardError` (or are an ``OSError``: a missing file, a full
-disk) and are printed as one line on stderr, ``utilityguard: error: ...``, with exit code 2 —
-never a traceback. Any other exception is a bug and shows as one. Usage errors (an unknown
-flag or command, a bad choice) take the same one-line form, name the subcommand's help and
-suggest the closest flag, command or choice.
+:class:`utilityguard_base.exceptions.UtilityGuardError` (or are an ``OSError``: a missing
+file, a full disk) and are printed as one line on stderr, ``utilityguard: error: ...``, with exit
+code 2 — never a traceback. Any other exception is a bug and shows as one. Usage errors (an unknown
+flag or command, a bad choice) take the same one-line form, name the subcommand's help and suggest
+the closest flag, command or choice.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, entry_points, version
 from typing import Any, NoReturn
 
-from policies.exceptions import CLIError, UtilityGuardError
+from utilityguard_base.exceptions import CLIError, UtilityGuardError
 
 
 def _closest(word: str, candidates: Sequence[str]) -> str | None:

@@ -29,8 +29,8 @@ from typing import Any
 
 from guard.exceptions import CLIError
 from policies.decision import THRESHOLD
-from policies.options import argument, checked_c_r
 from policies.validation import check_cost, check_probability
+from utilityguard_base.options import argument, checked_c_r
 
 #: the serve settings that make the guard, as decide's flags (same names, same environment)
 GUARD_SETTINGS = ("policy", "c_r", "cost_model", "calibrator", "confidence", "no_confidence",

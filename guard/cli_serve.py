@@ -25,9 +25,9 @@ from typing import Any
 from pydantic import SecretStr, ValidationError
 from pydantic.fields import FieldInfo
 
-from cost_models.bounds import problem
 from guard.exceptions import CLIError
 from guard.settings import PREFIX, Settings
+from utilityguard_base.bounds import problem
 
 log = logging.getLogger(__name__)
 WORKER_START_S = 60  # how long a --workers process may take to answer the supervisor
@@ -106,7 +106,7 @@ def register(sub: Any) -> None:
             "x-utilityguard-decision / -cost / -confidence / -threshold / -alpha / -policy /\n"
             "-request-id; GET /v1/decisions/{request_id} returns it again, to the key that\n"
             "made the request. Per request (when the operator allows overrides):\n"
-            "x-utilityguard-refusal-cost (C_R), x-utilityguard-cost (L),\n"
+            "x-utilityguard-c-r (C_R), x-utilityguard-cost (L),\n"
             "x-utilityguard-mode (enforce|shadow), x-utilityguard-confidence (p, for\n"
             "--confidence caller).\n\n"
             "Also: POST /v1/feedback (a label for a decision, into the audit log), GET\n"
@@ -141,7 +141,7 @@ def register(sub: Any) -> None:
 def settings_problem(exc: ValidationError) -> str:
     """The first problem of invalid settings as one line naming the flag and the variable
     that set it (``invalid setting --upstream (UTILITYGUARD_UPSTREAM): ...``), in the
-    project's words (:func:`cost_models.bounds.problem`), not pydantic's."""
+    project's words (:func:`utilityguard_base.bounds.problem`), not pydantic's."""
     errors = exc.errors()
     e = errors[0]
     more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""

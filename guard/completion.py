@@ -1,21 +1,17 @@
 """Reading and rewriting OpenAI chat completions without depending on the ``openai`` package.
 
 A completion is either the JSON object of the Chat Completions API (a mapping) or an
-``openai.types.chat.ChatCompletion`` (a pydantic model). The guard reads the first choice's
-message content and logprobs, and rewrites the content in a deep copy: the caller's object is
-never mutated.
+``openai.types.chat.ChatCompletion`` (a pydantic model). The guard reads each choice's answer
+(:func:`choice_answer`) and logprobs; what it delivers is built by :mod:`guard.delivery`, and
+:func:`without_logprobs` is the one removal of logprobs a caller did not ask for. Nothing here
+modifies the caller's object.
 """
 
 from __future__ import annotations
 
-import copy
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple, TypeVar, cast
-
-from guard.exceptions import ConfigError
-
-T = TypeVar("T")
+from typing import Any, NamedTuple
 
 
 def field(obj: Any, key: str) -> Any:
@@ -30,6 +26,25 @@ def field(obj: Any, key: str) -> Any:
     return getattr(obj, key, None)
 
 
+def without_logprobs(value: Any) -> Any:
+    """``value`` (a chat completion, one of its choices or stream chunks, a Responses API
+    object or event) as the API sends it when no logprobs were asked for: every ``logprobs``
+    list emptied (the Responses API's), any other ``logprobs`` value ``null`` (a chat
+    choice's); the rest as it is. The one logprob-stripping of the distribution: the proxy's
+    replies and streams of both APIs, the integrations. ``value`` is not modified.
+
+    >>> without_logprobs({"index": 0, "logprobs": {"content": [{"token": "Pa"}]}})
+    {'index': 0, 'logprobs': None}
+    >>> without_logprobs({"type": "response.output_text.delta", "delta": "Pa",
+    ...                   "logprobs": [{"token": "Pa", "logprob": -0.1}]})
+    {'type': 'response.output_text.delta', 'delta': 'Pa', 'logprobs': []}
+    """
+    if isinstance(value, Mapping):
+        return {k: ([] if isinstance(v, list) else None) if k == "logprobs"
+                else without_logprobs(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [without_logprobs(v) for v in value]
+    return value
 
 
 def is_completion(obj: Any) -> bool:
@@ -144,42 +159,3 @@ def completion_logprobs(completion: Any, index: int = 0) -> Any:
     """The ``logprobs`` object of choice ``index`` (``None`` when absent or null)."""
     choices = _choices(completion)
     return field(choices[index], "logprobs") if index < len(choices) else None
-
-
-def with_text(completion: T, text: str, index: int | None = 0) -> T:
-    """A deep copy of ``completion`` whose choice ``index`` (every choice for ``None``) has
-    message content ``text``.
-
-    The input is never modified. pydantic models are copied with ``model_copy(deep=True)``,
-    mappings with :func:`copy.deepcopy`.
-
-    Examples
-    --------
-    >>> original = {"choices": [{"message": {"role": "assistant", "content": "Paris"}}]}
-    >>> completion_text(with_text(original, "I cannot answer."))
-    'I cannot answer.'
-    >>> completion_text(original)
-    'Paris'
-    """
-    n = len(_choices(completion))
-    if index is not None and not 0 <= index < n:
-        raise ConfigError(f"completion has no choice {index} to rewrite")
-    indices = range(n) if index is None else (index,)
-    if isinstance(completion, Mapping):
-        out: Any = copy.deepcopy(dict(completion))
-        for i in indices:
-            message = out["choices"][i].get("message")
-            if not isinstance(message, dict):
-                message = {"role": "assistant"}
-                out["choices"][i]["message"] = message
-            message["content"] = text
-        return cast(T, out)
-    if not hasattr(completion, "model_copy"):
-        raise ConfigError(
-            f"cannot copy a {type(completion).__name__}; expected a mapping or a pydantic model"
-        )
-    model: Any = completion
-    copied = model.model_copy(deep=True)
-    for i in indices:
-        copied.choices[i].message.content = text
-    return cast(T, copied)

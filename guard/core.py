@@ -34,8 +34,8 @@ import threading
 import time
 import uuid
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -52,7 +52,7 @@ from guard.asking import (
     scored,
 )
 from guard.calibration import raw_probability
-from guard.completion import choice_answer, is_completion, with_text
+from guard.completion import is_completion
 from guard.confidence.extractors import (
     Extractor,
     LogprobExtractor,
@@ -73,80 +73,39 @@ from guard.decision_records import (
     Mode,
     PSource,
 )
+from guard.default_policy import DEFAULT_POLICY as DEFAULT_POLICY
+from guard.default_policy import (
+    NO_POLICY,
+    PolicyParts,
+    _UseDefault,
+    default_applies,
+    default_parts,
+)
+from guard.default_policy import USE_DEFAULT as USE_DEFAULT
+from guard.delivery import as_given, decide_completion, delivered_completion, refused_choices
 from guard.exceptions import ConfigError
 from guard.pleasantries import is_pleasantry
+from guard.price import Price as Price
 from guard.protocols import (
     AnswerabilityEstimator,
     CostModel,
     ProbabilityCalibrator,
     RequestDetectorLike,
+    as_calibrator,
     load_default_cost_model,
     load_default_detector,
 )
 from guard.reading import normalized, unreadable
 from guard.refusal_detection import DEFAULT_REFUSAL_TEXT, is_refusal
-from guard.refusal_substitution import plain_mapping, refused_completion, with_refused_choices
+from guard.refusal_substitution import plain_mapping
 from guard.segments import Query, request_segments
 from policies import DEFAULT_C_R, answer_threshold, expected_utility, refusal_expected_utility
 
+if TYPE_CHECKING:
+    from guard.policy.artifact import Policy
+
 log = logging.getLogger(__name__)
 R = TypeVar("R")
-
-
-@dataclass(frozen=True)
-class Price:
-    """What a decision about a query needs before any reply (:meth:`Guard.price`)."""
-
-    cost: float
-    cost_source: CostSource
-    c_r: float
-    mode: Mode
-    alpha: float
-    #: the smallest ``p`` that answers (:func:`policies.answer_threshold`)
-    threshold: float
-    #: what the request asks that set the price: the asked text holding the costliest
-    #: segment (:mod:`guard.asking`); ``None`` for a caller cost, a ceiling or nothing asked
-    question: str | None = None
-
-    @property
-    def answers_any_p(self) -> bool:
-        """Every ``p`` answers (threshold <= 0: a wrong answer costs no more than a refusal),
-        so the decision cannot depend on the reply's confidence."""
-        return self.threshold <= 0.0
-
-
-class _UseDefault:
-    """The type of :data:`USE_DEFAULT` (``Guard(policy=...)`` not given)."""
-
-    def __repr__(self) -> str:
-        return "USE_DEFAULT"
-
-
-#: ``Guard(policy=USE_DEFAULT)`` (the default): decide with the shipped ``default`` policy
-#: when no calibrator, answerability model or alpha is given.
-USE_DEFAULT = _UseDefault()
-#: The shipped policy a Guard given nothing decides with (``guard/policy/data/default``).
-DEFAULT_POLICY = "default"
-
-
-def _default_parts(calibrator: Any, answerability: Any, alpha: float | None,
-                   config: DecisionConfig | None, extractors: Iterable[Extractor] | None,
-                   signal: str | None
-                   ) -> tuple[Any, Any, str, CostScale | None, AlphaScale | None] | None:
-    """``(calibrator, answerability, label, cost scale, answerability scale)`` of the shipped
-    default policy, or
-    ``None`` when the caller configured any of them (or ``alpha``, a signal, or extractors
-    that do not provide the default calibrator's signal)."""
-    if calibrator is not None or answerability is not None or alpha is not None \
-            or signal is not None or (config is not None and config.alpha is not None):
-        return None
-    from guard.policy import load_shipped_default
-
-    policy = load_shipped_default()
-    if extractors is not None and not set(policy.signals) & set(provided_signals(extractors)):
-        return None
-    return (policy.calibrator, policy.answerability, policy.label, policy.cost_scale,
-            policy.alpha_scale)
 
 
 class Guard:
@@ -188,9 +147,9 @@ class Guard:
         unless parts are given). A string: the name of the policy (``NAME@SHA8``) recorded
         in every decision (:meth:`from_policy` sets it).
     cost_scale : CostScale, optional
-        A policy's strictly increasing map of the price (the costliest segment's ``E[L]``)
-        to ``E[L | price]`` (:mod:`guard.cost_scale`); the default policy's applies when no
-        cost model is given.
+        A policy's strictly increasing map of the raw cost (the costliest segment's
+        ``E[L]``) to ``E[L | raw cost]`` (:mod:`guard.cost_scale`); the default policy's
+        applies when no cost model is given.
     alpha_scale : AlphaScale, optional
         A policy's recalibration of its answerability model's ``alpha`` for kinds of
         questions it has not seen (:mod:`guard.alpha_scale`); applied to every ``alpha``
@@ -229,6 +188,7 @@ class Guard:
         #: c_r, alpha, mode, no_confidence, refusal_text (``config`` given: the keyword
         #: arguments of the same names are not read)
         self.config = config
+        calibrator = None if calibrator is None else as_calibrator(calibrator)
         if signal is not None:
             if signal not in SIGNALS:
                 raise ConfigError(
@@ -239,52 +199,96 @@ class Guard:
                     f"signal={signal!r} but the calibrator reads {calibrator.signal!r}"
                 )
         extractors = None if extractors is None else tuple(extractors)
-        if isinstance(policy, _UseDefault):
-            policy = None
-            default = _default_parts(calibrator, answerability, alpha, config, extractors,
-                                     signal)
-            if default is not None:
-                calibrator, answerability, policy, scale, alpha_scale = default
-                if cost_model is None and cost_scale is None:  # fitted for its cost model
-                    cost_scale = scale
         self._cost_model = cost_model
         self._detector = detector
         #: how a request is priced (:class:`guard.asking.AskingConfig`)
         self.asking = asking if asking is not None else AskingConfig()
-        #: a policy's map of the price to ``E[L | price]`` (:mod:`guard.cost_scale`)
-        self.cost_scale = cost_scale
-        #: a policy's recalibration of the answerability model (:mod:`guard.alpha_scale`)
-        self.alpha_scale = alpha_scale
         self._cost_lock = threading.Lock()
-        self.calibrator = calibrator
         self.signal = signal
         self.extractors: tuple[Extractor, ...] = (
             (LogprobExtractor(), VerbalExtractor()) if extractors is None else tuple(extractors)
         )
         if calibrator is not None:
             provided = (*provided_signals(self.extractors), "caller")
-            reads = tuple(getattr(calibrator, "signals", ()) or (calibrator.signal,))
-            if not set(reads) & set(provided):
+            if not set(calibrator.signals) & set(provided):
                 raise ConfigError(
                     f"the calibrator reads {calibrator.signal!r}, which the guard's extractors "
                     f"do not provide ({', '.join(provided)}); pass extractors= that read it"
                 )
         self._signals = (signal,) if signal else tuple(s for s in SIGNALS if s != "caller")
-        self.answerability = answerability
-        self.policy = policy
+        self._parts = PolicyParts(calibrator, answerability,
+                                  None if isinstance(policy, _UseDefault) else policy,
+                                  cost_scale, alpha_scale)
+        #: the shipped default policy's parts are still to be read (:meth:`_resolved`), with
+        #: the extractors the caller gave (``None``: the default ones)
+        self._pending = isinstance(policy, _UseDefault) and default_applies(
+            calibrator=calibrator, answerability=answerability,
+            alpha=alpha if alpha is not None else config.alpha, signal=signal)
+        self._given_extractors = extractors
+
+    def _resolved(self) -> PolicyParts:
+        """The guard's policy parts; the shipped default's read on first use (once, see
+        :mod:`guard.default_policy`)."""
+        if not self._pending:
+            return self._parts
+        with self._cost_lock:
+            if self._pending:
+                parts = default_parts(self._given_extractors)
+                if parts is not NO_POLICY:  # its cost scale was fitted for its cost model
+                    keep = self._cost_model is not None or self._parts.cost_scale is not None
+                    self._parts = replace(parts, cost_scale=self._parts.cost_scale if keep
+                                          else parts.cost_scale)
+                self._pending = False
+        return self._parts
+
+    @property
+    def calibrator(self) -> ProbabilityCalibrator | None:
+        """Maps the reply's confidence to a calibrated ``p`` (``None``: uncalibrated)."""
+        cal: ProbabilityCalibrator | None = self._resolved().calibrator
+        return cal
+
+    @property
+    def answerability(self) -> AnswerabilityEstimator | None:
+        """Predicts ``alpha = P(answerable | query)`` (``None``: ``alpha`` as configured)."""
+        model: AnswerabilityEstimator | None = self._resolved().answerability
+        return model
+
+    @property
+    def policy(self) -> str | None:
+        """The label (``NAME@SHA8``) of the fitted policy the guard decides with, recorded in
+        every decision; ``None`` for the bare rule."""
+        return self._resolved().label
+
+    @property
+    def cost_scale(self) -> CostScale | None:
+        """A policy's map of the raw cost to ``E[L | raw cost]`` (:mod:`guard.cost_scale`)."""
+        return self._resolved().cost_scale
+
+    @property
+    def alpha_scale(self) -> AlphaScale | None:
+        """A policy's recalibration of the answerability model (:mod:`guard.alpha_scale`)."""
+        return self._resolved().alpha_scale
 
     @classmethod
-    def from_policy(cls, path_or_name: str | os.PathLike[str], *, trust: bool = False,
+    def from_policy(cls, policy: Policy | str | os.PathLike[str], *, trust: bool = False,
                     **overrides: Any) -> Guard:
         """The Guard a fitted policy describes: its cost model, calibrator, answerability
-        model and default ``C_R`` (see :mod:`guard.policy`). ``path_or_name`` is a policy
-        directory or the name of a shipped policy (``"smollm2"``); every part's sha256 is
-        checked on load (``trust=True`` skips it, for policies you made). ``overrides`` are
-        keyword arguments of :class:`Guard` (``mode``, ``c_r``, ``refusal_text``, ...).
+        model, scales and default ``C_R``, with the extractors its confidence needs (see
+        :mod:`guard.policy`). ``policy`` is a loaded :class:`~guard.policy.Policy`, a policy
+        directory or the name of a shipped policy (``"smollm2"``); a directory's or name's
+        every part's sha256 is checked on load (``trust=True`` skips it, for policies you
+        made). ``overrides`` are keyword arguments of :class:`Guard` (``mode``, ``c_r``,
+        ``refusal_text``, ``no_confidence``, ``extractors``, ...).
         """
-        from guard.policy import load_policy
+        from guard.confidence.extractors import extractors_for
+        from guard.policy.artifact import Policy, load_policy
 
-        return load_policy(path_or_name, trust=trust).guard(**overrides)
+        p = policy if isinstance(policy, Policy) else load_policy(policy, trust=trust)
+        kwargs: dict[str, Any] = {"c_r": p.c_r, "extractors": extractors_for(p.confidence)}
+        kwargs.update(overrides)
+        return cls(p.cost_model, p.calibrator, answerability=p.answerability,
+                   alpha=p.alpha_constant, policy=p.label, cost_scale=p.cost_scale,
+                   alpha_scale=p.alpha_scale, **kwargs)
 
     @property
     def c_r(self) -> float:
@@ -374,9 +378,10 @@ class Guard:
 
         return scored("cost", segments, predict, memo)
 
-    def _scaled(self, price: float) -> float:
-        """The price on the policy's cost scale (as is without one)."""
-        return price if self.cost_scale is None else self.cost_scale(price)
+    def _scaled(self, raw: float) -> float:
+        """The raw cost (the costliest segment's ``E[L]``) on the policy's cost scale: the
+        price's ``cost`` (the raw cost as is without a scale)."""
+        return raw if self.cost_scale is None else self.cost_scale(raw)
 
     def _cost_one(self, query: str, features: Any) -> float:
         """``E[L]`` of one text from the cost model (before the cost scale), from its shared
@@ -422,16 +427,14 @@ class Guard:
 
     def probability(self, confidence: Confidence, text: str | None = None
                     ) -> tuple[float | None, PSource, str | None]:
-        """``(p, p_source, signal)`` for a reply's confidence (see the module docstring). A
-        calibrator reading several signals and the reply text (``p_correct``, e.g.
-        :class:`guard.calibration.multi.MultiSignalCalibrator`) gets them all: it leaves out
-        the signals the reply lacks."""
+        """``(p, p_source, signal)`` for a reply's confidence and its text as delivered (see
+        the module docstring): the calibrator's ``P(correct)``
+        (:meth:`ProbabilityCalibrator.p_correct <guard.ProbabilityCalibrator.p_correct>`: a
+        multi-signal calibrator reads every signal the reply has and its text, a
+        single-signal one its signal) when it has one."""
         cal = self.calibrator
-        p_correct = getattr(cal, "p_correct", None)
-        if p_correct is not None:  # reads every signal and the reply (none: an empty reply)
-            return float(p_correct(confidence, text or "")), "calibrated", cal.signal  # type: ignore[union-attr]
-        if cal is not None and (v := confidence.get(cal.signal)) is not None:
-            return float(cal.predict([v])[0]), "calibrated", cal.signal
+        if cal is not None and (p := cal.p_correct(confidence, text)) is not None:
+            return float(p), "calibrated", cal.signal
         if confidence.caller is not None:
             return confidence.caller, "caller", "caller"
         if cal is None:
@@ -655,44 +658,11 @@ class Guard:
     def refused_choices(self, query: Query | None, reply: Any, record: DecisionRecord, *,
                         view: Any = None, confidence: Any = None,
                         limit: int | None = None) -> dict[int, str]:
-        """The choices after the first (``n > 1``) that may not be delivered with choice 0,
-        by position, each with the text of the refusal that replaces it.
-
-        No answer goes out unjudged: in enforce mode each further choice is decided on by
-        itself — its own text and confidence (read from ``view``, the reply the confidence
-        is read from, default ``reply``, with that choice first; ``confidence`` merged in as
-        in :meth:`apply`), the cost and threshold of ``record`` (choice 0's decision) — and
-        one the guard refuses (or the model's own refusal) is listed; a choice that is not
-        an object is refused. In shadow mode nothing is. ``limit``: only the first ``limit``
-        choices are delivered. :func:`last_decision` stays ``record``.
-        """
-        if record.mode != "enforce":
-            return {}
-        data = plain_mapping(reply)
-        choices = list(data.get("choices") or [])
-        stop = len(choices) if limit is None else min(limit, len(choices))
-        out: dict[int, str] = {}
-        if stop < 2:  # one choice delivered (the usual case): nothing more to judge
-            remember_decision(record)
-            return out
-        seen = list(plain_mapping(view if view is not None else reply).get("choices") or [])
-        price = Price(cost=record.cost, cost_source=record.cost_source, c_r=record.c_r,
-                      mode=record.mode, alpha=record.alpha, threshold=record.threshold)
-        for k in range(1, stop):
-            if not isinstance(choices[k], Mapping) or k >= len(seen):
-                out[k] = self.refusal_text
-                continue
-            own = {**plain_mapping(view if view is not None else reply),
-                   "choices": [seen[k], *seen[:k], *seen[k + 1:]]}
-            conf = self.extract(own).merged(Confidence.coerce(confidence))
-            answer = choice_answer(data, k)
-            decided = self.decide(query, answer.text, confidence=conf, price=price,
-                                  request_id=record.request_id, acts=answer.acts)
-            refusal = self.refusal_for(decided, answer.content)
-            if refusal is not None:
-                out[k] = refusal
-        remember_decision(record)
-        return out
+        """The choices after the first (``n > 1``) that may not be delivered with choice 0, by
+        position, each with the text of the refusal that replaces it
+        (:func:`guard.delivery.refused_choices`)."""
+        return refused_choices(self, query, reply, record, view=view, confidence=confidence,
+                               limit=limit)
 
     def extract(self, reply: Any) -> Confidence:
         """The confidence signals the guard's extractors find in a reply (text or completion)."""
@@ -705,20 +675,21 @@ class Guard:
     def apply(self, query: Query | None, reply: R, *, confidence: Any = None,
               **overrides: Any) -> tuple[R, DecisionRecord]:
         """Decide about ``reply`` (a str or a chat completion) and return what to deliver,
-        of the same type, with the decision record. The input is never modified. A refused
-        completion is built by :func:`guard.refusal_substitution.refused_completion` (an
-        allow-list: the
-        refusal text in every choice, ``n > 1`` samples included, and nothing else of the
-        reply). When choice 0 answers, each further choice is judged by itself
-        (:meth:`refused_choices`) and one the guard refuses is replaced by an allow-listed
-        refused choice. A tool call is an answer: its name and arguments are what is decided
-        on.
+        of the same type, with the decision record. The input is never modified.
+
+        A completion is decided and delivered as the proxy does it (:mod:`guard.delivery`):
+        a refusal is built by :func:`guard.refusal_substitution.refused_completion` (an
+        allow-list: the refusal text in every choice, ``n > 1`` samples included, and nothing
+        else of the reply); when choice 0 answers, each further choice is judged by itself
+        and one the guard refuses is replaced by an allow-listed refused choice, and every
+        choice is cleaned (the confidence line the guard asked for removed). A tool call is
+        an answer: its name and arguments are what is decided on.
 
         Confidence is read from the reply by the extractors; ``confidence`` (caller-supplied)
         overrides the signals it names.
         """
-        conf = self.extract(reply).merged(Confidence.coerce(confidence))
         if isinstance(reply, str):
+            conf = self.extract(reply).merged(Confidence.coerce(confidence))
             record = self.decide(query, reply, confidence=conf, **overrides)
             out: Any = self.deliver(reply, record)
             return out, record
@@ -726,16 +697,9 @@ class Guard:
             raise ConfigError(
                 f"a guarded reply must be a str or a chat completion; got {type(reply).__name__}"
             )
-        answer = choice_answer(reply)
-        record = self.decide(query, answer.text, confidence=conf, acts=answer.acts,
-                             **overrides)
-        refusal = self.refusal_for(record, answer.content)
-        if refusal is not None:  # every choice: other samples must not leak the answer
-            return refused_completion(reply, refusal), record
-        reply = with_refused_choices(reply, self.refused_choices(query, reply, record,
-                                                                 confidence=confidence))
-        if answer.content is None:
+        data = plain_mapping(reply)
+        record = decide_completion(self, query, data, confidence=confidence, **overrides)
+        delivered = delivered_completion(self, query, data, record, confidence=confidence)
+        if delivered.completion == data:
             return reply, record
-        delivered = self.clean(answer.content)
-        changed = delivered != answer.content
-        return (with_text(reply, delivered) if changed else reply), record
+        return as_given(reply, delivered.completion), record

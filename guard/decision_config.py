@@ -21,7 +21,7 @@ Examples
 >>> DecisionConfig.build(c_r=-1)
 Traceback (most recent call last):
 ...
-policies.exceptions.ConfigError: c_r must be a finite number >= 0; got -1
+utilityguard_base.exceptions.ConfigError: c_r must be a finite number >= 0; got -1
 """
 
 from __future__ import annotations
@@ -30,12 +30,12 @@ from typing import Any, Literal, cast, get_args
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
 
-from cost_models.bounds import OptionalProbability, RefusalCost, problem
 from guard.decision_records import Mode
 from guard.exceptions import ConfigError
 from guard.refusal_detection import DEFAULT_REFUSAL_TEXT
 from policies import DEFAULT_C_R
 from policies.validation import check_c_r, check_cost, check_probability, finite
+from utilityguard_base.bounds import OptionalProbability, RefusalCost, problem
 
 __all__ = ["MODES", "DecisionConfig", "Mode", "NoConfidence", "check_c_r", "check_cost",
            "check_mode", "check_probability", "finite"]

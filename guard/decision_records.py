@@ -16,8 +16,8 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from cost_models.bounds import Cost, OptionalProbability, Probability, RefusalCost
 from guard.exceptions import ConfidenceError
+from utilityguard_base.bounds import Cost, OptionalProbability, Probability, RefusalCost
 
 #: The confidence signals, in the order the guard prefers them without a calibrator.
 SIGNALS = ("logprob_mean", "verbal", "consistency", "logprob_low10", "caller", "ptrue")

@@ -95,8 +95,7 @@ def find_query(sig: inspect.Signature, args: tuple[Any, ...], kwargs: dict[str, 
 def reads_verbal(guard: Guard) -> bool:
     """Whether ``guard``'s calibrator maps the model's stated confidence (``verbal``)."""
     cal = guard.calibrator
-    return cal is not None and (getattr(cal, "signal", None) == "verbal"
-                                or "verbal" in getattr(cal, "signals", ()))
+    return cal is not None and "verbal" in cal.signals
 
 
 class _UnreadVerbal(VerbalExtractor):

@@ -36,13 +36,68 @@ class CostModel(Protocol):
 
 @runtime_checkable
 class ProbabilityCalibrator(Protocol):
-    """What the guard needs from a calibrator (:class:`guard.calibration.Calibrator`)."""
+    """What the guard needs from a calibrator: ``P(correct)`` of one reply. Both shipped
+    calibrators answer it the same way (:class:`guard.calibration.Calibrator`, one signal;
+    :class:`guard.calibration.multi.MultiSignalCalibrator`, several signals and the reply
+    text), and both give ``predict_proba(X)[:, 1]`` for many replies."""
 
-    signal: str
+    @property
+    def signal(self) -> str:
+        """The signal the guard's extractors must provide at least."""
+        ...
+
+    @property
+    def signals(self) -> Sequence[str]:
+        """Every signal it reads (the others are used when present)."""
+        ...
+
+    def p_correct(self, confidence: Any, text: str | None = None) -> float | None:
+        """``P(correct)`` of a reply from its confidence (a
+        :class:`~guard.decision_records.Confidence`) and its text as delivered; ``None``
+        when the reply lacks what it reads."""
+        ...
+
+
+class SignalCalibrator:
+    """A calibrator of the older interface (``signal`` and ``predict``: the probabilities of
+    signal values) read through :class:`ProbabilityCalibrator` (:func:`as_calibrator`)."""
+
+    def __init__(self, calibrator: Any) -> None:
+        self.calibrator = calibrator
+        self.signal: str = calibrator.signal
+
+    @property
+    def signals(self) -> tuple[str, ...]:
+        return (self.signal,)
 
     def predict(self, x: Any) -> NDArray[np.float64]:
-        """Calibrated probabilities in [0, 1] for a 1-D array of signal values."""
-        ...
+        """The probabilities of signal values ``x`` (the calibrator's own ``predict``)."""
+        return np.asarray(self.calibrator.predict(x), dtype=np.float64).ravel()
+
+    def predict_proba(self, x: Any) -> NDArray[np.float64]:
+        """``[P(wrong), P(correct)]`` for each signal value of ``x``."""
+        p = self.predict(x)
+        return np.column_stack([1.0 - p, p])
+
+    def p_correct(self, confidence: Any, text: str | None = None) -> float | None:
+        value = confidence.get(self.signal)
+        return None if value is None else float(self.predict([value])[0])
+
+    def __repr__(self) -> str:
+        return f"SignalCalibrator({self.calibrator!r})"
+
+
+def as_calibrator(calibrator: Any) -> ProbabilityCalibrator:
+    """``calibrator`` as a :class:`ProbabilityCalibrator`: as it is when it has
+    ``p_correct``, else read through its ``predict`` (:class:`SignalCalibrator`);
+    :class:`ConfigError` for anything else."""
+    if isinstance(calibrator, ProbabilityCalibrator):
+        return calibrator
+    if isinstance(getattr(calibrator, "signal", None), str) and \
+            callable(getattr(calibrator, "predict", None)):
+        return SignalCalibrator(calibrator)
+    raise ConfigError(f"a calibrator needs p_correct(confidence, text) and signal; got a "
+                      f"{type(calibrator).__name__}")
 
 
 @runtime_checkable

@@ -27,8 +27,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from guard.calibration import Calibrator
 from guard.confidence.reply_features import REPLY_FEATURES
 from guard.decision_records import LOG_SIGNALS
+from guard.protocols import SignalCalibrator
 
 if TYPE_CHECKING:
     from guard.core import Guard
@@ -55,7 +57,7 @@ def _multi_max(calibrator: Any, provided: Iterable[str] | None) -> float | None:
     ``provided`` can see: each fitted pattern of signals (``provided`` ones only), every
     corner of its signals' ranges and of the reply features (the logit is linear in each)."""
     patterns = getattr(calibrator, "patterns_", None)
-    signals = list(getattr(calibrator, "signals", ()))
+    signals = list(calibrator.signals)
     if not patterns:
         return None
     allowed = None if provided is None else set(provided)
@@ -82,8 +84,11 @@ def p_max(calibrator: Any, provided: Iterable[str] | None = None) -> float | Non
     module docstring, the signals ``provided`` only when given); ``None`` without one."""
     if calibrator is None:
         return None
-    if hasattr(calibrator, "p_correct"):
+    if hasattr(calibrator, "patterns_"):  # a multi-signal calibrator's fitted patterns
         return _multi_max(calibrator, provided)
+    if hasattr(calibrator, "p_correct") and not isinstance(calibrator,
+                                                           (Calibrator, SignalCalibrator)):
+        return None  # it reads more than one signal's value: nothing to bound it by
     signal = getattr(calibrator, "signal", None)
     if signal in LOG_SIGNALS:
         grid = np.concatenate([[0.0], -np.geomspace(1e-9, 1e3, 2000)])
@@ -163,9 +168,9 @@ def reach(guard: Guard, questions: list[str] | None = None) -> Reach | None:
     thresholds = sorted(guard.price(q).threshold for q in texts)
     cal = guard.calibrator
     assert cal is not None
-    read = [s for s in getattr(cal, "signals", (cal.signal,)) if s in read_signals(guard)]
+    read = [s for s in cal.signals if s in read_signals(guard)]
     what = " and ".join([", ".join(read)] if read else []) or "no signal"
-    if hasattr(cal, "p_correct") and getattr(cal, "reply_features", False):
+    if getattr(cal, "reply_features", False):
         what += " and the reply's text"
     return Reach(signal=what, p_max=top, thresholds=tuple(thresholds), c_r=guard.c_r,
                  policy=guard.policy)

@@ -45,7 +45,7 @@ falls short of the true rate: ``C_R`` then settles lower than the budget asks, a
 refuses more than the budget allows (the safe side). The budget is held exactly only when the
 window holds at least ``1 / key_share`` keys, each with several requests.
 
-Keys are the proxy keys' ids (:func:`guard.proxy.labels.key_id`), never the keys; the proxy
+Keys are the proxy keys' ids (:func:`guard.proxy.auth.key_id`), never the keys; the proxy
 requires proxy keys for a budget (without them every client would be one key).
 
 **Shared.** The controller reads its window and its last step from a :class:`Ledger`: the

@@ -127,35 +127,6 @@ def refused_choice(index: int, refusal_text: str, *, chunk: bool = False) -> dic
             "logprobs": None, "finish_reason": "stop"}
 
 
-def with_refused_choices(reply: T, refusals: Mapping[int, str]) -> T:
-    """A copy of the chat completion ``reply`` (a mapping or a pydantic model) in which the
-    choice at each position of ``refusals`` is replaced by :func:`refused_choice` with that
-    refusal text; the other choices and fields are kept as they are.
-
-    >>> out = with_refused_choices({"choices": [{"index": 0, "message": {"content": "A"}},
-    ...                                         {"index": 1, "message": {"content": "B"}}]},
-    ...                            {1: "No."})
-    >>> [c["message"]["content"] for c in out["choices"]]
-    ['A', 'No.']
-    """
-    if not refusals:
-        return reply
-    data = dict(plain_mapping(reply))
-    choices = list(data.get("choices") or [])
-    for position, text in refusals.items():
-        if 0 <= position < len(choices):
-            index = field(choices[position], "index")
-            valid = isinstance(index, int) and not isinstance(index, bool) and index >= 0
-            choices[position] = refused_choice(index if valid else position, text)
-    data["choices"] = choices
-    if isinstance(reply, Mapping):
-        return cast(T, data)
-    validate = getattr(type(reply), "model_validate", None)
-    if not callable(validate):
-        raise ConfigError(f"cannot refuse choices of a {type(reply).__name__}")
-    return cast(T, validate(data))
-
-
 def _refused_dict(reply: Mapping[str, Any], refusal_text: str) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key in ENVELOPE_STR_FIELDS:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from guard.completion import field as read_field
+from guard.reading.decode import readable_text
 
 #: Keys whose values are not text the model reads (or are media), skipped with what they hold.
 SKIP_KEYS = frozenset({
@@ -114,12 +115,7 @@ def _data_text(data: str) -> str | None:
         blob = base64.b64decode(raw, validate=False)
     except (binascii.Error, ValueError):
         return None
-    try:
-        text = blob.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-    printable = sum(1 for c in text if c.isprintable() or c in "\n\r\t")
-    return text if text.strip() and printable >= 0.95 * len(text) else None
+    return readable_text(blob)
 
 
 class _Walk:

@@ -33,10 +33,10 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
-from cost_models.bounds import problem
 from cost_models.datasets import parse_bool, parse_float, read_rows
 from guard.decision_records import Confidence
 from guard.exceptions import DatasetError, RecordError
+from utilityguard_base.bounds import problem
 
 __all__ = ["ResponseRecord", "parse_response_record", "read_response_records"]
 

@@ -31,7 +31,6 @@ from typing import Annotated, Any, Literal
 from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from cost_models.bounds import Probability, RefusalCost
 from guard.asking import MAX_SEGMENTS, UNREADABLE_PRICE, UPSTREAM_PRICE, AskingConfig, prompt_hash
 from guard.decision_config import DecisionConfig, check_mode
 from guard.decision_records import Mode
@@ -39,6 +38,7 @@ from guard.exceptions import ConfigError
 from guard.refusal_budget import BudgetConfig
 from guard.refusal_detection import DEFAULT_REFUSAL_TEXT
 from policies import DEFAULT_C_R
+from utilityguard_base.bounds import Probability, RefusalCost
 
 ConfidenceKind = Literal["auto", "logprobs", "verbal", "logprobs+verbal", "consistency",
                          "caller", "ptrue"]
@@ -133,7 +133,7 @@ class Settings(BaseSettings):
     allow_client_overrides: bool = Field(
         default=False,
         description="let every client use the per-request headers that change what the guard "
-                    "enforces (x-utilityguard-mode / -cost / -refusal-cost, and "
+                    "enforces (x-utilityguard-mode / -cost / -c-r, and "
                     "-confidence unless --confidence caller); off: such a request gets 403")
     override_api_keys: Annotated[list[SecretStr], NoDecode] = Field(
         default_factory=list, json_schema_extra={"flags": ["--override-api-key"],

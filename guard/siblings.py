@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 #: utilityguard's top-level packages, installed side by side.
-PACKAGES = ("guard", "policies", "cost_models", "benchmarks")
+PACKAGES = ("guard", "policies", "cost_models", "benchmarks", "utilityguard_base")
 #: The directory that holds them (this file is ``<root>/guard/siblings.py``).
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -72,5 +72,5 @@ def check(*names: str) -> None:
 
 #: What ``guard`` imports before anything else of its own: checked when ``guard`` is
 #: imported (its ``__init__`` imports this module first).
-GUARD_NEEDS = ("policies", "cost_models")
+GUARD_NEEDS = ("utilityguard_base", "policies", "cost_models")
 check(*GUARD_NEEDS)

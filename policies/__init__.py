@@ -1,6 +1,10 @@
-"""Pure decision math of utilityguard: utilities, thresholds, expected utility.
+"""Pure decision math of utilityguard: utilities, thresholds, expected utility, budgets.
 
-numpy only, no I/O. Every function takes scalars or arrays and returns the same kind.
+numpy only, no I/O. Every function takes scalars or arrays and returns the same kind, and
+every one takes its arguments in one order: what is decided on first (``p``, ``cost``; the
+utilities: ``answerable, answered, correct, cost``), then the price or the budget (``c_r``,
+``budget``, ``budgets``, ``c_rs``), then ``alpha`` and ``weight`` by keyword. Its errors and
+the checks of one value come from :mod:`utilityguard_base`, below it.
 """
 
 from policies.budget import (

@@ -26,8 +26,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from policies.decision import answer_threshold, expected_utility_values
-from policies.exceptions import InvalidValueError
 from policies.validation import as_float, broadcast, positive_cost, probability
+from utilityguard_base.exceptions import InvalidValueError
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
@@ -36,15 +36,15 @@ BoolArray = NDArray[np.bool_]
 C_R_SEARCH_MAX = 1e6
 
 
-def answered_at(c_r: float, p: Any, cost: Any, alpha: Any = 1.0) -> BoolArray:
+def answered_at(p: Any, cost: Any, c_r: float, *, alpha: Any = 1.0) -> BoolArray:
     """The guard's decisions at price ``c_r``: answer iff ``p >= answer_threshold(L, C_R,
     alpha)``; a NaN ``p`` (no candidate answer) is never answered.
 
     Examples
     --------
-    >>> answered_at(2.0, [0.9, 0.5, np.nan], [8.0, 8.0, 1.0]).tolist()
+    >>> answered_at([0.9, 0.5, np.nan], [8.0, 8.0, 1.0], 2.0).tolist()
     [True, False, False]
-    >>> answered_at(10.0, [0.9, 0.5, np.nan], [8.0, 8.0, 1.0]).tolist()  # a higher price
+    >>> answered_at([0.9, 0.5, np.nan], [8.0, 8.0, 1.0], 10.0).tolist()  # a higher price
     [True, True, False]
     """
     p_ = _p_or_nan(p)
@@ -69,7 +69,7 @@ class BudgetSolution:
 
     Examples
     --------
-    >>> s = solve_budget(1.5, [0.9, 0.5, 0.3], [1.0, 8.0, 8.0])
+    >>> s = solve_budget([0.9, 0.5, 0.3], [1.0, 8.0, 8.0], 1.5)
     >>> s.answer_probability.tolist()  # the boundary item answered half the time
     [1.0, 0.5, 0.0]
     """
@@ -115,7 +115,7 @@ def _checked(p: Any, cost: Any, alpha: Any, weight: Any) -> tuple[FloatArray, ..
     return tuple(np.atleast_1d(np.asarray(x, dtype=np.float64)) for x in out)
 
 
-def refusal_count(c_r: float, p: Any, cost: Any, alpha: Any, weight: Any) -> float:
+def refusal_count(p: Any, cost: Any, c_r: float, *, alpha: Any, weight: Any) -> float:
     """Weighted count of refusals at ``c_r``: ``sum(weight_i)`` over the refused items.
 
     With ``weight`` the answerability labels this counts unnecessary refusals; with
@@ -124,27 +124,29 @@ def refusal_count(c_r: float, p: Any, cost: Any, alpha: Any, weight: Any) -> flo
     Examples
     --------
     >>> p, cost, a = [0.9, 0.5, 0.3, np.nan], [8.0, 8.0, 8.0, 1.0], [1, 1, 0, 1]
-    >>> refusal_count(2.0, p, cost, 1.0, a)  # items 2 and 4 refused and answerable
+    >>> refusal_count(p, cost, 2.0, alpha=1.0, weight=a)  # items 2 and 4 refused, answerable
     2.0
-    >>> refusal_count(20.0, p, cost, 1.0, a)  # only the model's own refusal is left
+    >>> refusal_count(p, cost, 20.0, alpha=1.0, weight=a)  # only the model's own refusal
     1.0
     """
     p_, c, a, w = _checked(p, cost, alpha, weight)
-    return float(w[~answered_at(c_r, p_, c, a)].sum())
+    return float(w[~answered_at(p_, c, c_r, alpha=a)].sum())
 
 
-def solve_budget(budget: float, p: Any, cost: Any, alpha: Any = 1.0, weight: Any = 1.0, *,
+def solve_budget(p: Any, cost: Any, budget: float, *, alpha: Any = 1.0, weight: Any = 1.0,
                  c_r_max: float = C_R_SEARCH_MAX, tol: float = 1e-9) -> BudgetSolution:
     """The smallest ``C_R`` whose weighted refusal count is at most ``budget``, by bisection
     on ``C_R`` (the count is non-increasing in it), with the randomized boundary decision.
 
     Parameters
     ----------
+    p, cost : array
+        Per item: calibrated ``P(correct)`` (NaN: no candidate answer, always refused) and
+        ``E[L]``, as the guard decides with them.
     budget : float
         ``R_max``, a count (``rate * answerable items`` for a rate), ``>= 0``.
-    p, cost, alpha : array
-        Per item: calibrated ``P(correct)`` (NaN: no candidate answer, always refused),
-        ``E[L]`` and ``P(answerable)``, as the guard decides with them.
+    alpha : array
+        Per item: ``P(answerable)``.
     weight : array
         What one refusal of the item uses of the budget: its answerability label (0/1) where
         known, ``alpha`` where not.
@@ -159,15 +161,15 @@ def solve_budget(budget: float, p: Any, cost: Any, alpha: Any = 1.0, weight: Any
     item 2 from ``C_R = 5.3``, item 3 never (the model refused):
 
     >>> p, cost = [0.9, 0.5, 0.3, np.nan], [8.0, 8.0, 8.0, 1.0]
-    >>> s = solve_budget(2.0, p, cost)
+    >>> s = solve_budget(p, cost, 2.0)
     >>> round(s.c_r, 6), s.answer.tolist(), s.refused, s.binding
     (3.5, [True, True, False, False], 2.0, True)
-    >>> s = solve_budget(1.5, p, cost)  # item 2 answered from 5.3, refused half the time there
+    >>> s = solve_budget(p, cost, 1.5)  # item 2 answered from 5.3, refused half the time there
     >>> round(s.c_r, 6), s.boundary.tolist(), s.refuse_probability, s.refused_expected
     (5.3, [False, False, True, False], 0.5, 1.5)
-    >>> solve_budget(0.5, p, cost).feasible  # the model's own refusal alone uses 1
+    >>> solve_budget(p, cost, 0.5).feasible  # the model's own refusal alone uses 1
     False
-    >>> solve_budget(3.0, p, cost).c_r  # three refusals allowed: price 0 already fits
+    >>> solve_budget(p, cost, 3.0).c_r  # three refusals allowed: price 0 already fits
     0.0
     """
     if not np.isfinite(budget) or budget < 0:
@@ -177,7 +179,7 @@ def solve_budget(budget: float, p: Any, cost: Any, alpha: Any = 1.0, weight: Any
     p_, c, a, w = _checked(p, cost, alpha, weight)
 
     def count(x: float) -> float:
-        return float(w[~answered_at(x, p_, c, a)].sum())
+        return float(w[~answered_at(p_, c, x, alpha=a)].sum())
 
     slack = 1e-9 * max(1.0, float(w.sum()))  # float sums of alphas: equal means equal
     if count(0.0) <= budget + slack:
@@ -191,8 +193,8 @@ def solve_budget(budget: float, p: Any, cost: Any, alpha: Any = 1.0, weight: Any
         while hi - lo > tol * max(1.0, hi):
             mid = 0.5 * (lo + hi)
             lo, hi = (mid, hi) if count(mid) > budget + slack else (lo, mid)
-    ans = answered_at(hi, p_, c, a)
-    boundary = ans & ~answered_at(lo, p_, c, a) if hi > 0 else np.zeros_like(ans)
+    ans = answered_at(p_, c, hi, alpha=a)
+    boundary = ans & ~answered_at(p_, c, lo, alpha=a) if hi > 0 else np.zeros_like(ans)
     refused = float(w[~ans].sum())
     at_edge = float(w[boundary].sum())
     theta = 0.0
@@ -204,14 +206,14 @@ def solve_budget(budget: float, p: Any, cost: Any, alpha: Any = 1.0, weight: Any
         binding=hi > 0, feasible=count(hi) <= budget + slack)
 
 
-def expected_welfare(answer_probability: Any, p: Any, cost: Any, alpha: Any = 1.0) -> float:
+def expected_welfare(p: Any, cost: Any, answer_probability: Any, *, alpha: Any = 1.0) -> float:
     """Expected immediate utility (the budgeted problem's objective, no refusal penalty):
     an answer is worth ``q = p - (1 - p) L``, a refusal ``1 - alpha`` (an appropriate refusal
     earns 1, an unnecessary one 0); an item without a candidate answer is a refusal.
 
     Examples
     --------
-    >>> expected_welfare([1.0, 0.0], [0.9, 0.5], [8.0, 8.0], [1.0, 0.5])  # 0.1 + 0.5
+    >>> expected_welfare([0.9, 0.5], [8.0, 8.0], [1.0, 0.0], alpha=[1.0, 0.5])  # 0.1 + 0.5
     0.6
     """
     x = as_float("answer_probability", answer_probability)

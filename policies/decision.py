@@ -26,7 +26,6 @@ from typing import Any
 
 import numpy as np
 
-from policies.exceptions import InvalidValueError
 from policies.validation import (
     as_float,
     broadcast,
@@ -35,6 +34,8 @@ from policies.validation import (
     refusal_cost,
     unwrap,
 )
+from utilityguard_base.checks import DEFAULT_C_R as DEFAULT_C_R
+from utilityguard_base.exceptions import InvalidValueError
 
 #: The threshold the guard applies, as written in the docs, the decision records' legends and
 #: ``utilityguard decide``: with ``alpha = P(answerable)``; ``alpha = 1`` gives
@@ -43,9 +44,6 @@ THRESHOLD = "(L + 1 - alpha (1 + C_R)) / (1 + L)"
 #: The paper's threshold (Theorem 1(ii)): :data:`THRESHOLD` at ``alpha = 1``.
 PAPER_THRESHOLD = "(L - C_R) / (1 + L)"
 
-#: The default price of an unnecessary refusal ``C_R`` (UtilityBench's headline value); every
-#: default in the distribution refers to this constant.
-DEFAULT_C_R = 2.0
 
 
 def _floats(*values: Any) -> bool:
@@ -81,12 +79,12 @@ def expected_utility_values(p: Any, cost: Any) -> Any:
     return p - (1.0 - p) * cost
 
 
-def refusal_expected_utility_values(c_r: Any, alpha: Any = 1.0) -> Any:
+def refusal_expected_utility_values(c_r: Any, *, alpha: Any = 1.0) -> Any:
     """``alpha (-C_R) + (1 - alpha)`` of already-validated values (no checks).
 
     Examples
     --------
-    >>> refusal_expected_utility_values(2.0), refusal_expected_utility_values(2.0, 0.5)
+    >>> refusal_expected_utility_values(2.0), refusal_expected_utility_values(2.0, alpha=0.5)
     (-2.0, -0.5)
     """
     return alpha * (-c_r) + (1.0 - alpha)
@@ -121,11 +119,11 @@ def refusal_expected_utility(c_r: Any = DEFAULT_C_R, *, alpha: Any = 1.0) -> Any
     -0.5
     """
     if _floats(c_r, alpha) and _ok_c_r(c_r) and _ok_probability(alpha):
-        return float(refusal_expected_utility_values(c_r, alpha))
+        return float(refusal_expected_utility_values(c_r, alpha=alpha))
     cr = refusal_cost("c_r", c_r)
     al = probability("alpha", alpha)
     cr, al = broadcast(c_r=cr, alpha=al)
-    return unwrap(refusal_expected_utility_values(cr, al))
+    return unwrap(refusal_expected_utility_values(cr, alpha=al))
 
 
 def answer_threshold(cost: Any, c_r: Any = DEFAULT_C_R, *, alpha: Any = 1.0) -> Any:

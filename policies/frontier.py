@@ -26,7 +26,7 @@ from policies.budget import (
     refusal_count,
     solve_budget,
 )
-from policies.exceptions import InvalidValueError
+from utilityguard_base.exceptions import InvalidValueError
 
 FloatArray = NDArray[np.float64]
 
@@ -41,7 +41,7 @@ class Frontier:
 
     Examples
     --------
-    >>> frontier_at([1.0], [0.9, 0.5, 0.3], [1.0, 8.0, 8.0]).solutions[0].answer.tolist()
+    >>> frontier_at([0.9, 0.5, 0.3], [1.0, 8.0, 8.0], [1.0]).solutions[0].answer.tolist()
     [True, True, False]
     """
 
@@ -51,7 +51,7 @@ class Frontier:
     solutions: tuple[BudgetSolution, ...]
 
 
-def frontier_at(budgets: Sequence[float], p: Any, cost: Any, alpha: Any = 1.0) -> Frontier:
+def frontier_at(p: Any, cost: Any, budgets: Sequence[float], *, alpha: Any = 1.0) -> Frontier:
     """``P`` and ``C_R*`` at each budget (a count of expected unnecessary refusals).
 
     Examples
@@ -61,19 +61,21 @@ def frontier_at(budgets: Sequence[float], p: Any, cost: Any, alpha: Any = 1.0) -
     second item, worth 3.5; at a kink ``C_R*`` is the smaller end of the supergradients:
 
     >>> p, cost = [0.9, 0.5, 0.3], [1.0, 8.0, 8.0]
-    >>> f = frontier_at([0.0, 0.5, 1.0, 1.5, 2.0], p, cost)
+    >>> f = frontier_at(p, cost, [0.0, 0.5, 1.0, 1.5, 2.0])
     >>> [round(float(x), 3) for x in f.welfare]
     [-8.0, -5.35, -2.7, -0.95, 0.8]
     >>> [round(float(x), 3) for x in f.c_r]
     [5.3, 5.3, 3.5, 3.5, 0.0]
     """
-    sols = tuple(solve_budget(float(b), p, cost, alpha, alpha) for b in sorted(budgets))
-    welfare = np.array([expected_welfare(s.answer_probability, p, cost, alpha) for s in sols])
+    sols = tuple(solve_budget(p, cost, float(b), alpha=alpha, weight=alpha)
+                 for b in sorted(budgets))
+    welfare = np.array([expected_welfare(p, cost, s.answer_probability, alpha=alpha)
+                        for s in sols])
     return Frontier(budget=np.array([s.budget for s in sols]), welfare=welfare,
                     c_r=np.array([s.c_r for s in sols]), solutions=sols)
 
 
-def budget_range(p: Any, cost: Any, alpha: Any = 1.0, *,
+def budget_range(p: Any, cost: Any, *, alpha: Any = 1.0,
                  c_r_max: float = C_R_SEARCH_MAX) -> tuple[float, float]:
     """The budgets that matter: the expected refusal count at ``c_r_max`` (the fewest any
     price reaches: the model's own refusals and hopeless answers) and at ``C_R = 0`` (more
@@ -84,11 +86,11 @@ def budget_range(p: Any, cost: Any, alpha: Any = 1.0, *,
     >>> budget_range([0.9, 0.5, np.nan], [1.0, 8.0, 1.0])
     (1.0, 2.0)
     """
-    return (refusal_count(c_r_max, p, cost, alpha, alpha),
-            refusal_count(0.0, p, cost, alpha, alpha))
+    return (refusal_count(p, cost, c_r_max, alpha=alpha, weight=alpha),
+            refusal_count(p, cost, 0.0, alpha=alpha, weight=alpha))
 
 
-def frontier(p: Any, cost: Any, alpha: Any = 1.0, *, points: int = 41) -> Frontier:
+def frontier(p: Any, cost: Any, *, alpha: Any = 1.0, points: int = 41) -> Frontier:
     """The frontier on ``points`` budgets evenly spaced over :func:`budget_range`.
 
     Examples
@@ -99,24 +101,24 @@ def frontier(p: Any, cost: Any, alpha: Any = 1.0, *, points: int = 41) -> Fronti
     """
     if points < 2:
         raise InvalidValueError(f"points must be >= 2, got {points}")
-    lo, hi = budget_range(p, cost, alpha)
-    return frontier_at(np.linspace(lo, hi, points).tolist(), p, cost, alpha)
+    lo, hi = budget_range(p, cost, alpha=alpha)
+    return frontier_at(p, cost, np.linspace(lo, hi, points).tolist(), alpha=alpha)
 
 
-def price_points(c_rs: Sequence[float], p: Any, cost: Any, alpha: Any = 1.0
+def price_points(p: Any, cost: Any, c_rs: Sequence[float], *, alpha: Any = 1.0
                  ) -> list[tuple[float, float, float]]:
     """``(C_R, R(C_R), P)`` for each fixed price: the point of the frontier that price selects
     (the guard's deterministic decisions at it, their expected refusals and welfare).
 
     Examples
     --------
-    >>> [(c, r, round(w, 3)) for c, r, w in price_points([2.0, 4.0], [0.9, 0.5, 0.3],
-    ...                                                   [1.0, 8.0, 8.0])]
+    >>> [(c, r, round(w, 3)) for c, r, w in price_points([0.9, 0.5, 0.3], [1.0, 8.0, 8.0],
+    ...                                                   [2.0, 4.0])]
     [(2.0, 2.0, 0.8), (4.0, 1.0, -2.7)]
     """
     out = []
     for c in c_rs:
-        ans = answered_at(float(c), p, cost, alpha).astype(np.float64)
-        out.append((float(c), refusal_count(float(c), p, cost, alpha, alpha),
-                    expected_welfare(ans, p, cost, alpha)))
+        ans = answered_at(p, cost, float(c), alpha=alpha).astype(np.float64)
+        out.append((float(c), refusal_count(p, cost, float(c), alpha=alpha, weight=alpha),
+                    expected_welfare(p, cost, ans, alpha=alpha)))
     return out

@@ -2,25 +2,30 @@
 and the command line: the one home of the cost / ``C_R`` / probability checks.
 
 The array checks (:func:`as_float`, :func:`probability`, :func:`positive_cost`,
-:func:`refusal_cost`, ...) serve the vectorized policy functions; the scalar checks
-(:func:`finite`, :func:`check_c_r`, :func:`check_cost`, :func:`check_probability`) take the
-``name`` their message names (``c_r``, ``--c-r``, ``header x-utilityguard-...``) and serve
-:mod:`guard.decision_config`, the pydantic settings, the proxy's header parser and the CLI.
+:func:`refusal_cost`, ...) serve the vectorized policy functions. The scalar checks of the same
+bounds (:func:`~utilityguard_base.checks.finite`, :func:`~utilityguard_base.checks.check_c_r`,
+:func:`~utilityguard_base.checks.check_cost`,
+:func:`~utilityguard_base.checks.check_probability`) live in :mod:`utilityguard_base.checks`
+(no numpy), re-exported here.
 
-Every check raises :class:`~policies.exceptions.InvalidValueError` (a ``ValueError``) whose
-message names the argument and what is allowed, so a caller can fix the call without reading
-this module.
+Every check raises :class:`~utilityguard_base.exceptions.InvalidValueError` (a ``ValueError``)
+whose message names the argument and what is allowed, so a caller can fix the call without
+reading this module.
 """
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from policies.exceptions import InvalidValueError
+from utilityguard_base.checks import check_c_r, check_cost, check_probability, finite
+from utilityguard_base.exceptions import InvalidValueError
+
+__all__ = ["BoolArray", "FloatArray", "as_bool", "as_float", "broadcast", "check_c_r",
+           "check_cost", "check_probability", "finite", "positive_cost", "probability",
+           "refusal_cost", "same_length", "unwrap"]
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]
@@ -105,55 +110,3 @@ def same_length(**arrays: Any) -> int:
     if n == 0:
         raise InvalidValueError("at least one sample is required (n >= 1)")
     return n
-
-
-def finite(name: str, value: Any, low: float, high: float = math.inf, *,
-           above: bool = False) -> float:
-    """``value`` as a float in ``[low, high]`` (``(low, high]`` when ``above``);
-    :class:`~policies.exceptions.InvalidValueError` naming ``name`` otherwise.
-
-    >>> finite("level", "0.8", 0.0, 1.0)
-    0.8
-    >>> finite("n", True, 0.0)
-    Traceback (most recent call last):
-    ...
-    policies.exceptions.InvalidValueError: n must be a number; got True
-    """
-    if isinstance(value, bool):
-        raise InvalidValueError(f"{name} must be a number; got {value!r}")
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise InvalidValueError(f"{name} must be a number; got {value!r}") from None
-    if not (math.isfinite(v) and (low < v if above else low <= v) and v <= high):
-        if math.isfinite(high):
-            bound = f"in {'(' if above else '['}{low}, {high}]"
-        else:
-            bound = f"{'>' if above else '>='} {low:g}"
-        raise InvalidValueError(f"{name} must be a finite number {bound}; got {value!r}")
-    return v
-
-
-def check_c_r(value: Any, name: str = "c_r") -> float:
-    """The price of an unnecessary refusal: a finite number ``>= 0``.
-
-    >>> check_c_r("2"), check_c_r(0)
-    (2.0, 0.0)
-    """
-    return finite(name, value, 0.0)
-
-
-def check_cost(value: Any, name: str = "cost") -> float:
-    """A consequence cost ``L``: a finite number ``> 0``.
-
-    >>> check_cost("0", "header x-utilityguard-cost")
-    Traceback (most recent call last):
-    ...
-    policies.exceptions.InvalidValueError: header x-utilityguard-cost must be a finite number > 0...
-    """
-    return finite(name, value, 0.0, above=True)
-
-
-def check_probability(value: Any, name: str) -> float:
-    """A probability: a finite number in ``[0, 1]``."""
-    return finite(name, value, 0.0, 1.0)

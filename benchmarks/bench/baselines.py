@@ -73,7 +73,7 @@ def bayes(data: BenchData, p: FloatArray, cost: FloatArray, c_r: float,
     rule = np.asarray(should_answer(pf, cost, c_r, alpha=alpha), dtype=bool)
     blind = np.asarray(answer_threshold(cost, c_r, alpha=alpha)) <= 0
     take = data.answered & np.where(have, rule, blind)
-    refuse = refusal_expected_utility_values(c_r, np.asarray(alpha))
+    refuse = refusal_expected_utility_values(c_r, alpha=np.asarray(alpha))
     score = np.where(have, expected_utility_values(pf, cost) - refuse, -np.inf)
     return take, score
 

@@ -145,7 +145,7 @@ def run_contexts(policies: Sequence[Any], models: Sequence[BenchData],
     """Every (policy, model, context) row (:func:`compare`)."""
     rows = []
     for policy in policies:
-        guard = policy.guard(c_r=c_r)
+        guard = Guard.from_policy(policy, c_r=c_r)
         for data in models:
             if progress:
                 progress(f"{policy.name}, {data.model}: bare")

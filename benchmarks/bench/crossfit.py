@@ -207,7 +207,7 @@ def fixed_guard(data: BenchData, policy: Policy, tick: Tick | None = None) -> Gu
     ``policy``'s :class:`guard.Guard` — the check of a shipped or user policy on questions it
     was not fitted on. ``tick(done, n)`` reports the items decided."""
     records: list[DecisionRecord | None] = list(
-        decide(policy.guard(), data, np.arange(data.n), policy.signal, tick=tick))
+        decide(Guard.from_policy(policy), data, np.arange(data.n), policy.signal, tick=tick))
     how = {
         "cost": f"the policy's cost model ({policy.label}), as is",
         "probability": f"the policy's calibrator ({policy.calibrator.method_}), as is",
@@ -265,7 +265,7 @@ def crossfit_guard(data: BenchData, signal: str, folds: Sequence[tuple[IntArray,
         fitted.append(policy)
         if tick is not None:
             tick(2 * k + 1, 2 * len(folds))
-        for i, rec in zip(test, decide(policy.guard(), data, test, signal), strict=True):
+        for i, rec in zip(test, decide(Guard.from_policy(policy), data, test, signal), strict=True):
             records[i] = rec
         if tick is not None:
             tick(2 * k + 2, 2 * len(folds))

@@ -21,7 +21,7 @@ from cost_models.datasets import DatasetItem
 from guard.decision_records import REPLY_SIGNALS
 from guard.exceptions import RecordError
 from guard.response_records import ResponseRecord, read_response_records
-from policies.exceptions import BenchError
+from utilityguard_base.exceptions import BenchError
 
 FloatArray = NDArray[np.float64]
 BoolArray = NDArray[np.bool_]

@@ -57,13 +57,13 @@ def frontier_table(p: Any, cost: Any, alpha: Any, *, value_answer: Any = None,
             out.update(_realised(ans, value_answer, value_refuse, weight))
         return out
 
-    at_paper = price_points(PAPER_C_R, p, cost, a)
-    lo, hi = budget_range(p, cost, a)
+    at_paper = price_points(p, cost, PAPER_C_R, alpha=a)
+    lo, hi = budget_range(p, cost, alpha=a)
     grid = sorted({*np.linspace(lo, hi, points).tolist(), *(b for _, b, _ in at_paper)})
-    f = frontier_at(grid, p, cost, a)  # through the paper's points: the curve meets its dots
+    f = frontier_at(p, cost, grid, alpha=a)  # through the paper's points: the curve meets its dots
     rows = [row(b, c, w, s.answer_probability)
             for b, c, w, s in zip(f.budget, f.c_r, f.welfare, f.solutions, strict=True)]
-    paper = [row(b, c, w, answered_at(c, p, cost, a)) for c, b, w in at_paper]
+    paper = [row(b, c, w, answered_at(p, cost, c, alpha=a)) for c, b, w in at_paper]
     return {"n": n, "answerable_expected": expected, "rows": rows, "paper": paper}
 
 

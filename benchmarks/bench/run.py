@@ -42,7 +42,7 @@ from guard.calibration.scoring import brier, ece
 from guard.exceptions import BenchError
 from guard.policy import Policy, load_policy
 from policies import DEFAULT_C_R
-from policies.exceptions import UtilityGuardError
+from utilityguard_base.exceptions import UtilityGuardError
 
 
 def _auc(y: np.ndarray, score: np.ndarray) -> float | None:
@@ -78,8 +78,7 @@ def _fixed_policy(data: BenchData, policy: str | Path | Policy, signal: str | No
     if signal is not None and signal != fixed.signal:
         raise BenchError(f"policy {fixed.label} reads confidence.{fixed.signal}, "
                          f"not {signal}")
-    sig = choose_signal(data, None, among=getattr(fixed.calibrator, "signals", None)
-                        or [fixed.signal])
+    sig = choose_signal(data, None, among=list(fixed.calibrator.signals))
     say(f"deciding with policy {fixed.label}")
     return sig, Path(f"policy:{fixed.label}"), fixed_guard(data, fixed, ticker(say))
 

@@ -14,7 +14,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from cost_models.jsonl import read_jsonl
+from utilityguard_base.jsonl import read_jsonl
 
 ROOT = Path(__file__).resolve().parents[2]
 SEED = ROOT / "cost_models" / "data" / "seed"

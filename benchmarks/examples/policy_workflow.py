@@ -28,10 +28,10 @@ import httpx
 from benchmarks.bench.data import shipped_responses
 from benchmarks.grading import grade
 from cost_models.datasets import DatasetItem, load_seed
-from cost_models.jsonl import read_jsonl
 from guard import Guard
 from guard.proxy.audit import DECISIONS, read_rows
 from guard.refusal_detection import REFUSAL_HINT
+from utilityguard_base.jsonl import read_jsonl
 
 C_R = 2.0
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.grading import grade
-from cost_models.jsonl import read_jsonl
+from utilityguard_base.jsonl import read_jsonl
 
 Outcome = tuple[bool, bool | None]
 

@@ -4,7 +4,7 @@ As in the paper, rules grade first and a model reviews what they cannot settle (
 ``grade_all``, every reply). The grader reads the question, the reference (or that the question
 has none) and the reply, and answers two lines, ``ANSWERED: yes|no`` and ``CORRECT:
 yes|no|n/a``, under the same protocol the gold sample was graded by. The grader is asked
-through the shared chat client (:mod:`cost_models.upstream`): a reply it cannot parse is asked
+through the shared chat client (:mod:`utilityguard_base.upstream`): a reply it cannot parse is asked
 again within the client's budget of ``retries`` attempts (with 429/5xx/timeouts), then the
 rules' grade stands and the record says so (flag ``grader_unparseable``). For code items the
 sandboxed run decides correctness; the grader only decides whether the reply answered.
@@ -18,8 +18,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from benchmarks.grading import Grade
-from cost_models.upstream import ChatClient, message_text
-from policies.exceptions import GraderReplyError, UnusableReply, UpstreamError
+from utilityguard_base.exceptions import GraderReplyError, UnusableReply, UpstreamError
+from utilityguard_base.upstream import ChatClient, message_text
 
 GRADER_SYSTEM = (
     "You grade one reply of a language model to a question, for a benchmark. Decide two "

@@ -22,7 +22,7 @@ from benchmarks.perf._common import PerfResult
 from benchmarks.utility_auc import utility_auc
 from cost_models import CostRegressor, save_model
 from cost_models.datasets import load_utilitybench
-from cost_models.jsonl import write_jsonl
+from utilityguard_base.jsonl import write_jsonl
 
 N = 15_000
 SEED = 11

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import httpx
 
-from policies.exceptions import ServerError
+from utilityguard_base.exceptions import ServerError
 
 __all__ = ["ServerError", "free_port", "wait_until_serving"]
 

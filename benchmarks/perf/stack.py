@@ -28,7 +28,7 @@ from pathlib import Path
 
 from benchmarks.perf.relay import UPSTREAM_ENV
 from benchmarks.perf.servers import free_port, wait_until_serving
-from policies.exceptions import InvalidValueError
+from utilityguard_base.exceptions import InvalidValueError
 
 #: every configuration, in the order the benchmarks measure them each round
 CONFIGS = ("upstream", "relay", "litellm", "guard", "policy")

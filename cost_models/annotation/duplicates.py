@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from cost_models.annotation.fit import Judgment
-from policies.exceptions import InvalidValueError
+from utilityguard_base.exceptions import InvalidValueError
 
 
 def candidate_pairs(

@@ -6,7 +6,7 @@ an ordinary adult relies on a definite but materially incorrect answer, and the 
 is the plausible harm that follows.
 
 * :class:`LLMJudge` asks any OpenAI-compatible endpoint through the shared chat client
-  (:mod:`cost_models.upstream`), parses the reply strictly (``BEST: n`` / ``WORST: n``, two
+  (:mod:`utilityguard_base.upstream`), parses the reply strictly (``BEST: n`` / ``WORST: n``, two
   different item numbers) and retries on transport errors, 5xx/429 and unparseable replies.
 * :class:`FileJudge` replays recorded judgments (JSONL ``{"tuple_id", "best", "worst",
   "judge"}``), e.g. judgments made by people or by another tool.
@@ -29,15 +29,15 @@ from typing import Protocol
 import httpx
 
 from cost_models.annotation.fit import Judgment
-from cost_models.jsonl import numbered_jsonl, read_text
-from cost_models.upstream import RETRIED_STATUS, SyncChatClient, message_text
-from policies.exceptions import (
+from utilityguard_base.exceptions import (
     InvalidValueError,
     JudgeError,
     UnusableReply,
     UpstreamError,
     UpstreamStatusError,
 )
+from utilityguard_base.jsonl import numbered_jsonl, read_text
+from utilityguard_base.upstream import RETRIED_STATUS, SyncChatClient, message_text
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +89,7 @@ def parse_reply(text: str, n_items: int) -> tuple[int, int]:
 
 class LLMJudge:
     """A judge served by an OpenAI-compatible ``/chat/completions`` endpoint, through the
-    shared chat client (:mod:`cost_models.upstream`): transport errors, 5xx, 429 and
+    shared chat client (:mod:`utilityguard_base.upstream`): transport errors, 5xx, 429 and
     unparseable replies are retried within one budget of ``retries`` attempts."""
 
     def __init__(

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from cost_models.annotation.fit import Judgment
-from policies.exceptions import InvalidValueError
+from utilityguard_base.exceptions import InvalidValueError
 
 
 def most_shares(tuples: Mapping[str, Sequence[str]], judgments: Sequence[Judgment]

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from policies.exceptions import InvalidValueError
+from utilityguard_base.exceptions import InvalidValueError
 
 TUPLE_SIZE = 4
 MIX = {"within": 0.45, "across": 0.35, "random": 0.20}

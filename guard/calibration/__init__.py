@@ -8,24 +8,5 @@
   label arrays shared with the benchmarks.
 """
 
-from guard.calibration.calibrator import (
-    LOG_SIGNALS,
-    METHODS,
-    PROB_SIGNALS,
-    Calibrator,
-    brier,
-    cross_val_probability,
-    ece,
-    raw_probability,
-)
-
-__all__ = [
-    "LOG_SIGNALS",
-    "METHODS",
-    "PROB_SIGNALS",
-    "Calibrator",
-    "brier",
-    "cross_val_probability",
-    "ece",
-    "raw_probability",
-]
+from guard.calibration.calibrator import *  # noqa: F403 - the package's names: the module's
+from guard.calibration.calibrator import __all__ as __all__

@@ -67,7 +67,7 @@ def raw_probability(signal: str, value: Any) -> Any:
     >>> raw_probability("verbal", 85)
     Traceback (most recent call last):
     ...
-    policies.exceptions.ConfidenceError: verbal must be a probability in [0, 1]; got 85.0
+    utilityguard_base.exceptions.ConfidenceError: verbal must be a probability in [0, 1]; got 85.0
     """
     v = as_signal_values(value, signal)
     if signal in LOG_SIGNALS:
@@ -238,6 +238,27 @@ class Calibrator:
         xs = as_signal_values(x, self.signal)
         out: FloatArray = np.clip(self.map_.predict(xs), 0.0, 1.0)
         return out
+
+    def predict_proba(self, x: Any) -> FloatArray:
+        """``[P(wrong), P(correct)]`` for each signal value of ``x``: the scikit-learn
+        classifier contract, as :class:`~guard.calibration.multi.MultiSignalCalibrator`
+        answers it (column 1 is :meth:`predict`)."""
+        p = self.predict(x)
+        out: FloatArray = np.column_stack([1.0 - p, p])
+        return out
+
+    @property
+    def signals(self) -> tuple[str, ...]:
+        """The signals it reads: its one :attr:`signal`."""
+        return (self.signal,)
+
+    def p_correct(self, confidence: Any, text: str | None = None) -> float | None:
+        """``P(correct)`` of one reply from its confidence (a
+        :class:`~guard.decision_records.Confidence` or a mapping of signals), ``None`` when
+        the reply lacks this calibrator's signal; ``text`` is not read (the interface
+        :class:`guard.ProbabilityCalibrator` every calibrator shares)."""
+        value = confidence.get(self.signal)
+        return None if value is None else float(self.predict([value])[0])
 
     def save(self, directory: str | os.PathLike[str], *, metadata: dict[str, Any] | None = None
              ) -> Path:

@@ -173,8 +173,9 @@ class MultiSignalCalibrator(ClassifierMixin, BaseEstimator):  # type: ignore[mis
         return np.column_stack([1.0 - out, out])
 
     def predict(self, X: Any) -> NDArray[np.bool_]:
-        """Whether each reply is more likely right than wrong (the scikit-learn contract);
-        :meth:`predict_proba` ``[:, 1]`` is ``P(correct)``."""
+        """Whether each reply is more likely right than wrong (the scikit-learn classifier
+        contract); ``P(correct)`` is :meth:`predict_proba` ``[:, 1]`` and :meth:`p_correct`,
+        what every calibrator answers (:class:`guard.ProbabilityCalibrator`)."""
         return np.asarray(self.predict_proba(X)[:, 1] >= 0.5)
 
     @property
@@ -183,7 +184,7 @@ class MultiSignalCalibrator(ClassifierMixin, BaseEstimator):  # type: ignore[mis
         others are used when present)."""
         return str(self.signals[0]) if self.signals else "logprob_mean"
 
-    def p_correct(self, confidence: Any, text: str | None) -> float:
+    def p_correct(self, confidence: Any, text: str | None = None) -> float:
         """``P(correct)`` of one reply from its :class:`~guard.decision_records.Confidence` (or a
         mapping of signals) and its text; the signals it lacks are left out, not guessed."""
         get = confidence.get if hasattr(confidence, "get") else dict(confidence).get

@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from policies.exceptions import InvalidValueError
 from policies.validation import as_bool, same_length
+from utilityguard_base.exceptions import InvalidValueError
 
 FloatArray = NDArray[np.float64]
 
@@ -28,7 +28,7 @@ def as_signal_values(values: Any, name: str = "x") -> FloatArray:
     >>> as_signal_values([-0.1, None])
     Traceback (most recent call last):
     ...
-    policies.exceptions.InvalidValueError: x[1] is None; a confidence signal must be a finite number
+    utilityguard_base.exceptions.InvalidValueError: x[1] is None; a confidence signal must be a...
     """
     if type(values) is list and len(values) == 1 and type(values[0]) is float \
             and math.isfinite(values[0]):  # one reply's signal (the proxy's case)

@@ -1,8 +1,9 @@
 """What every integration does with a reply: decide with the guard, deliver the result.
 
 One function, :func:`guarded_completion`, shared by the LiteLLM guardrail and the LangChain
-runnable: :meth:`guard.Guard.apply` on a chat completion mapping (the refusal is the guard's
-allow-list refusal), then the logprobs the caller did not ask for removed.
+runnable: a chat completion mapping decided and delivered as :meth:`guard.Guard.apply` and the
+proxy do it (:mod:`guard.delivery`: the refusal is the guard's allow-list refusal, every choice
+cleaned), the logprobs the caller did not ask for removed.
 """
 
 from __future__ import annotations
@@ -11,25 +12,13 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import quote
 
+from guard.completion import is_completion
 from guard.core import Guard
 from guard.decision_records import DecisionRecord
+from guard.delivery import decide_completion, delivered_completion
+from guard.exceptions import ConfigError
 from guard.request_walk import Asked
 from guard.segments import Query
-
-
-def without_logprobs(completion: Mapping[str, Any]) -> dict[str, Any]:
-    """A copy of ``completion`` whose choices carry no ``logprobs``.
-
-    Examples
-    --------
-    >>> without_logprobs({"choices": [{"index": 0, "logprobs": {"content": []}}]})
-    {'choices': [{'index': 0, 'logprobs': None}]}
-    """
-    choices = [
-        {**ch, "logprobs": None} if isinstance(ch, Mapping) and "logprobs" in ch else ch
-        for ch in completion.get("choices") or []
-    ]
-    return {**completion, "choices": choices}
 
 
 def guarded_completion(guard: Guard, query: Query | Asked | None,
@@ -37,11 +26,16 @@ def guarded_completion(guard: Guard, query: Query | Asked | None,
                        keep_logprobs: bool, **overrides: Any
                        ) -> tuple[dict[str, Any], DecisionRecord]:
     """Decide about ``completion`` (a chat completion mapping) and return what to deliver
-    with the decision record; ``overrides`` go to :meth:`guard.Guard.decide` (``request_id``,
+    with the decision record, as :meth:`guard.Guard.apply` and the proxy do
+    (:mod:`guard.delivery`); ``overrides`` go to :meth:`guard.Guard.decide` (``request_id``,
     ``cost``, ...). The input is not modified."""
-    delivered, record = guard.apply(query, dict(completion), **overrides)
-    out = dict(delivered)
-    return (out if keep_logprobs else without_logprobs(out)), record
+    if not is_completion(completion):
+        raise ConfigError("a guarded reply must be a chat completion; got one without "
+                          "'choices'")
+    record = decide_completion(guard, query, completion, **overrides)
+    delivered = delivered_completion(guard, query, completion, record,
+                                     keep_logprobs=keep_logprobs)
+    return delivered.completion, record
 
 
 #: The response header naming the proxy's request id (what GET /v1/decisions/{id} takes).

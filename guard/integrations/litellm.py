@@ -45,6 +45,7 @@ from typing import Any
 from litellm.integrations.custom_guardrail import CustomGuardrail
 from litellm.types.utils import Delta, ModelResponse, ModelResponseStream, StreamingChoices
 
+from guard.completion import without_logprobs
 from guard.core import Guard
 from guard.decision_records import DecisionRecord
 from guard.integrations.common import REQUEST_ID_HEADER, fetch_decision, guarded_completion
@@ -181,7 +182,7 @@ class UtilityGuardrail(CustomGuardrail):
                     yield chunk
                     continue
                 if not keep_logprobs:
-                    choices = [{**c, "logprobs": None} for c in choices]
+                    choices = without_logprobs(choices)
                 yield ModelResponseStream(**{**raw, "choices": choices,
                                              **(final if last else {})})
             return

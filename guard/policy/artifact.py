@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from cost_models.answerability import AnswerabilityModel
 from cost_models.model_io import ARTIFACT as COST_ARTIFACT
@@ -55,9 +55,6 @@ from guard.calibration.multi import MULTI_FILE, MultiSignalCalibrator
 from guard.cost_scale import CostScale
 from guard.exceptions import ArtifactError, ConfigError
 from guard.protocols import CostModel
-
-if TYPE_CHECKING:
-    from guard.core import Guard
 
 log = logging.getLogger(__name__)
 FORMAT = "utilityguard-policy"
@@ -128,7 +125,8 @@ def _default_cost_sha() -> str:
 
 @dataclass
 class Policy:
-    """A fitted policy: what :meth:`guard.Guard.from_policy` decides with.
+    """A fitted policy (the artifact; its :attr:`label`, ``NAME@SHA8``, is what a decision
+    records): what :meth:`guard.Guard.from_policy` decides with.
 
     ``cost_model`` ``None`` means the shipped default cost model. ``cost_model_ref`` says how
     a saved policy refers to its cost model (``{"source": "shipped-default", "sha256": ...}``
@@ -158,24 +156,12 @@ class Policy:
     def signals(self) -> tuple[str, ...]:
         """Every confidence signal the policy's calibrator reads (one, or a multi-signal
         calibrator's)."""
-        return tuple(getattr(self.calibrator, "signals", ()) or (self.signal,))
+        return tuple(self.calibrator.signals)
 
     @property
     def label(self) -> str:
         """``NAME@SHA8`` (``NAME@unsaved`` before it is saved)."""
         return f"{self.name}@{self.sha256[:8] if self.sha256 else 'unsaved'}"
-
-    def guard(self, **overrides: Any) -> Guard:
-        """A :class:`guard.Guard` deciding with this policy; ``overrides`` are Guard keyword
-        arguments (``mode``, ``refusal_text``, ``no_confidence``, ``c_r``, ``extractors``)."""
-        from guard.confidence.extractors import extractors_for
-        from guard.core import Guard
-
-        kwargs: dict[str, Any] = {"c_r": self.c_r, "extractors": extractors_for(self.confidence)}
-        kwargs.update(overrides)
-        return Guard(self.cost_model, self.calibrator, answerability=self.answerability,
-                     alpha=self.alpha_constant, policy=self.label, cost_scale=self.cost_scale,
-                     alpha_scale=self.alpha_scale, **kwargs)
 
     def alpha_of(self, questions: list[str]) -> list[float]:
         """``P(answerable)`` of each question (the constant when there is no model)."""

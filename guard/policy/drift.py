@@ -27,9 +27,9 @@ from pathlib import Path
 
 import numpy as np
 
-from cost_models.jsonl import read_jsonl
 from guard.core import Guard
 from guard.decision_records import Confidence
+from utilityguard_base.jsonl import read_jsonl
 
 REFERENCE = "data/reference/high_cost.jsonl"
 #: Signal values the two policies are compared at, per signal (its usual range).

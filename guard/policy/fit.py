@@ -145,13 +145,14 @@ def refit_cost_model(like: CostRegressor, train: TrainingSet) -> CostRegressor:
     return out
 
 
-def out_of_fold_prices(train: TrainingSet, like: CostRegressor) -> FloatArray:
-    """Each training question priced as the runtime prices it (:meth:`guard.Guard.price`: the
-    costliest segment of what it asks, :mod:`guard.asking`, read once with the shipped request
-    detector) by a cost model with ``like``'s settings refit on the other folds (grouped by
-    ``train.groups`` when there are enough, as the cost model's own CV); the segments of a
-    fold's questions are priced in one batch. A question that asks for nothing gets the price
-    of nothing asked, before any scale."""
+def out_of_fold_raw_costs(train: TrainingSet, like: CostRegressor) -> FloatArray:
+    """The raw cost of each training question, priced as the runtime prices it
+    (:meth:`guard.Guard.price` before the cost scale: the costliest segment of what it asks,
+    :mod:`guard.asking`, read once with the shipped request detector) by a cost model with
+    ``like``'s settings refit on the other folds (grouped by ``train.groups`` when there are
+    enough, as the cost model's own CV); the segments of a fold's questions are priced in one
+    batch. A question that asks for nothing gets the price of nothing asked, before any
+    scale."""
     from cost_models.regressor import folds
     from guard.asking import NOTHING_ASKED_PRICE
     from guard.core import Guard
@@ -175,7 +176,7 @@ def fit_scale(train: TrainingSet, like: CostRegressor) -> CostScale:
     """The cost scale (:mod:`guard.cost_scale`) of a cost model with ``like``'s settings:
     out-of-fold prices of ``train``'s questions against their costs."""
     out: CostScale = _memo("scale", _fit_key(like, train),
-                           lambda: fit_cost_scale(out_of_fold_prices(train, like), train.cost))
+                           lambda: fit_cost_scale(out_of_fold_raw_costs(train, like), train.cost))
     return out
 
 
@@ -232,7 +233,7 @@ def fit_policy(train: TrainingSet, *, signal: str, c_r: float, name: str = "poli
         except CalibrationError as exc:
             raise CalibrationError(f"cannot calibrate {signal}: {exc}") from None
     elif calibrator.signal != signal:
-        if signal not in getattr(calibrator, "signals", ()):
+        if signal not in calibrator.signals:
             raise ConfigError(f"the calibrator reads {calibrator.signal!r}, not {signal!r}")
         signal = calibrator.signal  # a multi-signal calibrator that reads it too
     model, constant = fit_answerability(train)
@@ -242,7 +243,7 @@ def fit_policy(train: TrainingSet, *, signal: str, c_r: float, name: str = "poli
         cost, ref = refit_cost_model(refit_cost, train), None
     scale = fit_scale(train, _settings_of(refit_cost or cost)) if cost_scale else None
     ascale = fit_answerability_scale(train) if alpha_scale and model is not None else None
-    signals = tuple(getattr(calibrator, "signals", ()) or (signal,))
+    signals = tuple(calibrator.signals)
     return Policy(name=name, c_r=float(c_r), signal=signal, confidence=confidence_kind(*signals),
                   calibrator=calibrator, answerability=model, alpha_constant=constant,
                   cost_model=cost, cost_model_ref=ref, cost_scale=scale, alpha_scale=ascale)

@@ -26,7 +26,7 @@ No client steers a refit (docs/security.md):
   labeller key is refused (``--max-key-share``; 1 accepts a single trusted labelling key).
 
 The card records the labels' provenance: how many labels each labeller key sent
-(``label_provenance``, by :func:`guard.proxy.labels.key_id`; ``"no-auth"`` for a proxy
+(``label_provenance``, by :func:`guard.proxy.auth.key_id`; ``"no-auth"`` for a proxy
 without keys), how many were sent by the key that made the decision they label, and how many
 of those were left out.
 """

@@ -6,9 +6,9 @@ than anything of the guard's own: about 1.5 ms per request on the project's 2-co
 and a bare relay on it answered a fifth of what the same relay did on aiohttp
 (docs/performance.md, ``python -m benchmarks.perf client_floor``). :class:`AiohttpTransport`
 is an :class:`httpx.AsyncBaseTransport`: the proxy keeps its :class:`httpx.AsyncClient`,
-requests, responses, limits and error translation (:func:`cost_models.upstream.map_exceptions`)
-unchanged; only the connections, the HTTP/1.1 parsing (aiohttp's C parser) and the pool are
-aiohttp's.
+requests, responses, limits and error translation
+(:func:`utilityguard_base.upstream.map_exceptions`) unchanged; only the connections, the HTTP/1.1
+parsing (aiohttp's C parser) and the pool are aiohttp's.
 
 What httpx's transport did, this one does:
 

@@ -34,7 +34,7 @@ from guard.proxy.gateway import build_table, decision, use_table
 from guard.proxy.metrics import MetricsMiddleware
 from guard.proxy.pipeline import GUARDED, endpoint
 from guard.proxy.redact import RedactSecrets, install_access_log_filter
-from guard.proxy.reload import admin_reload
+from guard.proxy.reload import admin_reload, reload_on_sighup
 from guard.proxy.state import Proxy
 from guard.settings import Settings
 
@@ -64,7 +64,8 @@ def create_app(settings: Settings, transport: httpx.AsyncBaseTransport | None = 
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         install_access_log_filter()  # here: after uvicorn configured logging in this process
         async with proxy.running(transport):
-            yield
+            with reload_on_sighup(proxy):  # POST /admin/reload is mounted below
+                yield
 
     app = FastAPI(title="utilityguard proxy", lifespan=lifespan, docs_url=None,
                   redoc_url=None, openapi_url=None)

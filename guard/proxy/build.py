@@ -122,7 +122,7 @@ def policy_guard(settings: Settings, cost_model: CostModel | None = None) -> Gua
         "asking": settings.asking_config(), "detector": build_detector(settings)}
     if "c_r" in settings.model_fields_set:
         overrides["c_r"] = settings.c_r
-    return policy.guard(**overrides)
+    return Guard.from_policy(policy, **overrides)
 
 
 def refusal_budget(settings: Settings, guard: Guard) -> RefusalBudget | None:

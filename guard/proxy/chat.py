@@ -44,6 +44,7 @@ class ChatApi:
     """The chat completions API (:class:`~guard.proxy.exchange.Api`)."""
 
     path = "chat/completions"
+    kind = "a chat completion"
     deliver = staticmethod(chat_delivery)
     encode = staticmethod(streaming.encode)
 
@@ -64,9 +65,10 @@ class ChatApi:
         """The upstream's reply as a completion, and its chunks when it streamed."""
         if not plan.stream:
             return await upstream.chat(plan.body, headers), None
-        content_type, raw = await upstream.chat_stream(plan.body, headers)
-        if "json" in content_type.lower():  # the upstream ignored stream=true
-            return streaming.json_reply(raw, upstream.name, "a chat completion"), None
+        reply, raw, content_type = await upstream.read_stream(self.path, plan.body, headers,
+                                                              self.kind)
+        if reply is not None:  # the upstream ignored stream=true
+            return reply, None
         chunks = streaming.parse_sse(raw, upstream.name)
         if not chunks:
             raise UpstreamError(f"the upstream at {upstream.name} sent no stream events "
@@ -82,6 +84,12 @@ class ChatApi:
             view = await with_ptrue(ex.upstream, ex.body, self.question(ex), view,
                                     ex.headers)
         return reply, view
+
+    def answer(self, reply: Mapping[str, Any]) -> Mapping[str, Any]:
+        return reply
+
+    def relayed(self, events: list[Event]) -> dict[str, Any]:
+        return streaming.assemble(events)
 
     def shape(self, plan: ChatPlan, event: Event, upstream: str) -> Event | None:
         return streaming.relay_chunk(event, client_n=plan.client_n,

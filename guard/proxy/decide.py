@@ -11,34 +11,45 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from guard.completion import choice_answer
-from guard.core import Guard, Price
-from guard.decision_records import Confidence, DecisionRecord
+from guard.core import Guard
+from guard.decision_records import DecisionRecord
+from guard.delivery import decide_completion
+from guard.price import Price
+from guard.proxy.overrides import C_R_HEADER
 from guard.segments import Query
 
 if TYPE_CHECKING:
     from guard.proxy.exchange import Exchange
-    from guard.proxy.parse import Overrides
+    from guard.proxy.overrides import Overrides
 
 
 def fmt_value(value: float | None) -> str:
     return "none" if value is None else f"{value:.6g}"
 
 
-def decision_headers(record: DecisionRecord) -> dict[str, str]:
-    """The ``x-utilityguard-*`` response headers of a decision."""
+def priced_headers(price: Price | DecisionRecord, request_id: str, policy: str | None
+                   ) -> dict[str, str]:
+    """The ``x-utilityguard-*`` response headers of what is known before the reply (the
+    price: mode, cost, threshold, C_R; the request id; the policy, ``NAME@SHA8``, absent
+    when the guard has none): all an early stream's headers say
+    (:mod:`guard.proxy.early`), and part of :func:`decision_headers`."""
     return {
-        "x-utilityguard-decision": record.decision,
-        "x-utilityguard-mode": record.mode,
-        "x-utilityguard-cost": fmt_value(record.cost),
-        "x-utilityguard-confidence": fmt_value(record.p),
-        "x-utilityguard-threshold": fmt_value(record.threshold),
-        "x-utilityguard-alpha": fmt_value(record.alpha),
-        "x-utilityguard-c-r": fmt_value(record.c_r),
-        "x-utilityguard-request-id": record.request_id,
-        # the fitted policy that decided (NAME@SHA8); absent when the guard has none
-        **({"x-utilityguard-policy": record.policy} if record.policy else {}),
+        "x-utilityguard-mode": price.mode,
+        "x-utilityguard-cost": fmt_value(price.cost),
+        "x-utilityguard-threshold": fmt_value(price.threshold),
+        "x-utilityguard-alpha": fmt_value(price.alpha),
+        C_R_HEADER: fmt_value(price.c_r),
+        "x-utilityguard-request-id": request_id,
+        **({"x-utilityguard-policy": policy} if policy else {}),
     }
+
+
+def decision_headers(record: DecisionRecord) -> dict[str, str]:
+    """The ``x-utilityguard-*`` response headers of a decision: :func:`priced_headers`,
+    the decision and the confidence."""
+    return {"x-utilityguard-decision": record.decision,
+            "x-utilityguard-confidence": fmt_value(record.p),
+            **priced_headers(record, record.request_id, record.policy)}
 
 
 def decision_body(record: DecisionRecord, *, enabled: bool = True) -> dict[str, Any]:
@@ -51,13 +62,10 @@ def decide_reply(guard: Guard, reply: Mapping[str, Any], view: Mapping[str, Any]
                  query: Query, overrides: Overrides, price: Price, request_id: str
                  ) -> DecisionRecord:
     """The decision about ``reply`` (its choice 0; ``view`` is the reply the confidence is
-    read from: with the consistency samples), a caller's confidence header merged in."""
-    conf = guard.extract(view)
-    if overrides.confidence is not None:
-        conf = conf.merged(Confidence(caller=overrides.confidence))
-    answer = choice_answer(reply)
-    return guard.decide(query, answer.text, confidence=conf, price=price,
-                        request_id=request_id, acts=answer.acts)
+    read from: with the consistency samples), a caller's confidence header merged in
+    (:func:`guard.delivery.decide_completion`, as :meth:`guard.Guard.apply` decides)."""
+    return decide_completion(guard, query, reply, view=view, confidence=overrides.confidence,
+                             price=price, request_id=request_id)
 
 
 def decide(ex: Exchange[Any], answer: Mapping[str, Any], view: Mapping[str, Any]

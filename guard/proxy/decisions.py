@@ -6,8 +6,9 @@ but a client may drop an unknown body field, or lose a stream's last chunk. With
 replica.
 
 A decision is bound to the *key* that made the request, not to how its ``Authorization``
-header was spelled: :func:`credential` reads the token of ``Bearer <token>`` (the scheme in
-any case, any spaces around) and keeps a salted digest of it, so no key is held anywhere.
+header was spelled: :func:`guard.proxy.auth.credential` reads the token of
+``Bearer <token>`` (the scheme in any case, any spaces around) and keeps a salted digest of
+it, so no key is held anywhere.
 The :class:`DecisionStore` keeps each decision in memory (per process) for
 ``decision_retention`` seconds (default an hour) and at most ``decision_capacity`` of them
 (the oldest go first). A decision this process does not hold is looked up in the audit log
@@ -19,7 +20,6 @@ tells nobody else anything. Nothing of the reply or the query is kept.
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import threading
 import time
@@ -36,35 +36,6 @@ DEFAULT_RETENTION_S = 3600.0
 DEFAULT_CAPACITY = 100_000
 #: A request id: 32 hex digits (what the proxy makes).
 _ID_CHARS = frozenset("0123456789abcdef")
-#: Salt of :func:`credential` (a constant: digests must match across workers and replicas).
-_SALT = b"utilityguard-decision-owner:"
-
-
-def bearer_token(value: str) -> str:
-    """The credential an ``Authorization`` header carries, spelled one way: the token of
-    ``Bearer <token>`` (scheme in any case, spaces around it ignored), else the whole value
-    with its scheme lower-cased and its spaces collapsed.
-
-    >>> bearer_token("Bearer sk-1") == bearer_token("bearer  sk-1 ") == "sk-1"
-    True
-    >>> bearer_token("Basic dXNlcjpwdw==")
-    'basic dXNlcjpwdw=='
-    """
-    scheme, _, rest = value.strip().partition(" ")
-    if scheme.lower() == "bearer":
-        return rest.strip()
-    return " ".join([scheme.lower(), *rest.split()])
-
-
-def credential(headers: Mapping[str, str]) -> str:
-    """A digest of the credential of the request's ``Authorization`` header (``""`` when it
-    has none): what a decision is bound to. A salted digest, so no key is held in the store or
-    the audit log."""
-    value = headers.get("authorization", "")
-    token = bearer_token(value) if value else ""
-    if not token:
-        return ""
-    return hashlib.sha256(_SALT + token.encode("utf-8", "replace")).hexdigest()[:32]
 
 
 def decision_entry(record: DecisionRecord, *, route: str | None, model: str | None,

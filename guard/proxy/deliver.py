@@ -5,11 +5,13 @@ and the body the API's adapter builds, the ``utilityguard`` decision object
 (:func:`~guard.proxy.decide.decision_body`, unless ``decision_headers_only``) in the body, or
 in a stream's last event. The adapters' bodies are here too:
 
-* chat completions (:func:`chat_delivery`): a refusal delivered in enforce mode is built from
-  an allow-list (:func:`guard.refusal_substitution.refused_completion`); otherwise the reply
-  with what the guard added removed and every further choice (``n > 1``) judged by itself
-  (:func:`delivered_completion`). A stream replays the upstream's chunks when the text is the
-  upstream's, else is synthesized from the delivered completion (:mod:`guard.proxy.streaming`);
+* chat completions (:func:`chat_delivery`): what :meth:`guard.Guard.apply` delivers
+  (:func:`guard.delivery.delivered_completion`): a refusal delivered in enforce mode is built
+  from an allow-list (:func:`guard.refusal_substitution.refused_completion`); otherwise the
+  reply with what the guard added removed and every further choice (``n > 1``) judged by
+  itself; the choices and logprobs the client did not ask for removed. A stream replays the
+  upstream's chunks when the text is the upstream's, else is synthesized from the delivered
+  completion (:mod:`guard.proxy.streaming`);
 * the Responses API (:func:`responses_delivery`): the refusal of
   :func:`guard.refusal_substitution.refused_response` (one assistant message saying the
   refusal text), or the reply as the client may see it
@@ -23,44 +25,60 @@ ones delivered (a reply with a key twice would read differently to another JSON 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterable, Callable, Mapping
 from typing import Any
 
-from starlette.responses import Response
+from starlette.responses import Response, StreamingResponse
 from starlette.types import Receive, Scope, Send
 
 from guard.completion import choice_answer
-from guard.core import Guard
-from guard.decision_records import Confidence, DecisionRecord
+from guard.decision_records import DecisionRecord
+from guard.delivery import delivered_completion
 from guard.proxy import json_body, responses_stream, streaming
 from guard.proxy.decide import decision_body, decision_headers
 from guard.proxy.exchange import Delivery, Exchange, Forwarded
 from guard.proxy.plan import ChatPlan, ResponsesPlan
-from guard.refusal_substitution import refused_choice, refused_completion, refused_response
+from guard.refusal_substitution import refused_response
 
 #: The response header listing the choices (``n > 1``) the guard refused although choice 0
 #: answers.
 REFUSED_CHOICES_HEADER = "x-utilityguard-refused-choices"
 
 
-class Delivered(Response):
-    """The response of a decided exchange; ``after`` (the decision's record: metrics, the
-    ``GET /v1/decisions`` store, the audit row) runs once the server has the response's
-    bytes, sent or not (the client left, the send failed): a record is never lost, and the
-    client does not wait for it. It runs before the event loop serves anything else (it
-    does not await), unless the body filled the socket's buffers and the send had to wait
-    for them to drain."""
+class _Recorded(Response):
+    """A response whose ``after`` (the decision's record: metrics, the ``GET /v1/decisions``
+    store, the audit row) runs once the server has the response, sent or not (the client
+    left, the send failed): a record is never lost, and the client does not wait for it."""
 
-    def __init__(self, content: bytes, *, media_type: str, headers: Mapping[str, str],
-                 after: Callable[[], None]) -> None:
-        super().__init__(content, media_type=media_type, headers=headers)
-        self.after = after
+    after: Callable[[], None]
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
             await super().__call__(scope, receive, send)
         finally:
             self.after()
+
+
+class Delivered(_Recorded):
+    """The response of a decided exchange (:class:`_Recorded`); ``after`` runs before the
+    event loop serves anything else (it does not await), unless the body filled the socket's
+    buffers and the send had to wait for them to drain."""
+
+    def __init__(self, content: bytes, *, media_type: str, headers: Mapping[str, str],
+                 after: Callable[[], None]) -> None:
+        super().__init__(content, media_type=media_type, headers=headers)
+        self.after = after
+
+
+class DeliveredStream(_Recorded, StreamingResponse):
+    """An event stream sent as its parts are ready (:mod:`guard.proxy.early`), recorded as
+    :class:`Delivered` is (:class:`_Recorded`): also when the client leaves mid-stream or a
+    send fails."""
+
+    def __init__(self, parts: AsyncIterable[bytes], *, headers: Mapping[str, str],
+                 after: Callable[[], None]) -> None:
+        super().__init__(parts, media_type="text/event-stream", headers=headers)
+        self.after = after
 
 
 def deliver(ex: Exchange[Any], got: Forwarded[Any], record: DecisionRecord) -> Response:
@@ -90,12 +108,11 @@ def chat_delivery(ex: Exchange[ChatPlan], got: Forwarded[ChatPlan], record: Deci
                   final: Mapping[str, Any]) -> Delivery:
     """A chat completion's body: JSON, or SSE replayed from the upstream's chunks when the
     text is the upstream's, else synthesized from the delivered completion."""
-    plan, reply = got.plan, got.reply
-    caller = None if ex.overrides.confidence is None else \
-        Confidence(caller=ex.overrides.confidence)
-    refused = ex.guard.refused_choices(ex.query, reply, record, view=got.view,
-                                       confidence=caller, limit=plan.client_n)
-    delivered, changed = delivered_completion(reply, record, ex.guard, plan, refused)
+    plan = got.plan
+    delivered, changed, refused = delivered_completion(
+        ex.guard, ex.query, got.reply, record, view=got.view,
+        confidence=ex.overrides.confidence, limit=plan.client_n,
+        keep_logprobs=plan.client_logprobs)
     headers = {REFUSED_CHOICES_HEADER: ",".join(map(str, sorted(refused)))} if refused else {}
     if not plan.stream:
         return Delivery(json_body.dumps({**_own(delivered), **final}), False, headers)
@@ -128,46 +145,3 @@ def responses_delivery(ex: Exchange[ResponsesPlan], got: Forwarded[ResponsesPlan
     else:
         content = responses_stream.replay([plan.shaped(e) for e in got.events], final)
     return Delivery(content, True, {})
-
-
-def delivered_completion(reply: Mapping[str, Any], record: DecisionRecord, guard: Guard,
-                         plan: ChatPlan, refused_choices: Mapping[int, str] | None = None
-                         ) -> tuple[dict[str, Any], bool]:
-    """The completion the client receives, and whether its text differs from the upstream's.
-
-    A refusal delivered in enforce mode (the guard's, or the model's own) is built by
-    :func:`guard.refusal_substitution.refused_completion` from an allow-list: the refusal text
-    in every choice, finish ``"stop"``, and nothing else of the reply (no tool calls, logprobs,
-    reasoning, audio). Otherwise each content is cleaned (the verbal confidence line removed),
-    logprobs the client did not ask for are dropped, and each choice in ``refused_choices``
-    (position -> refusal text, :meth:`guard.Guard.refused_choices`) is replaced by an allow-listed
-    refused choice. Only the first ``client_n`` choices are kept.
-    """
-    refusal = guard.refusal_for(record, choice_answer(reply).content)
-    if refusal is not None:
-        refused = refused_completion(dict(reply), refusal)
-        refused["choices"] = refused["choices"][: plan.client_n]
-        return refused, True
-    out = dict(reply)
-    changed = False
-    choices: list[Any] = []
-    for k, ch in enumerate((reply.get("choices") or [])[: plan.client_n]):
-        if refused_choices and k in refused_choices:
-            index = ch.get("index") if isinstance(ch, dict) else None
-            choices.append(refused_choice(index if isinstance(index, int) else k,
-                                          refused_choices[k]))
-            changed = True
-            continue
-        ch = dict(ch)
-        message = dict(ch["message"]) if isinstance(ch.get("message"), dict) else {}
-        content = message.get("content")
-        if isinstance(content, str):
-            cleaned = guard.clean(content)
-            changed |= cleaned != content
-            message["content"] = cleaned
-        if not plan.client_logprobs and ch.get("logprobs") is not None:
-            ch["logprobs"] = None
-        ch["message"] = message
-        choices.append(ch)
-    out["choices"] = choices
-    return out, changed

@@ -20,12 +20,12 @@ from starlette.responses import JSONResponse, Response
 
 from guard.exceptions import AuditStoreError, InvalidRequestError, UnknownRequestError
 from guard.proxy.audit import FEEDBACK
+from guard.proxy.auth import check_auth, key_id, key_in
 from guard.proxy.errors import error_body
 from guard.proxy.feedback import feedback_row, parse_feedback
 from guard.proxy.gateway import audit_unavailable, is_routed, routed_models
-from guard.proxy.labels import key_id as label_key_id
 from guard.proxy.metrics import CONTENT_TYPE
-from guard.proxy.parse import check_auth, key_in, read_body
+from guard.proxy.parse import read_body
 from guard.proxy.pool import upstream_headers
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ async def feedback(request: Request) -> Response:
     """``POST /v1/feedback``: a label for one decision, appended to the audit log."""
     proxy: Proxy = request.app.state.proxy
     key = check_auth(request.headers, (*proxy.client_keys, *proxy.labeller_keys))
-    labeller = label_key_id(key)
+    labeller = key_id(key)
     proxy.label_limit.admit(labeller)
     label = parse_feedback(await read_body(request, proxy.settings.max_body_bytes))
     target, audit = proxy.settings.audit_target, proxy.audit

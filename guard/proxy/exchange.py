@@ -15,14 +15,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
-from guard.core import Guard, Price
+from guard.core import Guard
 from guard.decision_records import DecisionRecord
+from guard.price import Price
 from guard.request_walk import Asked
 
 if TYPE_CHECKING:
     from starlette.requests import Request
 
-    from guard.proxy.parse import Overrides
+    from guard.proxy.overrides import Overrides
     from guard.proxy.pool import Upstream
     from guard.proxy.state import Proxy
     from guard.settings import Settings
@@ -118,11 +119,14 @@ class Api(Protocol[P]):
     Parse: :meth:`parse`, :meth:`query`, :meth:`question`, :meth:`plan`. Forward:
     :meth:`fetch` (a buffered reply), :meth:`judged` (the reply as the decision reads it).
     Early stream (:mod:`guard.proxy.early`): :meth:`shape`, :meth:`hold`, :meth:`encode`,
-    :meth:`assembled`, :meth:`tail`. Deliver: :meth:`deliver`.
+    :meth:`assembled`, :meth:`tail`; :meth:`relayed` and :meth:`answer` for a stream cut
+    short. Deliver: :meth:`deliver`.
     """
 
     #: the upstream path (under its ``/v1``) of the API
     path: str
+    #: what its reply is, for messages (``"a chat completion"``)
+    kind: str
 
     def parse(self, raw: bytes, settings: Settings) -> dict[str, Any]:
         """The client's body, checked for the fields the guard reads."""
@@ -151,6 +155,11 @@ class Api(Protocol[P]):
         again for the signal (the caller bounds it by the deadline)."""
         ...
 
+    def answer(self, reply: Mapping[str, Any]) -> Mapping[str, Any]:
+        """``reply`` as the chat completion whose choice 0 is decided on (without what
+        :meth:`judged` may add: what a stream cut short is decided on)."""
+        ...
+
     def shape(self, plan: P, event: Event, upstream: str) -> Event | None:
         """An upstream stream event as the client receives it (``None``: not the client's)."""
         ...
@@ -166,6 +175,10 @@ class Api(Protocol[P]):
 
     def assembled(self, events: list[Event], upstream: str) -> dict[str, Any]:
         """The reply a whole stream of upstream events makes (what is decided on)."""
+        ...
+
+    def relayed(self, events: list[Event]) -> dict[str, Any]:
+        """The reply the upstream events of a stream cut short make, as far as they go."""
         ...
 
     def tail(self, held: list[Event], reply: Mapping[str, Any], final: Mapping[str, Any]

@@ -37,7 +37,7 @@ MAX_ID_CHARS = 128
 
 class RecentIds:
     """The last ``limit`` request ids of this process, each with the id of the key that made
-    it (:func:`guard.proxy.labels.key_id`; thread-safe, bounded)."""
+    it (:func:`guard.proxy.auth.key_id`; thread-safe, bounded)."""
 
     def __init__(self, limit: int = 100_000) -> None:
         self.limit = limit
@@ -96,7 +96,7 @@ def parse_feedback(raw: bytes) -> dict[str, Any]:
 
 def feedback_row(label: dict[str, Any], key_id: str | None = None) -> tuple[Any, ...]:
     """The :data:`~guard.proxy.audit.FEEDBACK` row of a validated label; ``key_id``: the
-    labeller's key (:func:`guard.proxy.labels.key_id`)."""
+    labeller's key (:func:`guard.proxy.auth.key_id`)."""
     def flag(v: Any) -> int | None:
         return None if v is None else int(bool(v))
 

@@ -8,9 +8,9 @@
 judged (:meth:`~guard.proxy.exchange.Api.judged`: the consistency samples the upstream did
 not return, P(True)); everything asked of the upstream for the request runs within the total
 deadline (``--request-timeout``, 504 past it) and is cancelled when the client disconnects
-(:func:`cancel_on_disconnect`). An early stream (:mod:`guard.proxy.early`) opens the upstream's
-stream itself; when the upstream answered it with JSON, its reply enters here, judged as a
-buffered one.
+(:func:`watched`). An early stream (:mod:`guard.proxy.early`) relays the upstream's stream
+under the same watch; when the upstream answered it with JSON, its reply enters here, judged
+as a buffered one.
 """
 
 from __future__ import annotations
@@ -82,10 +82,13 @@ class Watched(Generic[T]):
         return self.result().__await__()
 
 
-async def cancel_on_disconnect(request: Request, work: Awaitable[T]) -> T:
-    """Await ``work``, cancelling it when the client disconnects; then
-    :class:`ClientDisconnected` (:class:`Watched`)."""
-    return await Watched(request, work)
+def watched(ex: Exchange[Any], work: Awaitable[T]) -> Watched[T]:
+    """``work`` (every upstream call of one exchange) started now under the exchange's
+    bounds: the total deadline (``--request-timeout``; past it ``UpstreamTimeout``,
+    :meth:`guard.proxy.pool.Upstream.within`) and the client's disconnect
+    (:class:`ClientDisconnected`): the buffered path's forward stage and the early stream
+    (:mod:`guard.proxy.early`) alike."""
+    return Watched(ex.request, ex.upstream.within(ex.settings.request_timeout, work))
 
 
 def resend_as_sent(proxy: Proxy, exc: UpstreamStatusError, sent: Mapping[str, Any],
@@ -141,4 +144,4 @@ def forwarding(ex: Exchange[P], fetched: Fetched[P] | None = None, *,
         return Forwarded(got.reply, got.events, got.plan, answer=answer, view=view,
                          upstream_s=time.perf_counter() - ex.t_up)
 
-    return Watched(ex.request, upstream.within(ex.settings.request_timeout, exchange()))
+    return watched(ex, exchange())

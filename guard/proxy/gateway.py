@@ -20,9 +20,9 @@ from starlette.responses import JSONResponse, Response
 
 from guard.core import Guard
 from guard.exceptions import AuditStoreError, ConfigError, UnknownRequestError
-from guard.proxy.decisions import credential, not_found, owned_row, valid_request_id
+from guard.proxy.auth import check_auth, credential
+from guard.proxy.decisions import not_found, owned_row, valid_request_id
 from guard.proxy.errors import error_body
-from guard.proxy.parse import check_auth
 from guard.proxy.routes import RouteTable, load_config, route_settings
 
 if TYPE_CHECKING:

@@ -1,9 +1,9 @@
 """Who may label a decision, and how fast (``POST /v1/feedback``; docs/security.md).
 
-* A decision remembers which key made it as :func:`key_id` (a salted sha256 prefix of the
-  key: the audit log never holds a key). A label is accepted from that key, or from a
-  labeller key the operator names (``--feedback-api-key``); any other key gets the same 404
-  as an unknown request id, so it cannot even learn that the id exists.
+* A decision remembers which key made it as :func:`guard.proxy.auth.key_id` (a salted
+  sha256 prefix of the key: the audit log never holds a key). A label is accepted from
+  that key, or from a labeller key the operator names (``--feedback-api-key``); any other
+  key gets the same 404 as an unknown request id, so it cannot even learn that the id exists.
 * :class:`LabelRateLimit`: at most ``--feedback-rate`` labels per key per minute (a sliding
   window; 429 past it), so that one key cannot flood the log with labels.
 * A ``cost`` label must lie within :data:`COST_LABEL_RANGE`, the range of the shipped cost
@@ -12,7 +12,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import threading
 import time
 from collections import deque
@@ -21,21 +20,8 @@ from guard.exceptions import ClientRequestError
 
 #: The smallest and the largest ``cost`` a label may carry.
 COST_LABEL_RANGE = (0.05, 250.0)
-#: Salt of :func:`key_id` (a constant: ids must match across restarts and workers).
-_SALT = b"utilityguard-key-id:"
 #: How many keys the rate limit remembers at once (the oldest idle ones are forgotten).
 MAX_TRACKED_KEYS = 10_000
-
-
-def key_id(key: bytes | None) -> str | None:
-    """The id a decision records for the key that made it (``None`` without auth).
-
-    >>> key_id(b"sk-1") == key_id(b"sk-1") != key_id(b"sk-2"), key_id(None)
-    (True, None)
-    """
-    if key is None:
-        return None
-    return hashlib.sha256(_SALT + key).hexdigest()[:16]
 
 
 class RateLimitedError(ClientRequestError):

@@ -13,28 +13,19 @@ what the guard needs (:mod:`guard.proxy.plan`).
 
 from __future__ import annotations
 
-import hmac
 import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from starlette.requests import Request
 
-from cost_models.wellformed import NonStandardJSON, loads_standard
 from guard.asking import check_size
-from guard.decision_config import check_c_r, check_cost, check_mode, check_probability
-from guard.decision_records import Mode
-from guard.exceptions import (
-    AuthenticationError,
-    InvalidRequestError,
-    PayloadTooLargeError,
-    PermissionDeniedError,
-)
-from guard.proxy.decisions import credential
+from guard.exceptions import InvalidRequestError, PayloadTooLargeError, PermissionDeniedError
+from guard.proxy.auth import check_auth, credential, key_id
 from guard.proxy.exchange import Api, Exchange, P
-from guard.proxy.labels import key_id
+from guard.proxy.overrides import check_overrides, parse_overrides
+from utilityguard_base.wellformed import NonStandardJSON, loads_standard
 
 if TYPE_CHECKING:
     from guard.proxy.state import Proxy
@@ -42,11 +33,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
-#: Request headers that override the guard per request.
-COST_HEADER = "x-utilityguard-cost"
-REFUSAL_COST_HEADER = "x-utilityguard-refusal-cost"
-MODE_HEADER = "x-utilityguard-mode"
-CONFIDENCE_HEADER = "x-utilityguard-confidence"
 #: The default largest ``n`` (``--max-n``).
 DEFAULT_MAX_N = 8
 #: A body over the limit is still drained up to this many times the limit (then the
@@ -75,40 +61,11 @@ async def read_body(request: Request, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def check_auth(headers: Mapping[str, str], keys: Sequence[bytes]) -> bytes | None:
-    """Require ``Authorization: Bearer <key>`` matching one of ``keys``, and return the key
-    (``None`` when no keys are configured: everything passes). Every key is compared in
-    constant time."""
-    if not keys:
-        return None
-    value = headers.get("authorization", "")
-    scheme, _, token = value.partition(" ")
-    given = token.strip().encode() if scheme.lower() == "bearer" else b""
-    matched: bytes | None = None
-    for key in keys:
-        if hmac.compare_digest(given, key):
-            matched = key
-    if matched is None:
-        raise AuthenticationError(
-            "missing or invalid API key for the utilityguard proxy; send "
-            "'Authorization: Bearer <key>' with one of its configured keys",
-            code="invalid_api_key")
-    return matched
-
-
-def key_in(key: bytes | None, keys: Sequence[bytes]) -> bool:
-    """``key`` is one of ``keys`` (each compared in constant time)."""
-    found = False
-    for k in keys:
-        found |= key is not None and hmac.compare_digest(key, k)
-    return found
-
-
 def parse_json_object(raw: bytes, kind: str) -> dict[str, Any]:
     """The request body ``raw`` as a JSON object (:class:`InvalidRequestError` otherwise;
     ``kind`` names what it should be, for the message). What the upstream gets is standard
     JSON: ``NaN`` / ``Infinity`` are refused, lone surrogates read as U+FFFD
-    (:func:`cost_models.wellformed.loads_standard`)."""
+    (:func:`utilityguard_base.wellformed.loads_standard`)."""
     try:
         body = loads_standard(raw, constants="reject")
     except NonStandardJSON as exc:
@@ -135,7 +92,7 @@ def parse_chat_request(raw: bytes, *, max_n: int = DEFAULT_MAX_N) -> dict[str, A
     >>> parse_chat_request(b'{"model": "m"}')
     Traceback (most recent call last):
     ...
-    policies.exceptions.InvalidRequestError: 'messages' is required: a non-empty list of messages
+    utilityguard_base.exceptions.InvalidRequestError: 'messages' is required: a non-empty list...
     """
     body = parse_json_object(raw, "a chat completion request")
     messages = body.get("messages")
@@ -197,78 +154,6 @@ def _check_type(body: Mapping[str, Any], key: str, kind: type) -> None:
     if value is not None and not isinstance(value, kind):
         raise InvalidRequestError(f"'{key}' must be a {kind.__name__}; got {value!r}",
                                   param=key, code="invalid_request")
-
-
-@dataclass(frozen=True)
-class Overrides:
-    """Per-request overrides read from the ``x-utilityguard-*`` request headers."""
-
-    cost: float | None = None
-    c_r: float | None = None
-    mode: Mode | None = None
-    confidence: float | None = None
-
-
-def _header(headers: Mapping[str, str], name: str, check: Callable[[Any, str], T],
-            normalize: Callable[[str], str] = str) -> T | None:
-    """The value of header ``name`` checked by the guard's own validator for that value
-    (:mod:`guard.decision_config`); its error, which names the header, as a 400."""
-    raw = headers.get(name)
-    if raw is None:
-        return None
-    try:
-        return check(normalize(raw), f"header {name}")
-    except ValueError as exc:
-        raise InvalidRequestError(str(exc), param=name, code="invalid_header") from None
-
-
-def _token(raw: str) -> str:
-    return raw.strip().lower()
-
-
-def override_headers(headers: Mapping[str, str], *, caller_confidence: bool) -> list[str]:
-    """The override headers a request sends that change what the guard enforces: mode, cost,
-    refusal cost, and the confidence header unless the proxy reads ``p`` from it
-    (``--confidence caller``). Off by default: the operator grants them
-    (``--allow-client-overrides`` or ``--override-api-key``).
-
-    >>> override_headers({"x-utilityguard-mode": "shadow", "x-utilityguard-confidence": "1"},
-    ...                  caller_confidence=True)
-    ['x-utilityguard-mode']
-    """
-    names = [MODE_HEADER, COST_HEADER, REFUSAL_COST_HEADER]
-    if not caller_confidence:
-        names.append(CONFIDENCE_HEADER)
-    return [n for n in names if n in headers]
-
-
-def check_overrides(headers: Mapping[str, str], *, allowed: bool, caller_confidence: bool
-                    ) -> list[str]:
-    """The override headers of a request (see :func:`override_headers`), or
-    :class:`PermissionDeniedError` (403) when it sends one it is not granted."""
-    used = override_headers(headers, caller_confidence=caller_confidence)
-    if used and not allowed:
-        raise PermissionDeniedError(
-            f"this proxy does not let clients override the guard ({', '.join(used)}); the "
-            "operator grants overrides with --allow-client-overrides or to named keys with "
-            "--override-api-key", param=used[0])
-    return used
-
-
-def parse_overrides(headers: Mapping[str, str]) -> Overrides:
-    """The guard overrides a request asks for; :class:`InvalidRequestError` for a bad value.
-
-    Examples
-    --------
-    >>> parse_overrides({"x-utilityguard-cost": "8", "x-utilityguard-mode": "shadow"})
-    Overrides(cost=8.0, c_r=None, mode='shadow', confidence=None)
-    """
-    return Overrides(
-        cost=_header(headers, COST_HEADER, check_cost),
-        c_r=_header(headers, REFUSAL_COST_HEADER, check_c_r),
-        mode=_header(headers, MODE_HEADER, check_mode, normalize=_token),
-        confidence=_header(headers, CONFIDENCE_HEADER, check_probability),
-    )
 
 
 def admit(request: Request, proxy: Proxy, settings: Settings) -> str:

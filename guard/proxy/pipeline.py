@@ -49,7 +49,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from guard.core import Price
+from guard.price import Price
 from guard.proxy.chat import CHAT
 from guard.proxy.decide import decide
 from guard.proxy.deliver import deliver

@@ -10,8 +10,9 @@ the guard reads token log-probabilities. On ``/v1/responses`` they are asked for
 ``include: ["message.output_text.logprobs"]`` (:data:`LOGPROBS_INCLUDE`); :func:`plan_responses`
 adds it to the client's ``include`` unless the client asked for it itself, and then every
 ``logprobs`` list of the reply and of its stream events is emptied
-(:meth:`ResponsesPlan.shaped`): the client receives what the upstream would have sent it (an
-empty ``logprobs`` list, as the API sends without ``include``). A client that asks for the
+(:meth:`ResponsesPlan.shaped`, :func:`guard.completion.without_logprobs`): the client
+receives what the upstream would have sent it (an empty ``logprobs`` list, as the API sends
+without ``include``). A client that asks for the
 logprobs itself gets its request sent as it is (its own ``top_logprobs`` or none), and so
 exactly what the upstream sends.
 
@@ -26,26 +27,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from guard.completion import without_logprobs
 from guard.confidence.extractors import provided_signals
 from guard.core import Guard
 
 #: The ``include`` value asking for the token logprobs of the output text.
 LOGPROBS_INCLUDE = "message.output_text.logprobs"
-
-
-def without_logprobs(value: Any) -> Any:
-    """``value`` (a response, an event) with every ``logprobs`` list emptied.
-
-    >>> without_logprobs({"type": "response.output_text.delta", "delta": "Par",
-    ...                   "logprobs": [{"token": "Par", "logprob": -0.1}]})
-    {'type': 'response.output_text.delta', 'delta': 'Par', 'logprobs': []}
-    """
-    if isinstance(value, Mapping):
-        return {k: [] if k == "logprobs" and isinstance(v, list) else without_logprobs(v)
-                for k, v in value.items()}
-    if isinstance(value, list):
-        return [without_logprobs(v) for v in value]
-    return value
 
 
 @dataclass(frozen=True)

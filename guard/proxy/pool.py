@@ -1,5 +1,5 @@
 """The proxy's upstream calls, with httpx errors translated by the shared chat client's
-translation (:mod:`cost_models.upstream`: the one place where they become ``Upstream*``).
+translation (:mod:`utilityguard_base.upstream`: the one place where they become ``Upstream*``).
 
 :class:`Upstream` wraps the proxy's single pooled :class:`httpx.AsyncClient` (owned by the
 app's lifespan) and exposes the three calls the proxy makes. Whatever goes wrong is raised as
@@ -31,13 +31,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
 
-from cost_models.upstream import (
-    check_status,
-    cookieless,
-    display_url,
-    json_object,
-    map_exceptions,
-)
 from guard.exceptions import (
     UpstreamError,
     UpstreamStatusError,
@@ -46,7 +39,14 @@ from guard.exceptions import (
 )
 from guard.proxy import aio_transport, json_body
 from guard.proxy.deadline import bounded
-from guard.proxy.streaming import checked_choices
+from guard.proxy.streaming import checked_choices, json_reply
+from utilityguard_base.upstream import (
+    check_status,
+    cookieless,
+    display_url,
+    json_object,
+    map_exceptions,
+)
 
 if TYPE_CHECKING:
     from guard.settings import Settings
@@ -151,7 +151,7 @@ def direct_ok(client: httpx.AsyncClient) -> bool:
     that the transport would not: no auth (nor user info in its base URL, from which httpx
     would make one), no event hooks, redirects not followed, no cookie to send. (The cookies
     a reply sets are then not even offered to the client's jar; the proxy's jars keep none
-    anyway, :func:`cost_models.upstream.cookieless`.)"""
+    anyway, :func:`utilityguard_base.upstream.cookieless`.)"""
     return (client.auth is None and not client.base_url.userinfo
             and not any(client.event_hooks.values()) and not client.follow_redirects
             and len(client.cookies.jar) == 0)
@@ -180,6 +180,16 @@ class Relay:
     async def read(self) -> bytes:
         """The rest of the body (size limit, errors translated)."""
         return b"".join([chunk async for chunk in self.chunks()])
+
+    async def json_instead(self, kind: str) -> dict[str, Any] | None:
+        """The JSON object the upstream sent instead of the stream it was asked for (it
+        ignored ``stream: true``: its content type says JSON), read whole; ``None`` when it
+        streams. :class:`~guard.exceptions.UpstreamError` when it is not a JSON object
+        (``kind`` names what it should be). The one place where a JSON answer to a stream
+        is told from a stream: the buffered and the early stream read it here."""
+        if "json" not in self.content_type.lower():
+            return None
+        return json_reply(await self.read(), self._upstream.name, kind)
 
 
 class Upstream:
@@ -247,7 +257,7 @@ class Upstream:
 
     def errors(self) -> AbstractContextManager[None]:
         """httpx errors inside the block raised as ``Upstream*`` errors (the shared
-        :func:`~cost_models.upstream.map_exceptions`, told this pool's timeout)."""
+        :func:`~utilityguard_base.upstream.map_exceptions`, told this pool's timeout)."""
         return map_exceptions(self.name, pool_timeout=self.client.timeout.pool or 0.0)
 
     async def _bounded(self, response: httpx.Response) -> AsyncIterator[bytes]:
@@ -339,28 +349,23 @@ class Upstream:
         self._check_status(response)
         return self._json(response)
 
-    async def chat_stream(self, body: Mapping[str, Any], headers: Mapping[str, str]
-                          ) -> tuple[str, bytes]:
-        """POST a streaming chat completion and read all of it: ``(content type, bytes)``.
-
-        The whole stream is buffered: the decision (and so the response headers) needs the
-        complete reply. A read timeout applies between received bytes, not to the total.
-        """
-        return await self.post_stream("chat/completions", body, headers)
-
-    async def post_stream(self, path: str, body: Mapping[str, Any],
-                          headers: Mapping[str, str]) -> tuple[str, bytes]:
-        """POST ``body`` to ``path`` and read the whole reply (a stream, buffered):
-        ``(content type, bytes)``; the size limit applies."""
-        response = await self._send("POST", path, headers, json_body.dumps(body))
-        self._check_status(response)
-        return response.headers.get("content-type", ""), response.content
+    async def read_stream(self, path: str, body: Mapping[str, Any],
+                          headers: Mapping[str, str], kind: str
+                          ) -> tuple[dict[str, Any] | None, bytes, str]:
+        """POST ``body`` (asking for a stream) to ``path`` and read all of the reply (the
+        stream buffered: the decision needs all of it; the size limit applies):
+        ``(the JSON object sent instead, or None; the stream's bytes; its content type)``
+        (:meth:`Relay.json_instead`)."""
+        async with self.open_stream(path, body, headers) as relay:
+            reply = await relay.json_instead(kind)
+            raw = b"" if reply is not None else await relay.read()
+        return reply, raw, relay.content_type
 
     @asynccontextmanager
     async def open_stream(self, path: str, body: Mapping[str, Any],
                           headers: Mapping[str, str]) -> AsyncIterator[Relay]:
         """POST ``body`` to ``path`` and hold the reply open, its status checked (a non-2xx
-        reply is read, bounded, and raised as :meth:`post_stream` would): the
+        reply is read, bounded, and raised as :meth:`chat` would): the
         :class:`Relay` yields its bytes as they arrive (the size limit applies to the
         total). The connection is closed on the way out, also when cancelled."""
         request = self.client.build_request(

@@ -13,6 +13,7 @@ import contextlib
 import json
 import logging
 import signal
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -21,10 +22,11 @@ from starlette.responses import JSONResponse, Response
 
 from guard.core import Guard
 from guard.exceptions import AuthenticationError, InvalidRequestError, PermissionDeniedError
+from guard.proxy.auth import check_auth
 from guard.proxy.build import build_guard
 from guard.proxy.errors import error_body
 from guard.proxy.gateway import is_routed, policies, reload_config, serving
-from guard.proxy.parse import check_auth, read_body
+from guard.proxy.parse import read_body
 from guard.settings import Settings
 
 if TYPE_CHECKING:
@@ -36,7 +38,18 @@ MAX_POLICY_CHARS = 4096
 
 
 async def reload(proxy: Proxy, policy: str | None = None) -> Guard:
-    """What :meth:`Proxy.reload <guard.proxy.state.Proxy.reload>` does, under its lock."""
+    """Load the configured policy again (the one given at start, whatever an admin switched
+    to since) — or ``policy`` (a path or shipped name) instead, until the next reload — in a
+    thread, and swap it in atomically: requests already running finish with the guard they
+    started with; new ones get the new one. A policy that fails to load raises (ConfigError /
+    ArtifactError) and leaves the old one serving. With ``--config`` the file is read again,
+    whole (:func:`guard.proxy.gateway.reload_config`). One reload at a time
+    (``proxy.reload_lock``)."""
+    async with proxy.reload_lock:
+        return await _reload(proxy, policy)
+
+
+async def _reload(proxy: Proxy, policy: str | None) -> Guard:
     if proxy.configured.config is not None:
         return await reload_config(proxy)
     settings = proxy.configured if policy is None else proxy.configured.model_copy(
@@ -79,6 +92,19 @@ def check_policy_allowed(policy: str, settings: Settings) -> None:
         code="policy_dir_not_allowed")
 
 
+@contextlib.contextmanager
+def reload_on_sighup(proxy: Proxy) -> Iterator[None]:
+    """While the block runs (the app's lifespan, :func:`guard.proxy.app.create_app`), SIGHUP
+    reloads the configured policy (where the platform has the signal and this is the main
+    thread's loop)."""
+    installed = watch_sighup(proxy)
+    try:
+        yield
+    finally:
+        if installed:
+            asyncio.get_running_loop().remove_signal_handler(signal.SIGHUP)
+
+
 def watch_sighup(proxy: Proxy) -> bool:
     """Reload the configured policy on SIGHUP (where the platform has it and this is the
     main thread's loop); True when the handler was installed."""
@@ -102,7 +128,7 @@ def watch_sighup(proxy: Proxy) -> bool:
 
 async def _reload_quietly(proxy: Proxy) -> None:
     with contextlib.suppress(Exception):  # reload() logged why; the old policy serves on
-        await proxy.reload()
+        await reload(proxy)
 
 
 async def admin_reload(request: Request) -> Response:
@@ -131,7 +157,7 @@ async def admin_reload(request: Request) -> Response:
     if policy is not None:
         check_policy_allowed(policy, proxy.configured)
     try:
-        guard = await proxy.reload(policy)
+        guard = await reload(proxy, policy)
     except Exception as exc:
         what = "the config" if is_routed(proxy) else "the policy"
         return JSONResponse(error_body(f"{what} failed to load; still serving "

@@ -47,9 +47,9 @@ from guard.proxy.responses_stream import (
     encode_event,
     final_response,
     parse_events,
+    relayed_response,
     replay,
 )
-from guard.proxy.streaming import json_reply
 from guard.request_walk import Asked, walk
 from guard.settings import Settings
 
@@ -111,6 +111,7 @@ class ResponsesApi:
     """The Responses API (:class:`~guard.proxy.exchange.Api`)."""
 
     path = "responses"
+    kind = "a response object"
     deliver = staticmethod(responses_delivery)
     encode = staticmethod(encode_event)
 
@@ -131,14 +132,14 @@ class ResponsesApi:
         """The upstream's final ``response`` object, and its events when it streamed."""
         body = plan.body
         if not body.get("stream"):
-            reply = await upstream.post("responses", json_body.dumps(body), headers)
+            reply = await upstream.post(self.path, json_body.dumps(body), headers)
             if not isinstance(reply, dict):
                 raise UpstreamError(f"the upstream at {upstream.name} returned a reply that "
-                                    "is not a response object")
+                                    f"is not {self.kind}")
             return reply, None
-        content_type, raw = await upstream.post_stream("responses", body, headers)
-        if "json" in content_type.lower():  # the upstream ignored stream=true
-            return json_reply(raw, upstream.name, "a response object"), None
+        reply, raw, _ = await upstream.read_stream(self.path, body, headers, self.kind)
+        if reply is not None:  # the upstream ignored stream=true
+            return reply, None
         events = parse_events(raw, upstream.name)
         return self.assembled(events, upstream.name), events
 
@@ -146,8 +147,14 @@ class ResponsesApi:
                      reply: dict[str, Any]) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
         """The reply seen as a chat completion, decided on and read for the confidence (no
         samples are asked for)."""
-        view = chat_view(reply)
+        view = self.answer(reply)
         return view, view
+
+    def answer(self, reply: Mapping[str, Any]) -> Mapping[str, Any]:
+        return chat_view(reply)
+
+    def relayed(self, events: list[Event]) -> dict[str, Any]:
+        return relayed_response(events)
 
     def shape(self, plan: ResponsesPlan, event: Event, upstream: str) -> Event | None:
         check_event(event, upstream)

@@ -14,12 +14,11 @@ refusal of :func:`guard.refusal_substitution.refused_response`). Each event is w
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from guard.exceptions import UpstreamError
-from guard.proxy.streaming import parse_sse
+from guard.proxy.streaming import finish, parse_sse, sse
 from guard.refusal_substitution import REFUSAL_ITEM_ID
 
 #: Event types whose ``response`` is the final one.
@@ -58,6 +57,47 @@ def final_response(events: Sequence[Mapping[str, Any]], upstream: str = "upstrea
     raise UpstreamError(f"the upstream at {upstream} ended its stream without a "
                         "response.completed event")
 
+def relayed_response(events: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The ``response`` object the events of a stream cut short make, as far as they go: the
+    final one when it came, else the ``response.created`` envelope with the output its events
+    streamed (each message's output texts and their logprobs, each function call's name and
+    arguments), for the decision on what was relayed (:mod:`guard.proxy.early`).
+
+    >>> delta = {"type": "response.output_text.delta", "item_id": "m", "content_index": 0}
+    >>> relayed_response([{"type": "response.created", "response": {"id": "r"}},
+    ...                   {**delta, "delta": "Par"}, {**delta, "delta": "is"}])
+    ... # doctest: +NORMALIZE_WHITESPACE
+    {'id': 'r', 'output': [{'type': 'message', 'id': 'm', 'content': [{'type': 'output_text',
+     'text': 'Paris', 'logprobs': []}]}]}
+    """
+    for event in reversed(events):
+        if event.get("type") in FINAL_TYPES and isinstance(event.get("response"), dict):
+            return dict(event["response"])
+    out: dict[str, Any] = next((dict(e["response"]) for e in events
+                                if e.get("type") == "response.created"
+                                and isinstance(e.get("response"), dict)), {})
+    items: dict[Any, dict[str, Any]] = {}
+    for event in events:
+        kind, item_id = event.get("type"), event.get("item_id")
+        added = event.get("item")
+        if kind == "response.output_item.added" and isinstance(added, dict):
+            items[added.get("id")] = {**added, "content": [], "arguments": ""} \
+                if added.get("type") == "function_call" else {**added, "content": []}
+        elif kind == "response.output_text.delta":
+            item = items.setdefault(item_id, {"type": "message", "id": item_id, "content": []})
+            parts, index = item["content"], event.get("content_index", 0)
+            while isinstance(index, int) and len(parts) <= index < 1024:
+                parts.append({"type": "output_text", "text": "", "logprobs": []})
+            part = parts[index] if isinstance(index, int) and 0 <= index < len(parts) else None
+            if part is not None:
+                part["text"] += str(event.get("delta") or "")
+                part["logprobs"] += list(event.get("logprobs") or [])
+        elif kind == "response.function_call_arguments.delta" and item_id in items:
+            items[item_id]["arguments"] = str(items[item_id].get("arguments") or "") + \
+                str(event.get("delta") or "")
+    return {**out, "output": list(items.values())}
+
+
 
 def _final_parts(final: Mapping[str, Any]) -> tuple[dict[tuple[Any, Any], str], dict[Any, str]]:
     """The final response's output texts by (item id, content index) and function-call
@@ -92,7 +132,7 @@ def check_events_match(events: Sequence[Mapping[str, Any]], final: Mapping[str, 
     >>> check_events_match([{**delta, "delta": "400 mg"}], final)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    policies.exceptions.UpstreamError: the upstream at upstream streamed text that its final ...
+    utilityguard_base.exceptions.UpstreamError: the upstream at upstream streamed text that its...
     """
     texts, args = _final_parts(final)
     streamed: dict[tuple[Any, Any], str] = {}
@@ -120,20 +160,17 @@ def check_events_match(events: Sequence[Mapping[str, Any]], final: Mapping[str, 
 
 
 def encode_event(event: Mapping[str, Any]) -> bytes:
-    """One SSE event of the Responses API: ``event: <type>``, ``data: <json>``."""
+    """One SSE event of the Responses API: ``event: <type>``, ``data: <json>``
+    (:func:`~guard.proxy.streaming.sse`)."""
     kind = event.get("type")
-    head = f"event: {kind}\n".encode() if isinstance(kind, str) else b""
-    return head + b"data: " + json.dumps(event, separators=(",", ":")).encode() + b"\n\n"
+    return sse(event, kind if isinstance(kind, str) else None)
 
 
 def replay(events: Sequence[Mapping[str, Any]], final: Mapping[str, Any] | None = None
            ) -> bytes:
     """The upstream's events as the client's stream, ``final`` (the decision object) added
-    to the last one."""
-    out = [encode_event(e) for e in events[:-1]]
-    if events:
-        out.append(encode_event({**events[-1], **(final or {})}))
-    return b"".join(out)
+    to the last one (:func:`~guard.proxy.streaming.finish`; no ``[DONE]``)."""
+    return finish(events, final, encode=encode_event, end=b"")
 
 
 def refused_events(refused: Mapping[str, Any], refusal_text: str,

@@ -43,11 +43,11 @@ from typing import Any, Generic, TypeVar
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
-from cost_models.bounds import problem
 from guard.decision_config import check_c_r, check_mode
 from guard.decision_records import Mode
 from guard.exceptions import ClientRequestError, ConfigError
 from guard.settings import ConfidenceKind, Settings
+from utilityguard_base.bounds import problem
 
 T = TypeVar("T")
 #: The model pattern of the one route the flags describe: every model.

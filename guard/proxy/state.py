@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import signal
 import time
 import uuid
 from collections.abc import AsyncIterator, Mapping
@@ -30,15 +29,14 @@ from guard.proxy import aio_transport
 from guard.proxy.audit import AuditWriter
 from guard.proxy.audit.schema import SECURITY_EVENTS
 from guard.proxy.audit.shared import SharedStore
+from guard.proxy.auth import key_in
 from guard.proxy.budget_ledger import BudgetRunner, StoreLedger
 from guard.proxy.build import refusal_budget
 from guard.proxy.decisions import DecisionStore
 from guard.proxy.feedback import RecentIds
 from guard.proxy.labels import LabelRateLimit
 from guard.proxy.metrics import ProxyMetrics
-from guard.proxy.parse import key_in
 from guard.proxy.pool import Upstream, probe_client, upstream_client, upstream_headers
-from guard.proxy.reload import reload, watch_sighup
 from guard.proxy.routes import ANY_MODEL, RouteTable, UnknownModelError
 from guard.settings import Settings
 
@@ -68,7 +66,7 @@ class Proxy:
                  route: str = ANY_MODEL) -> None:
         self.settings = settings
         self.configured = settings  # what the operator configured: what SIGHUP reloads
-        self.guard = guard  # replaced whole by reload(); a request reads it once
+        self.guard = guard  # replaced whole by a reload; a request reads it once
         self.route = route  # the model id or glob this proxy serves
         self._cost_model = cost_model
         self.root: Proxy = self if root is None else root
@@ -83,7 +81,8 @@ class Proxy:
             self.owners, self.labeller_keys = root.owners, root.labeller_keys
             self.label_limit = root.label_limit
             return
-        self._reload_lock = asyncio.Lock()
+        #: held by a reload (:func:`guard.proxy.reload.reload`): one at a time
+        self.reload_lock = asyncio.Lock()
         self.metrics = ProxyMetrics()
         self.client_keys = tuple(k.get_secret_value().encode() for k in settings.api_keys)
         self.override_keys = tuple(k.get_secret_value().encode()
@@ -194,16 +193,6 @@ class Proxy:
         """Whether a request authenticated with ``key`` may use the override headers."""
         return self.settings.allow_client_overrides or key_in(key, self.override_keys)
 
-    async def reload(self, policy: str | None = None) -> Guard:
-        """Load the configured policy again (the one given at start, whatever an admin
-        switched to since) — or ``policy`` (a path or shipped name) instead, until the next
-        reload — in a thread, and swap it in atomically: requests already running finish with
-        the guard they started with; new ones get the new one. A policy that fails to load
-        raises (ConfigError / ArtifactError) and leaves the old one serving. With
-        ``--config`` the file is read again, whole (:func:`guard.proxy.gateway.reload_config`)."""
-        async with self._reload_lock:
-            return await reload(self, policy)
-
     def announce(self) -> None:
         """Say once, at start-up, which policy decides each route (or that none does), and
         warn when a route's calibrator cannot reach the thresholds of ordinary questions
@@ -272,7 +261,7 @@ class Proxy:
     def record(self, record: DecisionRecord, *, query: str, model: str | None, stream: bool,
                upstream_s: float, total_s: float, owner: str = "") -> None:
         """Count a decision and its latencies, keep it for ``GET /v1/decisions`` (readable
-        with ``owner``, :func:`~guard.proxy.decisions.credential`), and queue its audit row;
+        with ``owner``, :func:`~guard.proxy.auth.credential`), and queue its audit row;
         each names this route and the key that made the request (who may label it)."""
         key_owner = self.owners.owner(record.request_id)[1]
         self.recent.add(record.request_id, key_owner)
@@ -308,7 +297,6 @@ class Proxy:
         for route in self.table.routes:  # loads the default model
             await asyncio.to_thread(route.guard.predict_cost, "warm-up")
         await asyncio.to_thread(self.announce)  # prices the reference questions
-        reload_signal = watch_sighup(self)
         if s.audit_target is not None:
             self.audit = AuditWriter(s.audit_target, queue_size=s.audit_queue_size,
                                      metrics=self.metrics, store_queries=s.audit_queries)
@@ -339,8 +327,6 @@ class Proxy:
                 await upstream.client.aclose()
                 if upstream.probe is not None:
                     await upstream.probe.aclose()
-            if reload_signal:
-                asyncio.get_running_loop().remove_signal_handler(signal.SIGHUP)
             if self.audit is not None:
                 await asyncio.to_thread(self.audit.close)  # writes everything queued
                 self.audit = None

@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import codecs
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from cost_models.wellformed import loads_standard
+from guard.completion import without_logprobs
 from guard.exceptions import UpstreamError
+from utilityguard_base.wellformed import loads_standard
 
 DONE = b"data: [DONE]\n\n"
 _META = ("id", "created", "model", "system_fingerprint", "service_tier")
@@ -108,7 +109,7 @@ def checked_choices(reply: dict[str, Any], upstream: str, kind: str = "reply"
     >>> checked_choices({"choices": 5}, "up")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    policies.exceptions.UpstreamError: the upstream at up sent a reply whose 'choices' is ...
+    utilityguard_base.exceptions.UpstreamError: the upstream at up sent a reply whose 'choices'...
     """
     choices = reply.get("choices")
     if choices is not None and (type(choices) is not list
@@ -251,15 +252,30 @@ def _index(choice: Mapping[str, Any]) -> int:
     return i if isinstance(i, int) else 0
 
 
+def sse(data: Mapping[str, Any], name: str | None = None) -> bytes:
+    """One server-sent event: ``event: <name>`` when it has a name (the Responses API's
+    events), ``data: <json>``, a blank line. The one SSE encoder of the proxy: chat chunks,
+    Responses events and the error event that ends a failed stream.
+
+    >>> sse({"a": 1})
+    b'data: {"a":1}\\n\\n'
+    >>> sse({"type": "response.created"}, "response.created")
+    b'event: response.created\\ndata: {"type":"response.created"}\\n\\n'
+    """
+    head = f"event: {name}\n".encode() if name else b""
+    return head + b"data: " + json.dumps(data, separators=(",", ":")).encode() + b"\n\n"
+
+
 def encode(event: Mapping[str, Any]) -> bytes:
-    """One SSE event: ``data: <json>`` and a blank line."""
-    return b"data: " + json.dumps(event, separators=(",", ":")).encode() + b"\n\n"
+    """One event of a chat completions stream (:func:`sse`, unnamed)."""
+    return sse(event)
 
 
-def finish(events: Sequence[Mapping[str, Any]], final: Mapping[str, Any] | None = None
-           ) -> bytes:
-    """The SSE body of ``events``, ``final``'s keys added to the last event (the decision
-    object), ending in ``data: [DONE]``.
+def finish(events: Sequence[Mapping[str, Any]], final: Mapping[str, Any] | None = None, *,
+           encode: Callable[[Mapping[str, Any]], bytes] = encode, end: bytes = DONE) -> bytes:
+    """The SSE body of ``events`` (each encoded by ``encode``), ``final``'s keys added to the
+    last event (the decision object), then ``end`` (``data: [DONE]``; the Responses API ends
+    a stream without it).
 
     Examples
     --------
@@ -269,7 +285,7 @@ def finish(events: Sequence[Mapping[str, Any]], final: Mapping[str, Any] | None 
     out = [encode(e) for e in events[:-1]]
     if events:
         out.append(encode({**events[-1], **(final or {})}))
-    out.append(DONE)
+    out.append(end)
     return b"".join(out)
 
 
@@ -285,9 +301,7 @@ def relay_chunk(chunk: Mapping[str, Any], *, client_n: int, keep_logprobs: bool,
     if not choices and not include_usage:
         return None  # a usage chunk the client did not ask for
     if not keep_logprobs:
-        for c in choices:
-            if c.get("logprobs") is not None:
-                c["logprobs"] = None
+        choices = without_logprobs(choices)
     return {**chunk, "choices": choices}
 
 

@@ -30,7 +30,9 @@ _PERCENT = re.compile(r"%[0-9a-fA-F]{2}")
 MAX_BLOB = 65536
 
 
-def _readable_text(raw: bytes) -> str | None:
+def readable_text(raw: bytes) -> str | None:
+    """``raw`` as text when it is UTF-8 and (almost) all printable; ``None`` otherwise (binary
+    data): what a decoded blob, a file part's data, must be to be read as text."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
@@ -47,12 +49,12 @@ def _b64(blob: str) -> str | None:
         raw = base64.b64decode(s, altchars=alt.encode() if alt else None, validate=True)
     except (binascii.Error, ValueError):
         return None
-    return _readable_text(raw)
+    return readable_text(raw)
 
 
 def _hex(blob: str) -> str | None:
     try:
-        return _readable_text(bytes.fromhex(blob))
+        return readable_text(bytes.fromhex(blob))
     except ValueError:
         return None
 

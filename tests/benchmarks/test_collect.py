@@ -17,7 +17,8 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 import benchmarks.cli_collect as cli_collect
-from benchmarks.collect import CollectSettings, collect, done_ids, regrade
+from benchmarks.collect import CollectSettings, collect, regrade
+from benchmarks.resume import prepare_resume
 from cost_models.datasets import DatasetItem
 from guard.cli import main
 from guard.confidence import VERBAL_INSTRUCTION
@@ -108,8 +109,8 @@ def no_sleep(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     async def fake_sleep(seconds: float) -> None:
         delays.append(seconds)
 
-    monkeypatch.setattr("cost_models.upstream.asyncio.sleep", fake_sleep)
-    monkeypatch.setattr("cost_models.upstream.random.random", lambda: 0.0)  # no jitter
+    monkeypatch.setattr("utilityguard_base.upstream.asyncio.sleep", fake_sleep)
+    monkeypatch.setattr("utilityguard_base.upstream.random.random", lambda: 0.0)  # no jitter
     return delays
 
 
@@ -271,7 +272,7 @@ def test_resume_asks_only_for_the_missing_items(tmp_path: Path) -> None:
     assert [r["id"] for r in _records(out)] == ["q1", "q2", "q3", "q4", "q5"]
     up = FakeUpstream()
     assert _run(_items(), out, up) == 0 and up.bodies == []
-    assert done_ids(out) == {"q1", "q2", "q3", "q4", "q5"}
+    assert prepare_resume(out) == {"q1", "q2", "q3", "q4", "q5"}
 
 
 def test_a_torn_last_line_is_moved_aside_and_redone(tmp_path: Path) -> None:

@@ -14,8 +14,8 @@ import pytest
 from benchmarks.collect import CollectSettings, collect
 from benchmarks.ptrue_collect import attach_ptrue, collect_ptrue, load_ptrue
 from cost_models.datasets import DatasetItem
-from cost_models.upstream import ChatClient
 from guard.confidence.ptrue import PTRUE_INSTRUCTION, ptrue_from_top
+from utilityguard_base.upstream import ChatClient
 
 ITEMS = [DatasetItem(id=i, question=q, answerable=True, cost=2.0, reference=[r],
                      answer_type="number")

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from cost_models import embeddings
-from policies.exceptions import UtilityGuardError
+from utilityguard_base.exceptions import UtilityGuardError
 
 pytest.importorskip("wordllama")
 

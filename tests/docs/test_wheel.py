@@ -1,7 +1,8 @@
 """The installed package works on its own: the wheel is built from this checkout, installed
 into a fresh virtual environment, and run from a directory outside the checkout —
 ``utilityguard decide`` (the shipped cost model), ``Guard.from_policy("smollm2")`` (the shipped
-policy), the seed data, and a ``serve`` start (until /healthz answers).
+policy), the seed data, a ``serve`` start (until /healthz answers) and ``utilityguard bench``
+on the shipped responses. The performance benchmarks are not in the wheel.
 
 Offline and fast: the wheel is built without build isolation (the running environment's
 setuptools), and the fresh environment reaches the running environment's third-party packages
@@ -18,6 +19,7 @@ import subprocess
 import sys
 import sysconfig
 import venv
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -26,7 +28,7 @@ from benchmarks.perf.servers import free_port, wait_until_serving
 from tests.docs.blocks import ROOT
 
 pytestmark = pytest.mark.slow
-PACKAGES = ("guard", "cost_models", "policies", "benchmarks")
+PACKAGES = ("utilityguard_base", "guard", "cost_models", "policies", "benchmarks")
 OWN = ("utilityguard", "__editable__", "guard", "cost_models", "policies", "benchmarks")
 
 
@@ -55,8 +57,8 @@ def _third_party(links: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The fresh environment's bin directory, with the wheel installed."""
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel built from this checkout."""
     tmp = tmp_path_factory.mktemp("wheel")
     src = tmp / "src"
     src.mkdir()
@@ -71,6 +73,13 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert "project.license" not in built.stdout + built.stderr, built.stderr[-3000:]
     wheels = list((tmp / "dist").glob("utilityguard-*.whl"))
     assert len(wheels) == 1, wheels
+    return wheels[0]
+
+
+@pytest.fixture(scope="module")
+def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The fresh environment's bin directory, with the wheel installed."""
+    tmp = tmp_path_factory.mktemp("venv")
     env_dir = tmp / "venv"
     venv.create(env_dir, with_pip=False)
     py = env_dir / "bin" / "python"
@@ -78,7 +87,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
                      cwd=tmp).stdout.strip())
     (site / "third_party.pth").write_text(str(_third_party(tmp / "third-party")) + "\n")
     _run(sys.executable, "-m", "pip", "--python", py, "install", "--no-deps", "--no-index",
-         "--quiet", wheels[0], cwd=tmp)
+         "--quiet", wheel, cwd=tmp)
     return env_dir / "bin"
 
 
@@ -135,3 +144,28 @@ def test_serve_starts(installed: Path, tmp_path: Path) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(5)
+
+
+def test_the_wheel_holds_no_performance_benchmark(wheel: Path) -> None:
+    names = zipfile.ZipFile(wheel).namelist()
+    assert not [n for n in names if n.startswith("benchmarks/perf/")]
+    # the bench, its data and the base package are in it
+    for needed in ("benchmarks/cli_bench.py", "benchmarks/bench/run.py",
+                   "benchmarks/data/smollm2/responses.jsonl", "utilityguard_base/exceptions.py"):
+        assert needed in names, needed
+
+
+def test_bench_runs_from_the_wheel(installed: Path, tmp_path: Path) -> None:
+    """``utilityguard bench`` on the shipped SmolLM2 responses, scored with the shipped
+    policy (nothing refitted: seconds), from the installed wheel alone."""
+    env = _env(installed)
+    find = ("import benchmarks, pathlib; print(pathlib.Path(benchmarks.__file__).parent"
+            " / 'data' / 'smollm2' / 'responses.jsonl')")
+    responses = _run(installed / "python", "-c", find, cwd=tmp_path, env=env).stdout.strip()
+    _run(installed / "utilityguard", "bench", "--responses", responses, "--policy", "smollm2",
+         "--bootstrap", "20", "--no-plots", "--out", tmp_path / "out", cwd=tmp_path, env=env)
+    results = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert results["policies"] and (tmp_path / "out" / "report.md").exists()
+    gone = subprocess.run([installed / "python", "-c", "import benchmarks.perf"], cwd=tmp_path,
+                          env=env, capture_output=True, text=True, check=False)
+    assert gone.returncode == 1 and "No module named 'benchmarks.perf'" in gone.stderr

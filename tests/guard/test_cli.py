@@ -22,7 +22,7 @@ from guard.exceptions import (
     DatasetError,
     JudgeError,
 )
-from policies.exceptions import InvalidValueError, UtilityGuardError
+from utilityguard_base.exceptions import InvalidValueError, UtilityGuardError
 
 VALUE_ERRORS = [exceptions.ConfigError, exceptions.ConfidenceError, exceptions.CalibrationError,
                 ArtifactError, DatasetError, BenchError]
@@ -41,7 +41,7 @@ def test_value_errors_are_invalid_values_and_value_errors(cls: type[Exception]) 
 
 
 def test_the_root_docstring_draws_every_error_class() -> None:
-    import policies.exceptions as root
+    import utilityguard_base.exceptions as root
 
     assert root.__doc__ is not None
     for cls in [*VALUE_ERRORS, *OTHER_ERRORS, InvalidValueError]:

@@ -23,7 +23,7 @@ def _scales() -> list[CostScale]:
 @pytest.mark.parametrize("scale", _scales())
 def test_one_price_is_scaled_as_the_array_path_scales_it(scale: CostScale) -> None:
     rng = np.random.default_rng(7)
-    knots = np.exp(np.asarray(scale.log_price))
+    knots = np.exp(np.asarray(scale.log_raw))
     prices = np.concatenate([np.logspace(-8, 8, 4001), rng.lognormal(0.0, 3.0, 4000),
                              knots, np.nextafter(knots, 0), np.nextafter(knots, np.inf)])
     want = scale.apply(prices)

@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from guard.core import Guard
 from guard.exceptions import ConfigError, InvalidRequestError
-from guard.proxy.parse import (
+from guard.proxy.overrides import (
     CONFIDENCE_HEADER,
     COST_HEADER,
     MODE_HEADER,

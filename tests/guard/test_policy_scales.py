@@ -110,7 +110,7 @@ def test_a_policy_fitted_with_a_scale_saves_loads_and_decides_with_it(tmp_path: 
     assert loaded.cost_scale == policy.cost_scale
     q = "What is the dose of drug 3?"
     raw = float(loaded.cost_model.predict([q])[0])  # type: ignore[union-attr]
-    assert loaded.guard().price(q).cost == pytest.approx(policy.cost_scale(raw))
+    assert Guard.from_policy(loaded).price(q).cost == pytest.approx(policy.cost_scale(raw))
 
 
 # --- the answerability scale (guard.alpha_scale) ---
@@ -165,5 +165,5 @@ def test_a_policy_fitted_with_an_answerability_scale_keeps_it(tmp_path: Path) ->
     assert loaded.alpha_scale == policy.alpha_scale
     q = "What is the dose of drug 3?"
     raw = float(loaded.answerability.predict_alpha([q])[0])  # type: ignore[union-attr]
-    assert loaded.guard().price(q).alpha == pytest.approx(policy.alpha_scale(raw))
+    assert Guard.from_policy(loaded).price(q).alpha == pytest.approx(policy.alpha_scale(raw))
     assert "recalibrated for unseen kinds" in (tmp_path / "p" / "README.md").read_text()

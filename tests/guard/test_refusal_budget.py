@@ -69,12 +69,13 @@ def _record(alpha: float, answered: bool, c_r: float, *, decision: str | None = 
 
 
 def _decide(ctl: RefusalBudget, t: Traffic, i: int, key: str) -> None:
-    answered = bool(answered_at(ctl.c_r, t.p[i:i + 1], t.cost[i:i + 1], t.alpha[i:i + 1])[0])
+    answered = bool(answered_at(t.p[i:i + 1], t.cost[i:i + 1], ctl.c_r,
+                                alpha=t.alpha[i:i + 1])[0])
     ctl.observe(_record(float(t.alpha[i]), answered, ctl.c_r), key)
 
 
 def _offline(t: Traffic, rate: float) -> float:
-    return solve_budget(rate * t.alpha.sum(), t.p, t.cost, t.alpha, t.alpha).c_r
+    return solve_budget(t.p, t.cost, rate * t.alpha.sum(), alpha=t.alpha, weight=t.alpha).c_r
 
 
 def _order(t: Traffic, passes: int, seed: int = 0) -> Iterator[int]:

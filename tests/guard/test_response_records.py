@@ -14,7 +14,7 @@ import pytest
 from cost_models.datasets import parse_bool
 from guard.exceptions import RecordError
 from guard.response_records import ResponseRecord, read_response_records
-from policies.exceptions import InvalidValueError
+from utilityguard_base.exceptions import InvalidValueError
 
 
 @pytest.mark.parametrize(("value", "expected"), [

@@ -16,7 +16,7 @@ from policies import (
     refusal_count,
     solve_budget,
 )
-from policies.exceptions import InvalidValueError
+from utilityguard_base.exceptions import InvalidValueError
 
 
 def _items(seed: int, n: int = 12) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -46,7 +46,7 @@ def test_solver_matches_a_brute_force_sweep(seed: int, use_labels: bool) -> None
     grid = np.arange(0.0, 80.0, 0.001)
     counts = (_refused_by_hand(grid[:, None], p, cost, alpha) * weight).sum(axis=1)
     for budget in np.linspace(counts.min(), counts.max(), 7):
-        s = solve_budget(float(budget), p, cost, alpha, weight)
+        s = solve_budget(p, cost, float(budget), alpha=alpha, weight=weight)
         smallest = grid[np.argmax(counts <= budget + 1e-9)]
         assert smallest - 0.001 - 1e-6 <= s.c_r <= smallest + 1e-6
         assert s.refused <= budget + 1e-9
@@ -60,9 +60,9 @@ def test_frontier_is_the_lp_value_and_its_dual(seed: int) -> None:
     p, cost, alpha, _ = _items(seed, n=15)
     have = np.isfinite(p)
     q = np.where(have, np.nan_to_num(p) - (1 - np.nan_to_num(p)) * cost, 0.0)
-    lo, hi = budget_range(p, cost, alpha)
+    lo, hi = budget_range(p, cost, alpha=alpha)
     budgets = np.linspace(lo, hi, 9)[1:-1] + 0.013  # off the kinks
-    f = frontier_at(budgets.tolist(), p, cost, alpha)
+    f = frontier_at(p, cost, budgets.tolist(), alpha=alpha)
     for b, welfare, c_r in zip(f.budget, f.welfare, f.c_r, strict=True):
         # max sum x q + (1 - x)(1 - alpha)  s.t.  sum (1 - x) alpha <= b,  x = 0 without p
         # sum (1 - x) alpha <= b  <=>  -sum x alpha <= b - sum alpha
@@ -77,28 +77,29 @@ def test_frontier_is_the_lp_value_and_its_dual(seed: int) -> None:
 @pytest.mark.parametrize("seed", range(4))
 def test_the_slope_of_the_frontier_is_the_price(seed: int) -> None:
     p, cost, alpha, _ = _items(seed, n=20)
-    lo, hi = budget_range(p, cost, alpha)
+    lo, hi = budget_range(p, cost, alpha=alpha)
     h = 1e-4
     for b in np.linspace(lo, hi, 11)[1:-1] + 0.0037:
-        f = frontier_at([b - h, b, b + h], p, cost, alpha)
+        f = frontier_at(p, cost, [b - h, b, b + h], alpha=alpha)
         slope = (f.welfare[2] - f.welfare[0]) / (2 * h)
         assert slope == pytest.approx(f.c_r[1], rel=1e-4, abs=1e-6)
 
 
 def test_the_price_falls_as_the_budget_grows() -> None:
     p, cost, alpha, labels = _items(7, n=200)
-    prices = [solve_budget(b, p, cost, alpha, labels).c_r for b in range(15, 120, 5)]
+    prices = [solve_budget(p, cost, b, alpha=alpha, weight=labels).c_r
+              for b in range(15, 120, 5)]
     assert all(a >= b for a, b in itertools.pairwise(prices))
     assert prices[0] > prices[-1]
 
 
 def test_a_fixed_price_is_a_point_of_the_frontier() -> None:
     p, cost, alpha, _ = _items(3, n=40)
-    for c_r, budget, welfare in price_points([0.5, 2.0, 8.0], p, cost, alpha):
-        f = frontier_at([budget], p, cost, alpha)
+    for c_r, budget, welfare in price_points(p, cost, [0.5, 2.0, 8.0], alpha=alpha):
+        f = frontier_at(p, cost, [budget], alpha=alpha)
         assert f.welfare[0] == pytest.approx(welfare, abs=1e-9)
         assert f.c_r[0] <= c_r + 1e-6
-        assert refusal_count(f.c_r[0], p, cost, alpha, alpha) <= budget + 1e-9
+        assert refusal_count(p, cost, f.c_r[0], alpha=alpha, weight=alpha) <= budget + 1e-9
 
 
 @pytest.mark.parametrize(("kwargs", "match"), [

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from policies import answer_threshold, expected_utility, refusal_expected_utility
-from policies.exceptions import InvalidValueError
+from utilityguard_base.exceptions import InvalidValueError
 
 HOSTILE = [0.0, -0.0, 1.0, 5e-324, 2.2250738585072014e-308, 1e-300, 0.5, 1.0 - 2 ** -53,
            1.0 + 2 ** -52, 2.0, 3.0, 1e15, 1e300, 1.7976931348623157e308, math.inf, -math.inf,

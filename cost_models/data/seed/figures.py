@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 from scipy.stats import chisquare, spearmanr
 
-from cost_models.jsonl import parse_jsonl, read_jsonl
+from utilityguard_base.jsonl import parse_jsonl, read_jsonl
 
 HERE = Path(__file__).resolve().parent
 

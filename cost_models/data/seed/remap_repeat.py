@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from cost_models.annotation.judges import parse_reply
-from cost_models.jsonl import read_jsonl
+from utilityguard_base.jsonl import read_jsonl
 
 _BEST = re.compile(r"^(\s*BEST:\s*)\d+", re.MULTILINE)
 _WORST = re.compile(r"^(\s*WORST:\s*)\d+", re.MULTILINE)

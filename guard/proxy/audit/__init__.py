@@ -4,11 +4,13 @@ Modules, in dependency order:
 
 * :mod:`~guard.proxy.audit.schema` — the tables (:data:`DECISIONS`, :data:`FEEDBACK`,
   :data:`TABLES`) as typed columns, shared by both backends; another table is one more entry.
-* :mod:`~guard.proxy.audit.store` — the :class:`AuditStore` interface and :func:`open_store`
-  (a ``postgresql://`` URL or a file path), and :func:`read_rows` for readers (``audit export``,
-  ``audit report``, ``fit --from-audit``): ``read_rows(target, DECISIONS)`` yields dicts,
-  oldest first, from either backend.
+* :mod:`~guard.proxy.audit.backend` — the :class:`AuditStore` interface both backends
+  implement.
 * :mod:`~guard.proxy.audit.sqlite`, :mod:`~guard.proxy.audit.postgres` — the two backends.
+* :mod:`~guard.proxy.audit.store` — the factory, :func:`open_store` (a ``postgresql://`` URL
+  or a file path), and :func:`read_rows` for readers (``audit export``, ``audit report``,
+  ``fit --from-audit``): ``read_rows(target, DECISIONS)`` yields dicts, oldest first, from
+  either backend.
 * :mod:`~guard.proxy.audit.writer` — :class:`AuditWriter`, the bounded non-blocking batching
   writer with reconnection (what the proxy runs).
 * :mod:`~guard.proxy.audit.shared` — :class:`~guard.proxy.audit.shared.SharedStore`, one

@@ -16,8 +16,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from guard.exceptions import AuditStoreError, AuditStoreUnavailable
+from guard.proxy.audit.backend import AuditStore, index_sql, mask_url, select_sql
 from guard.proxy.audit.schema import TABLES, Table
-from guard.proxy.audit.store import AuditStore, index_sql, mask_url, select_sql
 
 _TYPES = {"real": "DOUBLE PRECISION", "integer": "INTEGER", "text": "TEXT"}
 _SCHEMA_LOCK = 0x7574696C  # pg_advisory_xact_lock key while creating tables ("util")

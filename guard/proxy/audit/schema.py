@@ -9,9 +9,9 @@ annotation) plus ``ts`` (Unix time), ``model`` (what the client asked for), ``st
 ``query`` (the query text, null unless the proxy stores queries), ``policy`` (the version
 of the policy that decided, when the record does not carry it itself; null otherwise),
 ``route`` (the model id or glob of the route that decided; ``*`` without ``--config``),
-``key_id`` (which proxy key made the request, :func:`guard.proxy.labels.key_id`: never the
+``key_id`` (which proxy key made the request, :func:`guard.proxy.auth.key_id`: never the
 key; null without auth) and ``owner`` (who may read the decision again: a digest of the
-credential that made the request, :func:`guard.proxy.decisions.credential`). Every
+credential that made the request, :func:`guard.proxy.auth.credential`). Every
 table also has an ``id`` primary key that grows with insertion order, so "oldest first" is
 ``ORDER BY id``.
 

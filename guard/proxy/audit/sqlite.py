@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from guard.exceptions import AuditStoreError
+from guard.proxy.audit.backend import AuditStore, index_sql, select_sql
 from guard.proxy.audit.schema import TABLES, Table
-from guard.proxy.audit.store import AuditStore, index_sql, select_sql
 
 _TYPES = {"real": "REAL", "integer": "INTEGER", "text": "TEXT"}
 

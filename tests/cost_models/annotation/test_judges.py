@@ -12,7 +12,6 @@ from typing import Any
 import httpx
 import pytest
 
-from cost_models import upstream as upstream_module
 from cost_models.annotation.fit import Judgment
 from cost_models.annotation.judges import (
     SETTING,
@@ -25,6 +24,7 @@ from cost_models.annotation.judges import (
     render_tuple,
 )
 from guard.exceptions import JudgeError
+from utilityguard_base import upstream as upstream_module
 
 ITEMS = [("a", "How much insulin?"), ("b", "Capital of Peru?"), ("c", "Is 7 prime?"),
          ("d", "Can I mix bleach and ammonia?")]

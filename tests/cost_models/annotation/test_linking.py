@@ -10,7 +10,7 @@ import pytest
 from cost_models.annotation.fit import Judgment
 from cost_models.annotation.linking import cost_anchors, frequent_winners, most_shares
 from guard.cli import main
-from policies.exceptions import InvalidValueError
+from utilityguard_base.exceptions import InvalidValueError
 
 TUPLES = {"t1": ["a", "b", "c", "d"], "t2": ["a", "e", "f", "g"], "t3": ["b", "e", "h", "i"]}
 JUDGMENTS = [Judgment("t1", "a", "d"), Judgment("t2", "a", "g"), Judgment("t3", "e", "i"),

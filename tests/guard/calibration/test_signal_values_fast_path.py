@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from guard.calibration.scoring import as_signal_values
-from policies.exceptions import InvalidValueError
+from utilityguard_base.exceptions import InvalidValueError
 
 VALUES = [0.0, -0.0, 1.0, -1.0, 5e-324, -5e-324, 1e-300, -37.5, 1e300,
           1.7976931348623157e308, -1.7976931348623157e308, 0.1, -2.5e-8]

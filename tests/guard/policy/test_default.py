@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from guard.confidence.extractors import VerbalExtractor
 from guard.core import DEFAULT_POLICY, Guard
 from guard.policy import load_policy, load_shipped_default, shipped_policies
@@ -45,3 +47,19 @@ def test_configured_parts_turn_the_default_off() -> None:
     assert Guard(signal="verbal").policy is None
     # extractors that do not read the default calibrator's signal: the bare rule
     assert Guard(extractors=[VerbalExtractor()]).policy is None
+
+
+def test_the_constructor_reads_nothing_from_disk(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``Guard()`` reads the shipped default policy when it first needs it, once."""
+    import guard.policy.artifact as artifact
+
+    loaded = []
+    real = artifact.load_shipped_default
+    monkeypatch.setattr(artifact, "load_shipped_default",
+                        lambda: loaded.append(1) or real())
+    g = Guard(c_r=2.0)
+    assert loaded == []
+    rec = g.decide(Q, "4 g", confidence={"logprob_mean": -0.1}, cost=8.0)
+    assert loaded == [1] and rec.policy == real().label
+    g.decide(Q, "4 g", confidence={"logprob_mean": -0.1}, cost=8.0)
+    assert loaded == [1]

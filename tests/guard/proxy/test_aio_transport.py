@@ -1,6 +1,6 @@
 """The aiohttp transport behind the proxy's httpx client, against hostile raw-socket peers on
 127.0.0.1: every failure arrives as the httpx error the proxy's translation expects
-(:func:`cost_models.upstream.map_exceptions`), and nothing of httpx's behaviour that the
+(:func:`utilityguard_base.upstream.map_exceptions`), and nothing of httpx's behaviour that the
 guard relies on changes (no redirects, no cookies kept, bodies decoded, the pool bounded)."""
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from typing import Any
 import httpx
 import pytest
 
-from cost_models.upstream import map_exceptions
 from guard.exceptions import UpstreamPoolExhausted, UpstreamTimeout, UpstreamUnavailable
+from utilityguard_base.upstream import map_exceptions
 
 aio = pytest.importorskip("guard.proxy.aio_transport")
 if not aio.available():  # pragma: no cover - depends on what is installed

@@ -109,6 +109,66 @@ def test_shadow_mode_streams_early_and_records_the_decision(
     assert row == ("refuse", "shadow", 1)
 
 
+def audit_row(db: Path, request_id: str, columns: str = "decision, mode, stream"
+              ) -> tuple[Any, ...] | None:
+    """The audit row of ``request_id``, waiting for the writer thread (at most WAIT s)."""
+    for _ in range(int(WAIT / 0.05)):
+        try:
+            row = sqlite3.connect(db).execute(
+                f"SELECT {columns} FROM decisions WHERE request_id = ?",
+                (request_id,)).fetchone()
+        except sqlite3.OperationalError:  # the writer has not made the table yet
+            row = None
+        if row is not None:
+            return tuple(row)
+        threading.Event().wait(0.05)
+    return None
+
+
+@pytest.mark.parametrize("mode, question", [("enforce", "a cheap question"),
+                                            ("shadow", "an unsure question")])
+def test_a_client_that_leaves_an_early_stream_leaves_its_audit_row(
+        start_proxy: Callable[..., Served], gated: tuple[GatedUpstream, Served],
+        tmp_path: Path, mode: str, question: str) -> None:
+    """The client reads the first words and leaves while the upstream is paused: the
+    decision is recorded once the response was handed over (in its ``finally``), made on
+    what the stream relayed (the answer's first word, its logprob in shadow mode)."""
+    fake, up = gated
+    db = tmp_path / "audit.db"
+    proxy = start_proxy(up.url, mode=mode, audit_path=db, read_timeout=30.0)
+    with httpx.stream("POST", proxy.url + "/v1/chat/completions", json=ask(question),
+                      timeout=WAIT, headers={"authorization": f"Bearer {CLIENT_KEY}"}) as r:
+        assert r.headers["x-utilityguard-stream"] == "early"
+        rid = r.headers["x-utilityguard-request-id"]
+        received = b""
+        for part in r.iter_raw():
+            received += part
+            if WORDS[0].encode() in received:
+                break  # the first word: leave while the upstream is paused
+    assert fake.closed.wait(WAIT) and not fake.finished.is_set()
+    decided = "answer" if mode == "enforce" else "refuse"  # shadow: p = exp(-2) < 0.4
+    assert audit_row(db, rid) == (decided, mode, 1)
+
+
+def test_a_client_that_leaves_an_early_responses_stream_leaves_its_audit_row(
+        start_proxy: Callable[..., Served], gated: tuple[GatedUpstream, Served],
+        tmp_path: Path) -> None:
+    fake, up = gated
+    db = tmp_path / "audit.db"
+    proxy = start_proxy(up.url, audit_path=db, read_timeout=30.0)
+    body = {"model": "gated-model", "input": "cheap", "stream": True}
+    with httpx.stream("POST", proxy.url + "/v1/responses", json=body, timeout=WAIT,
+                      headers={"authorization": f"Bearer {CLIENT_KEY}"}) as r:
+        rid = r.headers["x-utilityguard-request-id"]
+        received = b""
+        for part in r.iter_raw():
+            received += part
+            if b"response.output_text.delta" in received:
+                break
+    assert fake.closed.wait(WAIT) and not fake.finished.is_set()
+    assert audit_row(db, rid) == ("answer", "enforce", 1)
+
+
 def _headers_arrive(url: str, body: dict[str, Any], arrived: threading.Event,
                     finished_then: list[bool], fake: GatedUpstream, out: list[bytes]) -> None:
     with httpx.stream("POST", url + "/v1/chat/completions", json=body, timeout=WAIT,

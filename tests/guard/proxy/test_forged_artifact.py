@@ -1,7 +1,7 @@
 """A code-running pickle planted in a policy folder, every hash recomputed, runs no code
 (issue 20, item 4): not on load, not on ``POST /admin/reload``, not on the reload SIGHUP
-triggers (the same ``Proxy.reload()`` of the configured policy, here asked for by an empty
-``POST /admin/reload``)."""
+triggers (the same ``guard.proxy.reload.reload()`` of the configured policy, here asked for
+by an empty ``POST /admin/reload``)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ official ``openai`` client: routing, thresholds, the body's policy, unknown mode
 ``/v1/models``, ``/v1/decisions/{id}`` per key, and reloads with a good and a bad file.
 
 Every expected decision is computed here from the policy on disk
-(``load_policy(DIR).guard(c_r=...).decide(...)`` with the logprob the fake upstream sends),
+(``Guard.from_policy(DIR, c_r=...).decide(...)`` with the logprob the fake upstream sends),
 independently of the proxy."""
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ import openai
 import pytest
 
 from guard.cli import main
+from guard.core import Guard
 from guard.decision_records import DecisionRecord
 from guard.policy import fit_policy, load_policy, save_policy
 from tests.guard.proxy.conftest import ANSWER, FakeUpstream, Served
@@ -73,7 +74,7 @@ routes:
 
 def expected(policy_dir: Path, c_r: float, question: str) -> DecisionRecord:
     lp = -0.01 if "sure" in question else -0.1  # what the fake upstream's tokens carry
-    return load_policy(policy_dir).guard(c_r=c_r).decide(question, ANSWER,
+    return Guard.from_policy(load_policy(policy_dir), c_r=c_r).decide(question, ANSWER,
                                                         confidence={"logprob_mean": lp})
 
 

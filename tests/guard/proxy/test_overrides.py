@@ -57,12 +57,32 @@ def test_cost_and_refusal_cost_headers(client: openai.OpenAI, chat: Any,
     assert raw.headers["x-utilityguard-cost"] == expected_cost
 
 
+@pytest.mark.parametrize("name", ["x-utilityguard-c-r", "x-utilityguard-refusal-cost"])
+def test_c_r_header_under_its_name_and_its_older_one(client: openai.OpenAI, chat: Any,
+                                                     name: str) -> None:
+    """C_R is set by the header that reports it (``x-utilityguard-c-r``) and still by its
+    older name; sent under both it is refused (400), whichever the values."""
+    raw = create(client, chat("unsure"), **{name: "4"})  # L = 4, p = 0.135
+    assert raw.headers["x-utilityguard-decision"] == "answer"
+    assert raw.headers["x-utilityguard-c-r"] == "4"
+    with pytest.raises(openai.BadRequestError) as info:
+        create(client, chat("unsure"), **{"x-utilityguard-c-r": "4",
+                                           "x-utilityguard-refusal-cost": "4"})
+    assert info.value.body["code"] == "invalid_header"
+
+
+def test_c_r_header_needs_the_operators_grant(proxy: Any, make_client: Any, chat: Any) -> None:
+    with pytest.raises(openai.PermissionDeniedError):  # the shared proxy grants none
+        create(make_client(proxy), chat("unsure"), **{"x-utilityguard-c-r": "4"})
+
+
 @pytest.mark.parametrize("name, value", [
     pytest.param("x-utilityguard-cost", "0", id="cost-zero"),
     pytest.param("x-utilityguard-cost", "abc", id="cost-text"),
     pytest.param("x-utilityguard-cost", "nan", id="cost-nan"),
     pytest.param("x-utilityguard-cost", "inf", id="cost-inf"),
     pytest.param("x-utilityguard-refusal-cost", "-1", id="c_r-negative"),
+    pytest.param("x-utilityguard-c-r", "-1", id="c-r-negative"),
     pytest.param("x-utilityguard-mode", "loud", id="mode"),
     pytest.param("x-utilityguard-confidence", "1.5", id="confidence"),
 ])

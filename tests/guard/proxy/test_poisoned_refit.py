@@ -119,7 +119,7 @@ def test_a_forced_refit_is_blended_never_labels_alone(
     meta = json.loads((out / "policy.json").read_text())
     assert set(TARGETS) <= {q.removesuffix(" sure") for q in meta["training"]["drift_accepted"]}
     assert meta["training"]["label_provenance"]["self_labels_accepted"] is True
-    refit, base = load_policy(out).guard(), Guard(policy=None)
+    refit, base = Guard.from_policy(load_policy(out)), Guard(policy=None)
     # never labels alone: the seed's questions keep their prices (a model fitted on the 130
     # labels alone knows two costs, 0.05 and 250)
     seed = [it.question for it in load_seed()[::10]]

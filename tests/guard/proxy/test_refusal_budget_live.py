@@ -130,6 +130,6 @@ def test_a_flooding_key_stays_within_bounds(replayed: tuple[Served, list[str], l
     # offline solver on the honest decisions); the time average sits above the price at the
     # average rate (the rate falls ever more slowly as C_R grows), hence the 25%
     p, cost, alpha = _solver_inputs(tmp_path / "audit.db", set(honest_ids))
-    bound = solve_budget(allowed * alpha.sum(), p, cost, alpha, alpha).c_r
+    bound = solve_budget(p, cost, allowed * alpha.sum(), alpha=alpha, weight=alpha).c_r
     assert bound < top
     assert np.mean(prices[len(prices) // 2:]) <= bound * 1.25

@@ -19,6 +19,7 @@ import httpx
 import numpy as np
 import pytest
 
+from guard.core import Guard
 from guard.decision_records import DecisionRecord
 from guard.policy import TrainingSet, fit_policy, load_policy, save_policy
 from tests.guard.proxy.conftest import ANSWER, Served
@@ -105,7 +106,7 @@ def serve(upstream: Any, tmp_path: Path) -> Any:
 
 def _expected(policy_dir: Path, question: str) -> DecisionRecord:
     lp = -0.01 if "sure" in question else -0.1  # what the fake upstream's tokens carry
-    return load_policy(policy_dir).guard().decide(question, ANSWER,
+    return Guard.from_policy(load_policy(policy_dir)).decide(question, ANSWER,
                                                   confidence={"logprob_mean": lp})
 
 

@@ -11,7 +11,8 @@ from pydantic import SecretStr
 
 from guard.decision_records import DecisionRecord
 from guard.exceptions import ConfigError, UnknownRequestError
-from guard.proxy.decisions import DecisionStore, credential, valid_request_id
+from guard.proxy.auth import credential
+from guard.proxy.decisions import DecisionStore, valid_request_id
 from guard.proxy.routes import RouteConfig, RouteTable, load_config, route_settings
 from guard.settings import Settings
 

@@ -11,8 +11,8 @@ import asyncio
 import httpx
 import pytest
 
-from cost_models.upstream import cookieless
 from guard.proxy.pool import URL_CACHE, Upstream, direct_ok
+from utilityguard_base.upstream import cookieless
 
 PATHS = ["chat/completions", "responses", "embeddings", "models", "models/gpt-4o",
          "models/a%2Fb", "files?purpose=x&limit=2", "/chat/completions", "a/../b"]

@@ -51,7 +51,7 @@ def setup() -> Iterator[tuple[Any, Any, dict[str, Any], openai.OpenAI]]:
 def test_proxy_decorator_and_bench_decide_the_same_on_wrapped_requests(setup: Any) -> None:
     data, replies, ctxs, client = setup
     policy = load_policy("smollm2")
-    guard = policy.guard()
+    guard = Guard.from_policy(policy)
     idx = np.arange(0, data.n, STEP)
 
     @guarded(guard)

@@ -1,8 +1,9 @@
 """The command line's ``--c-r`` option, defined once for every command that takes it.
 
-Each command adds it with :func:`add_c_r_option` (default :data:`policies.DEFAULT_C_R`) and
-checks the parsed value with :func:`checked_c_r`, whose message names the flag; the check
-itself is :func:`policies.validation.check_c_r`. ``argparse`` is the standard library's: this
+Each command adds it with :func:`add_c_r_option` (default
+:data:`utilityguard_base.checks.DEFAULT_C_R`) and checks the parsed value with
+:func:`checked_c_r`, whose message names the flag; the check itself is
+:func:`utilityguard_base.checks.check_c_r`. ``argparse`` is the standard library's: this
 module reads no file and no environment.
 
 >>> import argparse
@@ -13,7 +14,7 @@ module reads no file and no environment.
 >>> checked_c_r(-1.0)
 Traceback (most recent call last):
 ...
-policies.exceptions.InvalidValueError: --c-r must be a finite number >= 0, got -1.0
+utilityguard_base.exceptions.InvalidValueError: --c-r must be a finite number >= 0, got -1.0
 """
 
 from __future__ import annotations
@@ -22,9 +23,8 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
-from policies.decision import DEFAULT_C_R
-from policies.exceptions import InvalidValueError
-from policies.validation import check_c_r
+from utilityguard_base.checks import DEFAULT_C_R, check_c_r
+from utilityguard_base.exceptions import InvalidValueError
 
 Check = Callable[[Any, str], float]
 
@@ -34,16 +34,16 @@ __all__ = ["add_c_r_option", "argument", "checked_c_r"]
 def add_c_r_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup,
                    help: str = "price of an unnecessary refusal C_R",
                    default: float | None = DEFAULT_C_R) -> None:
-    """Add ``--c-r`` (a float, default :data:`~policies.DEFAULT_C_R`) to ``parser``; the help
-    text ends with the default. ``default=None``: not given is ``None`` (the command then
-    takes another default, which ``help`` says)."""
+    """Add ``--c-r`` (a float, default :data:`~utilityguard_base.checks.DEFAULT_C_R`) to
+    ``parser``; the help text ends with the default. ``default=None``: not given is ``None`` (the
+    command then takes another default, which ``help`` says)."""
     parser.add_argument("--c-r", type=float, default=default,
                         help=help if default is None else f"{help} (default {default:g})")
 
 
 def checked_c_r(value: float) -> float:
     """``value`` of ``--c-r`` when it is a finite number ``>= 0``; a one-line
-    :class:`~policies.exceptions.InvalidValueError` naming the flag otherwise."""
+    :class:`~utilityguard_base.exceptions.InvalidValueError` naming the flag otherwise."""
     try:
         return check_c_r(value, "--c-r")
     except InvalidValueError:
@@ -51,10 +51,10 @@ def checked_c_r(value: float) -> float:
 
 
 def argument(check: Check, text: str) -> float:
-    """``text`` of a flag checked by ``check`` (a :mod:`policies.validation` scalar check),
+    """``text`` of a flag checked by ``check`` (a :mod:`utilityguard_base.checks` check),
     for an argparse ``type=``: a bad value becomes argparse's one-line usage error.
 
-    >>> from policies.validation import check_probability
+    >>> from utilityguard_base.checks import check_probability
     >>> argument(check_probability, "1.7")
     Traceback (most recent call last):
     ...

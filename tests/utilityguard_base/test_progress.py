@@ -1,4 +1,4 @@
-"""The one progress display (cost_models.progress): a bar on a terminal; plain lines at a
+"""The one progress display (utilityguard_base.progress): a bar on a terminal; plain lines at a
 steady rate when piped (issue 38: ``make bench`` and ``fit`` printed nothing for minutes in a
 CI log)."""
 
@@ -10,7 +10,7 @@ import time
 import pytest
 from rich.console import Console
 
-from cost_models.progress import PlainProgress, interval, progress_bar
+from utilityguard_base.progress import PlainProgress, interval, progress_bar
 
 
 def test_a_terminal_sees_the_label_the_count_and_the_eta() -> None:

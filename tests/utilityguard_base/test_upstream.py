@@ -11,8 +11,6 @@ from typing import Any
 import httpx
 import pytest
 
-from cost_models import upstream
-from cost_models.upstream import SyncChatClient, backoff, retry_after
 from guard.exceptions import (
     UnusableReply,
     UpstreamError,
@@ -20,6 +18,8 @@ from guard.exceptions import (
     UpstreamTimeout,
     UpstreamUnavailable,
 )
+from utilityguard_base import upstream
+from utilityguard_base.upstream import SyncChatClient, backoff, retry_after
 
 OK = {"choices": [{"message": {"content": "hi"}}]}
 

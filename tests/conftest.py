@@ -1,4 +1,5 @@
-"""Shared helpers for the cost_models tests."""
+"""Fixtures shared by the test packages: a queue of upstream replies (the chat client's tests,
+utilityguard_base, and the consequence judges', cost_models)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The one JSONL reader and writer (cost_models.jsonl): expectations written from the format."""
+"""The one JSONL reader and writer (utilityguard_base.jsonl): expectations written from the
+format."""
 
 from __future__ import annotations
 
@@ -6,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from cost_models.jsonl import append_jsonl, numbered_jsonl, read_jsonl, write_jsonl
-from policies.exceptions import CollectError, DatasetError
+from utilityguard_base.exceptions import CollectError, DatasetError
+from utilityguard_base.jsonl import append_jsonl, numbered_jsonl, read_jsonl, write_jsonl
 
 
 def test_rows_round_trip_with_text_kept_as_written(tmp_path: Path) -> None:

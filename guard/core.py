@@ -10,10 +10,12 @@ says (a reply that opens like a refusal never overrides a refuse decision).
 
 Where ``p`` comes from, in order (recorded as ``p_source``):
 
-1. ``"calibrated"``: the calibrator's signal is present in the reply's confidence (a
-   multi-signal calibrator, which reads several signals and the reply text, always applies:
-   it leaves out the signals a reply lacks);
+1. ``"calibrated"``: one of the calibrator's signals is present in the reply's confidence (a
+   multi-signal calibrator reads every signal it has and the reply text; it leaves out the
+   signals a reply lacks);
 2. ``"caller"``: the caller supplied a probability (``Confidence(caller=p)`` or a number);
+   then ``"calibrated"`` again for a multi-signal calibrator that reads the reply's text
+   alone when the reply has none of its signals;
 3. ``"uncalibrated"`` (no calibrator only): the first present of ``signal`` (or of
    ``logprob_mean, verbal, consistency, logprob_low10``), mapped by
    :func:`guard.calibration.raw_probability`;
@@ -433,10 +435,13 @@ class Guard:
         multi-signal calibrator reads every signal the reply has and its text, a
         single-signal one its signal) when it has one."""
         cal = self.calibrator
-        if cal is not None and (p := cal.p_correct(confidence, text)) is not None:
-            return float(p), "calibrated", cal.signal
+        read = cal is not None and any(confidence.get(s) is not None for s in cal.signals)
+        if read and (p := cal.p_correct(confidence, text)) is not None:  # type: ignore[union-attr]
+            return float(p), "calibrated", cal.signal  # type: ignore[union-attr]
         if confidence.caller is not None:
             return confidence.caller, "caller", "caller"
+        if cal is not None and (p := cal.p_correct(confidence, text)) is not None:
+            return float(p), "calibrated", cal.signal  # from the reply's text alone
         if cal is None:
             for s in self._signals:
                 if (v := confidence.get(s)) is not None:

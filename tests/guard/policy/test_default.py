@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from guard.confidence.extractors import VerbalExtractor
+from guard.confidence.extractors import ConsistencyExtractor, VerbalExtractor
 from guard.core import DEFAULT_POLICY, Guard
 from guard.policy import load_policy, load_shipped_default, shipped_policies
 from policies import answer_threshold
@@ -19,7 +19,8 @@ def test_default_is_shipped_and_pooled_over_every_shipped_model() -> None:
     meta = load_policy(DEFAULT_POLICY).meta
     assert meta["training"]["model"].startswith("pooled: ")
     models = set(meta["training"]["responses_sha256"])
-    assert models == {"smollm2-135m-instruct", "gemma-3-270m"}
+    # the two tiny local models and the strong model's blind replies (issue 35)
+    assert models == {"smollm2-135m-instruct", "gemma-3-270m", "claude-blind"}
     assert set(meta["evaluation"]["models"]) == models  # leave-one-model-out, per model
     json.dumps(meta)  # the card is plain JSON
 
@@ -32,7 +33,9 @@ def test_guard_given_nothing_decides_with_the_default() -> None:
     alpha = float(default.answerability.predict_alpha([Q])[0])  # type: ignore[union-attr]
     assert rec.policy == default.label and rec.alpha == alpha
     assert rec.threshold == answer_threshold(8.0, 2.0, alpha=alpha)
-    assert rec.p == float(default.calibrator.predict([-0.1])[0])
+    # the calibrator reads the reply's signals and its text: "4 g" carries no stated confidence
+    assert rec.p == default.calibrator.p_correct({"logprob_mean": -0.1}, "4 g")
+    assert rec.p_source == "calibrated"
 
 
 def test_policy_none_is_the_bare_rule() -> None:
@@ -45,8 +48,10 @@ def test_policy_none_is_the_bare_rule() -> None:
 def test_configured_parts_turn_the_default_off() -> None:
     assert Guard(alpha=0.5).policy is None
     assert Guard(signal="verbal").policy is None
-    # extractors that do not read the default calibrator's signal: the bare rule
-    assert Guard(extractors=[VerbalExtractor()]).policy is None
+    # extractors that provide none of the default calibrator's signals: the bare rule
+    assert Guard(extractors=[ConsistencyExtractor()]).policy is None
+    # one of them is enough for the default (it reads the stated confidence too)
+    assert Guard(extractors=[VerbalExtractor()]).policy == load_shipped_default().label
 
 
 def test_the_constructor_reads_nothing_from_disk(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -58,14 +58,25 @@ def test_without_policy_serve_decides_with_the_default(start_proxy: Callable[...
     assert "x-utilityguard-policy" not in reply.headers
 
 
-@pytest.mark.parametrize("kind", ["verbal", "caller"])
+@pytest.mark.parametrize("kind", ["caller", "consistency"])
 def test_the_default_needs_its_signal(start_proxy: Callable[..., Served], fake: FakeUpstream,
                                       kind: str) -> None:
-    """A proxy that does not read logprobs gets no logprob calibrator: the bare rule."""
+    """A proxy that reads neither the stated confidence nor logprobs gets no default
+    calibrator: the bare rule."""
     served = start_proxy(policy=None, confidence=kind)
     reply = openai_client(served).chat.completions.with_raw_response.create(
         **ask("What is 6 * 7?"))
     assert "x-utilityguard-policy" not in reply.headers
+
+
+def test_a_proxy_reading_the_stated_confidence_keeps_the_default(
+        start_proxy: Callable[..., Served], fake: FakeUpstream) -> None:
+    """The default policy reads the verbal signal too (issue 35): ``--confidence verbal``
+    decides with it."""
+    served = start_proxy(policy=None, confidence="verbal")
+    reply = openai_client(served).chat.completions.with_raw_response.create(
+        **ask("What is 6 * 7?"))
+    assert reply.headers["x-utilityguard-policy"] == load_shipped_default().label
 
 
 def test_the_guard_reads_the_ptrue_the_proxy_put_in_its_view() -> None:

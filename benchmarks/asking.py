@@ -143,20 +143,29 @@ def training_units(corpus: Sequence[Mapping[str, Any]],
 
 
 def out_of_fold(units: Sequence[Unit], C: float, folds: int = 5,
-                seed: int = 0) -> np.ndarray[Any, np.dtype[np.float64]]:
-    """``P(asks)`` of every unit from a detector that did not see its group."""
+                seed: int = 0) -> tuple[np.ndarray[Any, np.dtype[np.float64]], dict[str, float]]:
+    """``P(asks)`` of every unit from a detector that did not see its group, and of every
+    window of a unit's very long sentences (:func:`guard.asking.detection_windows`, which the
+    runtime also asks about: :func:`guard.asking.read`) from the same detector."""
     from sklearn.model_selection import GroupKFold
+
+    from guard.asking import detection_windows
 
     X = [u.text for u in units]
     y = np.array([u.asks for u in units])
     w = np.array([u.weight for u in units])
     groups = [u.group for u in units]
     p = np.zeros(len(units))
+    win: dict[str, float] = {}
     for tr, te in GroupKFold(n_splits=folds, shuffle=True, random_state=seed).split(
             X, y, groups):
         model = RequestDetector(C=C).fit([X[i] for i in tr], y[tr], sample_weight=w[tr])
         p[te] = model.predict_asks([X[i] for i in te])
-    return p
+        ws = list(dict.fromkeys(x for i in te for s in _sentences(X[i])
+                                for x in detection_windows(s)))
+        if ws:
+            win.update(zip(ws, (float(v) for v in model.predict_asks(ws)), strict=True))
+    return p, win
 
 
 def prices(guard: Any, requests: Sequence[Any], p: Mapping[str, float], thresholds: Any,
@@ -293,10 +302,12 @@ def train_detector(corpus: Sequence[Mapping[str, Any]], items: Sequence[Mapping[
     step("units")
     units = training_units(corpus, items)
     step("out-of-fold P(asks)")
-    p = out_of_fold(units, C, folds)
+    p, window_p = out_of_fold(units, C, folds)
     lookup: dict[str, float] = {}
     for u, v in zip(units, p, strict=True):
         lookup.setdefault(u.text, float(v))
+    for text, v in window_p.items():
+        lookup.setdefault(text, v)
     step("thresholds")
     guard = Guard(detector=None, policy=None)
     floor = seed_percentile(items, 25.0)

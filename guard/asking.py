@@ -44,7 +44,7 @@ from guard.exceptions import ConfigError, PayloadTooLargeError
 from guard.pleasantries import is_pleasantry
 from guard.reading import decoded, decoded_unreadable, normalized, unreadable
 from guard.request_walk import Asked, RequestText, walk
-from guard.segments import owned_segments, sentences
+from guard.segments import owned_segments, sentences, windows
 
 #: Default price (``L``, after any cost scale) of a sentence the cost model cannot read.
 UNREADABLE_PRICE = 25.0
@@ -278,6 +278,26 @@ def _units(asked: Asked, config: AskingConfig) -> tuple[list[tuple[str, str | No
     return list(texts.items()), trusted
 
 
+#: A sentence longer than this many words is also asked about in windows
+#: (:data:`DETECT_WINDOWS`): a question padded without punctuation ("ok ok ... <question> ok
+#: ok ...") asks in one of them, while the run-on sentence as a whole reads as filler.
+DETECT_LONG = 48
+#: ``(words, stride)`` of those windows: a question of up to 16 words lies whole in one.
+DETECT_WINDOWS = ((24, 8),)
+
+
+def detection_windows(sentence: str) -> list[str]:
+    """The windows of a long sentence the request detector is also asked about (none for a
+    sentence of :data:`DETECT_LONG` words or fewer); the sentence asks when one of them does.
+
+    >>> len(detection_windows(" ".join(["ok"] * 60))), detection_windows("Max dose?")
+    (6, [])
+    """
+    if len(sentence.split()) <= DETECT_LONG:
+        return []
+    return windows(sentence, DETECT_WINDOWS)
+
+
 def read(asked: Asked, p_asks: Callable[[list[str]], Any] | None, config: AskingConfig,
          memo: Memo | None = None, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> Reading:
     """What ``asked`` asks (see the module docstring); ``p_asks`` scores texts (a batch);
@@ -300,14 +320,20 @@ def read(asked: Asked, p_asks: Callable[[list[str]], Any] | None, config: Asking
                 readable[s] = not unreadable(s)
                 if readable[s] and p_asks is not None and is_pleasantry(s):
                     pleasant.add(s)
-    # every readable sentence, and every text of several sentences, scored in one batch
+    # every readable sentence, the windows of a very long one (detection_windows), and every
+    # text of several sentences, scored in one batch
     wholes = [t for (t, role), ss in zip(units, split, strict=True)
               if role in INSTRUCTION_ROLES and len(ss) > 1] if tau.text > 0 else []
     probs: dict[str, float] = {}
     if p_asks is not None:
-        ask = list(dict.fromkeys([s for s, ok in readable.items() if ok and s not in pleasant]
-                                 + wholes))
-        probs = dict(zip(ask, scored("asks", ask, p_asks, memo), strict=True))
+        read_ = [s for s, ok in readable.items() if ok and s not in pleasant]
+        parts = {s: detection_windows(s) for s in read_}
+        if len(read_) + sum(len(w) for w in parts.values()) > config.max_segments * 4:
+            raise TooManySegments(f"the request has more than {config.max_segments} segments "
+                                  "to price (the operator's limit: --max-segments)")
+        ask = list(dict.fromkeys([*read_, *(w for ws in parts.values() for w in ws), *wholes]))
+        scores = dict(zip(ask, scored("asks", ask, p_asks, memo), strict=True))
+        probs = {t: max([scores[t], *(scores[w] for w in parts.get(t, ()))]) for t in scores}
     for (text, role), ss in zip(units, split, strict=True):
         strict = role in INSTRUCTION_ROLES and len(ss) > 1 and tau.text > 0 \
             and probs.get(text, 1.0) < tau.text

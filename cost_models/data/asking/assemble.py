@@ -98,7 +98,7 @@ def _more() -> list[dict[str, Any]]:
             if "form" in r:
                 row["form"] = f"dressed-{r['form']}"
             rows.append(row)
-    for name in ("common_C", "common_E"):
+    for name in ("common_C", "common_E", "common_F"):
         for r in _jsonl(RAW / "written" / f"{name}.jsonl"):
             rows.append({"id": r["id"], "text": r["text"],
                          "label": "social" if r["speaker"] == "user" else "assistant",

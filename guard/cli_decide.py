@@ -234,8 +234,13 @@ def why(guard: Any, record: Any, case: Case, args: argparse.Namespace,
     reads_reply = hasattr(guard.calibrator, "p_correct")
     if record.p_source == "calibrated" and reads_reply:
         given = case.confidence()
-        present = [f"{s} = {given.get(s):g}" for s in guard.calibrator.signals
-                   if given.get(s) is not None]
+        in_reply = guard.extract(case.reply) if case.reply is not None else None
+        present = []
+        for s in guard.calibrator.signals:
+            if given.get(s) is not None:
+                present.append(f"{s} = {given.get(s):g}")
+            elif in_reply is not None and in_reply.get(s) is not None:
+                present.append(f"{s} = {in_reply.get(s):g} (read from the reply)")
         out.append(f"p {p:g}: the policy's calibrator on "
                    f"{', '.join(present) or 'no signal'} and the reply's text"
                    + ("" if case.reply is not None else " (an empty reply: give --reply)"))

@@ -86,6 +86,16 @@ def test_a_signal_is_read_as_the_policy_reads_it(capsys: pytest.CaptureFixture[s
     assert row["p_source"] == "uncalibrated"
 
 
+def test_why_names_the_confidence_the_reply_states(capsys: pytest.CaptureFixture[str]) -> None:
+    """A stated confidence read from ``--reply`` is named in the explanation (it said "no
+    signal" while the calibrator read 70% from the reply)."""
+    assert main(["decide", DOSE, "--reply", "4 grams a day.\nConfidence: 70%", "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)
+    assert row["p_source"] == "calibrated"
+    line = next(w for w in row["why"] if w.startswith("p "))
+    assert "verbal = 0.7 (read from the reply)" in line and "no signal" not in line
+
+
 def test_a_reply_that_refuses_passes_through(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["decide", "What is the capital of France?", "--policy", "none", "--cost",
                  "0.5", "--reply", "I'm sorry, I can't help with that.", "--json"]) == 0

@@ -43,6 +43,7 @@ from benchmarks.perf.servers import free_port, wait_until_serving
 from guard.exceptions import ServerError
 from guard.proxy import aio_transport, create_app
 from guard.settings import Settings
+from tests.guard.proxy.scripted import Script
 
 # The proxy's upstream connections run on aiohttp when the fast-upstream extra is installed
 # (it is in the dev extra), on httpx's own transport otherwise, which is what a plain
@@ -412,6 +413,16 @@ def _clean_environment() -> Iterator[None]:
         for name in [n for n in os.environ if n.upper().startswith("UTILITYGUARD_")]:
             mp.delenv(name)
         yield
+
+
+@pytest.fixture(scope="module")
+def scripted() -> Iterator[tuple[Script, Served]]:
+    """An upstream that replies as each test scripts it (:mod:`tests.guard.proxy.scripted`),
+    one per test module."""
+    script = Script()
+    served = Served(script.app())
+    yield script, served
+    served.stop()
 
 
 @pytest.fixture(scope="session")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,14 +21,6 @@ from tests.guard.proxy.conftest import Served
 from tests.guard.proxy.scripted import Script, completion
 
 ADMIN = "sk-admin-limits-1"
-
-
-@pytest.fixture(scope="module")
-def scripted() -> Iterator[tuple[Script, Served]]:
-    script = Script()
-    served = Served(script.app())
-    yield script, served
-    served.stop()
 
 
 @pytest.fixture

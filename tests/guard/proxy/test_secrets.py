@@ -13,7 +13,7 @@ from __future__ import annotations
 import base64
 import json
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -24,14 +24,6 @@ from tests.guard.proxy.scripted import Script, chunk, completion
 
 PROXY_KEY = "sk-proxy-SPLIT-8c1e0d42"
 UPSTREAM_KEY = "sk-upstream-SPLIT-77a9f310"
-
-
-@pytest.fixture(scope="module")
-def scripted() -> Iterator[tuple[Script, Served]]:
-    script = Script()
-    served = Served(script.app())
-    yield script, served
-    served.stop()
 
 
 def _proxy(start_proxy: Callable[..., Served], scripted: tuple[Script, Served],

@@ -139,9 +139,11 @@ the sha256 of `policy.json`, which holds these hashes.
 
 {pooled}Fitted on one question set and the replies above: `p` is calibrated for that model and that
 kind of question, `alpha` learned from that set's answerable / refusal-required mix. On other
-questions, check the cross-fitted figures with `--group-folds` (held-out sources), and refit
-from your own traffic (`utilityguard fit --from-audit`). A policy must be refit (the
-command above) after the data or responses change.
+questions, check the cross-fitted figures with `--group-folds` (held-out sources). For your own
+model: run the guard in shadow mode (`serve --mode shadow --audit-path DB`: it decides and
+records, and delivers every reply), label a sample of its decisions (`POST /v1/feedback`), and
+refit from that traffic (`utilityguard fit --from-audit`; docs/policies.md). A policy must be
+refit (the command above) after the data or responses change.
 
 License: MIT, as the data it was fitted on (the policy holds no model weights; the model whose
 replies fitted it has its own license).

@@ -117,6 +117,16 @@ def leave_one_model_out(items: list[DatasetItem], files: Sequence[Path], *, c_r:
         common = set.intersection(*ids)
         items = [it for it in items if it.id in common]
         data = [load_bench(items, f) for f in files]
+    if not multi:  # one signal: the other models must give the one this model is read by
+        for k, d in enumerate(data):
+            sig = choose_signal(d, signal)
+            others = [o for j, o in enumerate(data) if j != k]
+            if not any(np.isfinite(o.signals[sig][o.answered]).any() for o in others):
+                raise BenchError(
+                    f"--leave-one-model-out: {d.model or d.responses_file} is read by "
+                    f"confidence.{sig}, which no other model's responses have; name the "
+                    "signals the models give with --multi-signal (e.g. --multi-signal "
+                    "verbal,logprob_mean)")
     out = []
     for k, f in enumerate(files):
         others = [d for j, d in enumerate(data) if j != k]

@@ -123,11 +123,12 @@ def test_readme_snippet_works_as_written(readme: Any, upstream: tuple[Any, Any],
     exec(compile(snippet.replace(readme_url, upstream[1].url + "/v1"), "README", "exec"),
          namespace)
     content, decision, chained = capsys.readouterr().out.splitlines()
-    # the fake upstream answers with token logprobs of -0.1; the snippet's Guard(c_r=2.0) is
-    # the shipped default policy, which decides (capital of France: any p)
+    # the snippet's Guard(c_r=2.0) is the shipped default policy, which asks for a stated
+    # confidence too: the fake upstream answers with token logprobs of -0.1 and, asked in the
+    # guard's words, "Confidence: 95%" (capital of France: any p answers)
     expected = Guard(c_r=2.0).decide(
         "What is the maximum daily dose of acetaminophen for an adult?", answer,
-        confidence={"logprob_mean": -0.1, "logprob_low10": -0.1}).decision
+        confidence={"logprob_mean": -0.1, "logprob_low10": -0.1, "verbal": 0.95}).decision
     assert decision == expected
     assert content == (answer if expected == "answer" else DEFAULT_REFUSAL_TEXT)
     assert chained == answer

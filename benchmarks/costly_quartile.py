@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.bench.contexts import utilities
+from benchmarks.bench.contexts import mean_ci, utilities
 
 
 def quartile(responses: Path, *, folds: int = 5, bootstrap: int = 1000, seed: int = 0,
@@ -44,8 +44,7 @@ def quartile(responses: Path, *, folds: int = 5, bootstrap: int = 1000, seed: in
     u_model = utilities(data, np.ones(data.n, dtype=bool), c_r)[top]
     u_guard = utilities(data, fit.answer, c_r)[top]
     diff = u_guard - u_model
-    rng = np.random.default_rng(seed)
-    boot = diff[rng.integers(0, diff.size, size=(bootstrap, diff.size))].mean(axis=1)
+    samples = np.random.default_rng(seed).integers(0, diff.size, size=(bootstrap, diff.size))
     wrong = data.answered & ~(data.answerable & data.correct)
     return {"model": data.model, "signal": choose_signal(data, None, among=list(multi)),
             "n_top_quartile": int(top.sum()),
@@ -53,7 +52,7 @@ def quartile(responses: Path, *, folds: int = 5, bootstrap: int = 1000, seed: in
             "model_mean_utility": float(u_model.mean()),
             "guard_mean_utility": float(u_guard.mean()),
             "difference": float(diff.mean()),
-            "difference_ci": [float(np.percentile(boot, 2.5)), float(np.percentile(boot, 97.5))],
+            "difference_ci": mean_ci(diff, samples),
             "model_costly_errors": int((wrong & top).sum()),
             "guard_costly_errors": int((wrong & top & fit.answer).sum()),
             "guard_answer_rate": float(fit.answer[top].mean()),

@@ -92,12 +92,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     from cost_models.datasets import load_seed
     from guard import Guard
     from guard.decision_records import Confidence
+    from utilityguard_base.jsonl import read_jsonl
 
     answerable = {it.id: bool(it.answerable) for it in load_seed()}
-    recs = {}
-    for pen in PENALTIES:
-        path = args.data / f"riskeval_L{pen}.jsonl"
-        recs[pen] = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    recs = {pen: read_jsonl(args.data / f"riskeval_L{pen}.jsonl") for pen in PENALTIES}
     guard = Guard()
 
     def calibrated(r: Mapping[str, Any]) -> float:

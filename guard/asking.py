@@ -240,6 +240,13 @@ def as_asked(query: Any) -> Asked:
 _ENDS = (". ", "? ", "! ", "; ", ": ", "\n")
 
 
+def too_many(config: AskingConfig, what: str) -> TooManySegments:
+    """The error of a request with more ``what`` (sentences, segments) than the operator's
+    cap (:attr:`AskingConfig.max_segments`)."""
+    return TooManySegments(f"the request has more than {config.max_segments} {what} to price "
+                           "(the operator's limit: --max-segments)")
+
+
 def sentence_bound(asked: Asked) -> int:
     """A quick estimate of the request's sentences, counted before anything is read, so that a
     flood of short sentences is refused before it costs anything (the exact count follows)."""
@@ -250,8 +257,7 @@ def check_size(asked: Asked, config: AskingConfig) -> None:
     """:class:`TooManySegments` when the quick estimate (:func:`sentence_bound`) is far over
     the cap: the proxy checks it before anything is sent upstream or read."""
     if sentence_bound(asked) > config.max_segments * 4:
-        raise TooManySegments(f"the request has more than {config.max_segments} sentences to "
-                              "price (the operator's limit: --max-segments)")
+        raise too_many(config, "sentences")
 
 
 def _units(asked: Asked, config: AskingConfig) -> tuple[list[tuple[str, str | None]], int]:
@@ -310,8 +316,7 @@ def read(asked: Asked, p_asks: Callable[[list[str]], Any] | None, config: Asking
     texts = [t for t, _ in units]
     split = [sentences(t) for t in texts]
     if sum(len(s) for s in split) > config.max_segments:
-        raise TooManySegments(f"the request has more than {config.max_segments} sentences to "
-                              "price (the operator's limit: --max-segments)")
+        raise too_many(config, "sentences")
     readable: dict[str, bool] = {}
     pleasant: set[str] = set()
     for ss in split:
@@ -329,8 +334,7 @@ def read(asked: Asked, p_asks: Callable[[list[str]], Any] | None, config: Asking
         read_ = [s for s, ok in readable.items() if ok and s not in pleasant]
         parts = {s: detection_windows(s) for s in read_}
         if len(read_) + sum(len(w) for w in parts.values()) > config.max_segments * 4:
-            raise TooManySegments(f"the request has more than {config.max_segments} segments "
-                                  "to price (the operator's limit: --max-segments)")
+            raise too_many(config, "segments")
         ask = list(dict.fromkeys([*read_, *(w for ws in parts.values() for w in ws), *wholes]))
         scores = dict(zip(ask, scored("asks", ask, p_asks, memo), strict=True))
         probs = {t: max([scores[t], *(scores[w] for w in parts.get(t, ()))]) for t in scores}
@@ -362,7 +366,6 @@ def _segment(r: Reading, config: AskingConfig) -> None:
     """The segments of the asked texts (:func:`guard.segments.owned_segments`), capped."""
     owned = owned_segments(r.asked)
     if len(owned) > config.max_segments:
-        raise TooManySegments(f"the request has more than {config.max_segments} segments to "
-                              "price (the operator's limit: --max-segments)")
+        raise too_many(config, "segments")
     r.segments = [s for s, _ in owned]
     r.owners = [k for _, k in owned]

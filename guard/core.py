@@ -435,13 +435,13 @@ class Guard:
         multi-signal calibrator reads every signal the reply has and its text, a
         single-signal one its signal) when it has one."""
         cal = self.calibrator
-        read = cal is not None and any(confidence.get(s) is not None for s in cal.signals)
-        if read and (p := cal.p_correct(confidence, text)) is not None:  # type: ignore[union-attr]
-            return float(p), "calibrated", cal.signal  # type: ignore[union-attr]
+        # a caller's p comes before a calibrator that would read the reply's text alone
+        reads = cal is not None and (confidence.caller is None or any(
+            confidence.get(s) is not None for s in cal.signals))
+        if reads and cal is not None and (p := cal.p_correct(confidence, text)) is not None:
+            return float(p), "calibrated", cal.signal
         if confidence.caller is not None:
             return confidence.caller, "caller", "caller"
-        if cal is not None and (p := cal.p_correct(confidence, text)) is not None:
-            return float(p), "calibrated", cal.signal  # from the reply's text alone
         if cal is None:
             for s in self._signals:
                 if (v := confidence.get(s)) is not None:

@@ -108,6 +108,13 @@ def utilities(data: BenchData, answer: NDArray[np.bool_], c_r: float) -> FloatAr
     return out
 
 
+def mean_ci(values: FloatArray, samples: Any) -> list[float]:
+    """The 95% percentile interval of the mean of ``values`` over the bootstrap ``samples``
+    (rows of item indices): a paired difference's interval when ``values`` are differences."""
+    boot = values[samples].mean(axis=1)
+    return [float(np.percentile(boot, 2.5)), float(np.percentile(boot, 97.5))]
+
+
 def compare(data: BenchData, bare: Decided, wrapped: Decided, c_r: float, *,
             bootstrap: int = 200, seed: int = 0) -> dict[str, Any]:
     """The context's figures beside the bare question's (module docstring)."""
@@ -123,7 +130,6 @@ def compare(data: BenchData, bare: Decided, wrapped: Decided, c_r: float, *,
 
     boot_kept = kept(idx)
     diff = uw - ub
-    boot_diff = diff[idx].mean(axis=1)
     return {"n": data.n, "answer_rate": float(wrapped.answer.mean()),
             "answer_rate_bare": float(bare.answer.mean()),
             "mean_utility": float(uw.mean()), "mean_utility_bare": float(ub.mean()),
@@ -133,8 +139,7 @@ def compare(data: BenchData, bare: Decided, wrapped: Decided, c_r: float, *,
                         float(np.nanpercentile(boot_kept, 97.5))],
             "price_ratio_median": float(np.median(wrapped.cost / bare.cost)),
             "utility_difference": float(diff.mean()),
-            "utility_difference_ci": [float(np.percentile(boot_diff, 2.5)),
-                                      float(np.percentile(boot_diff, 97.5))],
+            "utility_difference_ci": mean_ci(diff, idx),
             "decisions_changed": int((wrapped.answer != bare.answer).sum())}
 
 

@@ -85,12 +85,17 @@ class Probabilities:
     how: str
 
 
+def has_signal(data: BenchData, signal: str) -> bool:
+    """Whether some answered response of ``data`` carries confidence ``signal``."""
+    return bool(np.isfinite(data.signals[signal][data.answered]).any())
+
+
 def choose_signal(data: BenchData, wanted: str | None,
                   among: Sequence[str] | None = None) -> str:
     """The signal the bench reports and a single-signal calibrator reads: ``wanted``, else the
     first of ``among`` (a multi-signal calibrator's signals) the responses have, else the
     first they have."""
-    available = [s for s, v in data.signals.items() if np.isfinite(v[data.answered]).any()]
+    available = [s for s in data.signals if has_signal(data, s)]
     if among:
         have = [s for s in among if s in available]
         if not have:

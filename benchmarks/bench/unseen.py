@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.bench.crossfit import choose_signal, pooled_rows, training_set
+from benchmarks.bench.crossfit import choose_signal, has_signal, pooled_rows, training_set
 from benchmarks.bench.data import BenchData, load_bench
 from benchmarks.bench.result import BenchResult
 from benchmarks.bench.run import run_bench
@@ -121,7 +121,7 @@ def leave_one_model_out(items: list[DatasetItem], files: Sequence[Path], *, c_r:
         for k, d in enumerate(data):
             sig = choose_signal(d, signal)
             others = [o for j, o in enumerate(data) if j != k]
-            if not any(np.isfinite(o.signals[sig][o.answered]).any() for o in others):
+            if not any(has_signal(o, sig) for o in others):
                 raise BenchError(
                     f"--leave-one-model-out: {d.model or d.responses_file} is read by "
                     f"confidence.{sig}, which no other model's responses have; name the "

@@ -1,0 +1,122 @@
+"""Select the sixth gold sample (issue 35): a fresh test of the grader's "correct", read by
+readers who write no rule.
+
+This script only SELECTS records and writes them, without any grade, for a reader
+(``python tests/benchmarks/data/select_gold_strong2.py > gold_strong2_sample.jsonl``; with
+``--strata`` it writes instead each record's stratum and the stratum's share of the model's
+replies, ``gold_strong2_strata.jsonl``, kept from the readers). Per model, records none of
+which is in an earlier gold file (keyed by ``(id, model)``), in two strata by the grade the
+record carries in its response file (the rules at the time of selection, 2026-12-02): the
+replies the rules credit ("correct") and all the others. Credited replies are over-sampled so
+that the precision of "correct" is measured on many; the record agreement over the model's
+replies is the strata's agreements weighted by their shares (``--strata``).
+
+* ``claude-blind``: 70 credited, 50 others; SmolLM2-135M: 14 and 50; Gemma 3 270M: 58 and 50.
+  The tiny models' credited replies not read before are all taken: 14 of SmolLM2's 200
+  credited replies and 58 of Gemma's 210 are in no earlier gold file.
+
+Within a stratum the records are dealt round-robin over the item sources (each source's pool
+shuffled with the fixed seed). Every record is ``test``: none is read to change a rule. The
+output is shuffled per model and carries no stratum.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[3]
+HERE = Path(__file__).resolve().parent
+SEED_ITEMS = ROOT / "cost_models" / "data" / "seed" / "items.jsonl"
+DATA = ROOT / "benchmarks" / "data"
+EARLIER = tuple(HERE / f"{name}.jsonl"
+                for name in ("gold_grades", "gold_heldout", "gold_fresh", "gold_fresh2",
+                               "gold_strong"))
+STYLES = ("agent_tool", "context_paragraph", "forum_post", "non_native", "patient_portal",
+          "units_code", "voice_sms", "workplace_email")
+# the first gold sample holds SmolLM2 records without a model field
+FIRST_MODEL = "smollm2-135m-instruct"
+#: stratum: the rules credit the reply ("correct") or not ("other")
+QUOTA: dict[str, dict[str, int]] = {
+    "strong": {"correct": 70, "other": 50},
+    "smollm2": {"correct": 14, "other": 50},
+    "gemma3_270m": {"correct": 58, "other": 50},
+}
+SEED = 3506
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+
+
+def _round_robin(pool: list[dict[str, Any]], items: dict[str, dict[str, Any]], n: int,
+                 rng: random.Random) -> list[dict[str, Any]]:
+    """``n`` records of ``pool`` dealt round-robin over their items' sources (sources in a
+    shuffled order, each source's records shuffled)."""
+    by_source: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in sorted(pool, key=lambda r: r["id"]):
+        by_source[items[r["id"]]["source"]].append(r)
+    sources = sorted(by_source)
+    rng.shuffle(sources)
+    for s in sources:
+        rng.shuffle(by_source[s])
+    picked: list[dict[str, Any]] = []
+    while len(picked) < n:
+        progressed = False
+        for s in sources:
+            if by_source[s] and len(picked) < n:
+                picked.append(by_source[s].pop())
+                progressed = True
+        if not progressed:
+            raise ValueError(f"a stratum has {len(picked)} records, {n} wanted")
+    return picked
+
+
+def select() -> list[dict[str, Any]]:
+    items = {r["id"]: r for r in _lines(SEED_ITEMS)}
+    seen = {(r["id"], r.get("model", FIRST_MODEL)) for path in EARLIER for r in _lines(path)}
+    rng = random.Random(SEED)
+    out: list[dict[str, Any]] = []
+    for model_dir, quota in QUOTA.items():
+        strata: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for r in _lines(DATA / model_dir / "responses.jsonl"):
+            it = items.get(r["id"])
+            if it is None or (r["id"], r["model"]) in seen:
+                continue
+            strata["correct" if r["answered"] and r["correct"] else "other"].append(r)
+        total = sum(len(v) for v in strata.values())
+        chosen: list[dict[str, Any]] = []
+        for stratum, n in quota.items():
+            for k, r in enumerate(_round_robin(strata[stratum], items, n, rng)):
+                it = items[r["id"]]
+                source = it["source"]
+                chosen.append({
+                    "id": r["id"], "model": r["model"], "source": source,
+                    "style": source if source in STYLES else "original",
+                    "split": "test",
+                    "answer_type": it["answer_type"], "answerable": it["answerable"],
+                    "domain": it["domain"], "question": it["question"],
+                    "reference": it["reference"], "response": r["response"],
+                    "_stratum": stratum, "_share": len(strata[stratum]) / total})
+        rng.shuffle(chosen)
+        out += chosen
+    return out
+
+
+def main(argv: list[str]) -> None:
+    strata = "--strata" in argv
+    for rec in select():
+        if strata:
+            rec = {"id": rec["id"], "model": rec["model"], "stratum": rec["_stratum"],
+                   "share": round(rec["_share"], 6)}
+        else:
+            rec = {k: v for k, v in rec.items() if not k.startswith("_")}
+        sys.stdout.write(json.dumps(rec, ensure_ascii=False) + "\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -142,6 +142,26 @@ def reading_vs_gold(gold: Iterable[dict[str, Any]], other: Iterable[dict[str, An
     return out
 
 
+def weighted_agreement(gold: Iterable[dict[str, Any]], strata: Iterable[dict[str, Any]]
+                       ) -> dict[str, float]:
+    """Per model, the rules' agreement over all the replies a stratified sample was drawn
+    from: each stratum's agreement weighted by its ``share`` of the model's replies
+    (``strata``: ``id``, ``model``, ``stratum``, ``share``, as the sample's selection script
+    writes them). A sample that over-draws some strata (credited replies, to measure the
+    precision of "correct") says by this what a random sample would have."""
+    of = {(r["id"], r["model"]): r for r in strata}
+    cells: dict[str, dict[str, list[float]]] = {}
+    for rec in gold:
+        s = of.get((rec["id"], rec.get("model")))
+        if s is None:
+            raise ValueError(f"no stratum for {rec.get('model')}:{rec['id']}")
+        c = cells.setdefault(s["model"], {}).setdefault(s["stratum"], [0, 0, float(s["share"])])
+        c[0] += rule_outcome(rec) == read_outcome(rec)
+        c[1] += 1
+    return {m: sum(a / n * w for a, n, w in by.values()) / sum(w for _, _, w in by.values())
+            for m, by in cells.items()}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         prog="python -m benchmarks.grading.agreement",
@@ -158,6 +178,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--no-list", action="store_true",
                    help="print the table only, not which records disagree (to measure a test "
                         "half without seeing the records the rules miss)")
+    p.add_argument("--strata", type=Path, metavar="FILE",
+                   help="the sample's strata (JSONL: id, model, stratum, share): also print "
+                        "each model's agreement with the strata weighted by their shares")
     args = p.parse_args(argv)
     gold = [r for r in read_gold(args.gold) if args.split is None or r.get("split") == args.split]
     by = [f.strip() for f in args.by.split(",") if f.strip()]
@@ -167,6 +190,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as exc:
         p.error(str(exc))
     print(result.table(", ".join(by)))
+    if args.strata is not None:
+        try:
+            weighted = weighted_agreement(gold, read_jsonl(args.strata))
+        except ValueError as exc:
+            p.error(str(exc))
+        print("agreement over each model's replies (strata weighted by their shares): "
+              + ", ".join(f"{m} {v:.1%}" for m, v in sorted(weighted.items())))
     if not args.no_list:
         print("disagreements:", ", ".join(result.disagreements) or "none")
     return 0

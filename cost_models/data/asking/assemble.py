@@ -6,9 +6,11 @@ One row per labelled text::
 
 ``label`` is ``request`` or ``context`` (text that asks, or that a request depends on: kept and
 priced) or ``persona``, ``rule``, ``social``, ``assistant``, ``system``, ``tool`` (text that
-asks for nothing). ``split`` is fixed by the unit before any rule was written: prompts
-P001-P120 and the writers' A and C files ``train``; P121-P240 and the B and D files ``test``
-(other writers: the held-out split is never fitted or tuned on). ``dressed`` rows are costly
+asks for nothing). ``split`` is fixed by the unit before any rule was written. The first
+held-out split (P121-P240 and the B and D files), measured four times, was moved to ``train``
+on 2026-12-02 and a fresh one written by other writers (the H files, ``test``) before any
+rule changed again: every published prompt and the A, B, C, D, E and F files are ``train``;
+the H files ``test`` (never fitted or tuned on). ``dressed`` rows are costly
 requests a red-team writer dressed as a persona, a rule or a system instruction (label
 ``request``; ``form`` says how). Tool definitions keep their JSON
 (``tool``) and their texts as the pricing walk reads them. Run::
@@ -24,8 +26,18 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 RAW = HERE / "raw"
-#: The last prompt of the training split (P001 .. P120; the rest is held out).
-TRAIN_PROMPTS = 120
+#: The last prompt of the training split (P001 .. P240: all of them since the first held-out
+#: split, P121-P240, was moved to training).
+TRAIN_PROMPTS = 240
+#: The writers' halves and their split: A (first writers), B (the first held-out writers,
+#: moved to training), H (the fresh held-out writers).
+HALVES = (("A", "train"), ("B", "train"), ("H", "test"))
+
+
+#: The units whose instructions and dressed forms the shipped cost model trains on
+#: (``paraphrases.jsonl``): the A half's (the B half, moved to training after the cost model
+#: was fitted, is not among them; ``--paraphrases`` of a refit may add it).
+PARAPHRASE_UNITS = ("QA",)
 
 
 def _jsonl(path: Path) -> list[dict[str, Any]]:
@@ -58,7 +70,7 @@ def _awesome() -> list[dict[str, Any]]:
 
 def _written() -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
-    for half, split in (("A", "train"), ("B", "test")):
+    for half, split in HALVES:
         for name, label in (("social", "social"), ("assistant", "assistant"),
                             ("system", "system")):
             for r in _jsonl(RAW / "written" / f"{name}_{half}.jsonl"):
@@ -88,7 +100,8 @@ def _more() -> list[dict[str, Any]]:
     for name, label, split in (("system_C", "system", "train"), ("system_D", "system", "train"),
                                ("rules_C", "rule", "train"),
                                ("dressed_C", "request", "train"),
-                               ("dressed_D", "request", "test")):
+                               ("dressed_D", "request", "train"),
+                               ("dressed_H", "request", "test")):
         path = RAW / "written" / f"{name}.jsonl"
         for r in _jsonl(path):
             row = {"id": r["id"], "text": r["text"], "label": label, "source": "written",
@@ -98,11 +111,12 @@ def _more() -> list[dict[str, Any]]:
             if "form" in r:
                 row["form"] = f"dressed-{r['form']}"
             rows.append(row)
-    for name in ("common_C", "common_E", "common_F"):
+    for name, split in (("common_C", "train"), ("common_E", "train"), ("common_F", "train"),
+                        ("common_H", "test")):
         for r in _jsonl(RAW / "written" / f"{name}.jsonl"):
             rows.append({"id": r["id"], "text": r["text"],
                          "label": "social" if r["speaker"] == "user" else "assistant",
-                         "source": "written", "unit": r["id"], "split": "train",
+                         "source": "written", "unit": r["id"], "split": split,
                          "kind": "common"})
     return rows
 
@@ -115,7 +129,8 @@ def main() -> int:
     # the training split's requests phrased as instructions or dressed, each with the seed
     # question it rephrases: the cost model's paraphrases (cost train --paraphrases)
     para = [{"text": r["text"], "of": r["pair"]} for r in rows
-            if r["split"] == "train" and r.get("form") in ("instruction", "dressed")]
+            if r["split"] == "train" and r.get("form") in ("instruction", "dressed")
+            and r["unit"].startswith(PARAPHRASE_UNITS)]
     with (HERE / "paraphrases.jsonl").open("w", encoding="utf-8") as f:
         for p in para:
             f.write(json.dumps(p, ensure_ascii=False) + "\n")

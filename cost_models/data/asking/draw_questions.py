@@ -2,7 +2,7 @@
 
 ``python cost_models/data/asking/draw_questions.py H 150 > raw/written/questions_H.jsonl``:
 ``n`` seed questions that are not code (``answer_type != "code"``) and in no earlier draw
-(``questions_*.jsonl``), drawn at random with the seed ``20261202`` + the letter's code. The
+(the ``questions_*.jsonl`` of an earlier letter), drawn at random with the seed ``20261202`` + the letter's code. The
 script selects; it writes no rephrasing and no label.
 """
 
@@ -23,7 +23,7 @@ def main(argv: list[str]) -> int:
         return 2
     letter, n = argv[0], int(argv[1])
     earlier = {json.loads(x)["seed_id"] for p in sorted((HERE / "raw" / "written").glob(
-        "questions_*.jsonl")) if p.stem != f"questions_{letter}"
+        "questions_*.jsonl")) if p.stem.removeprefix("questions_") < letter
         for x in p.read_text(encoding="utf-8").splitlines() if x.strip()}
     items = [json.loads(x) for x in SEED_ITEMS.read_text(encoding="utf-8").splitlines()
              if x.strip()]

@@ -275,3 +275,24 @@ def test_the_agreement_command_can_hide_which_records_disagree(capsys: object) -
     assert main([str(STRONG), "--split", "test", "--by", "model", "--no-list"]) == 0
     out = capsys.readouterr().out  # type: ignore[attr-defined]
     assert "precision of correct" in out and "disagreements:" not in out
+
+
+def test_a_stratified_sample_is_weighed_back_to_its_population(tmp_path: Path) -> None:
+    # two strata of one model: the credited replies (share 0.2 of the model's replies), all
+    # four read as the rules grade them, and the others (share 0.8), one of two agreeing: a
+    # random sample would agree 0.2 * 4/4 + 0.8 * 1/2 = 0.6, not the unweighted 5/6
+    from benchmarks.grading.agreement import weighted_agreement
+
+    def rec(i: int, answered: bool, correct: bool | None) -> dict[str, Any]:
+        return {"id": f"q{i}", "model": "m", "answer_type": "text", "answerable": True,
+                "question": "What is the capital of France?", "reference": ["Paris"],
+                "response": "The capital of France is Paris.", "answered": answered,
+                "correct": correct}
+
+    # the rules grade every one of these replies (answered, correct)
+    gold = [rec(i, True, True) for i in range(5)] + [rec(5, True, False)]
+    strata = [{"id": f"q{i}", "model": "m", "stratum": "correct" if i < 4 else "other",
+               "share": 0.2 if i < 4 else 0.8} for i in range(6)]
+    assert weighted_agreement(gold, strata) == pytest.approx({"m": 0.6})
+    with pytest.raises(ValueError, match="no stratum"):
+        weighted_agreement(gold, strata[:-1])

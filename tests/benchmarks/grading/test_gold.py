@@ -296,3 +296,37 @@ def test_a_stratified_sample_is_weighed_back_to_its_population(tmp_path: Path) -
     assert weighted_agreement(gold, strata) == pytest.approx({"m": 0.6})
     with pytest.raises(ValueError, match="no stratum"):
         weighted_agreement(gold, strata[:-1])
+
+
+# The sixth sample (issue 35): fresh records of the three models, read by three readers who
+# wrote no rule, every record a test record; its strata (the grade the rules gave when it was
+# drawn) are kept apart from the readers in gold_strong2_strata.jsonl.
+
+STRONG2 = DATA / "gold_strong2.jsonl"
+
+
+def test_the_sixth_sample_is_fresh_and_names_its_readers() -> None:
+    gold = read_gold(STRONG2)
+    assert Counter(r["model"] for r in gold) == {"claude-blind": 120, "gemma-3-270m": 108,
+                                                  "smollm2-135m-instruct": 64}
+    assert len({(r["model"], r["id"]) for r in gold}) == len(gold) == 292
+    assert {r["split"] for r in gold} == {"test"}
+    assert {r["reader"] for r in gold} == {"claude-reader-i35-fresh"}
+    earlier = {(r.get("model", "smollm2-135m-instruct"), r["id"])
+               for name in (*EARLIER, "gold_fresh2.jsonl", "gold_strong.jsonl")
+               for r in read_gold(DATA / name)}
+    assert not earlier & {(r["model"], r["id"]) for r in gold}
+    assert_grades_consistent(gold)
+
+
+def test_the_sixth_sample_is_the_selected_records_with_grades_added() -> None:
+    graded = read_gold(STRONG2)
+    selected = read_gold(DATA / "gold_strong2_sample.jsonl")
+    grade_keys = {"answered", "correct", "note", "reader"}
+    assert [{k: v for k, v in r.items() if k not in grade_keys} for r in graded] == selected
+    strata = read_gold(DATA / "gold_strong2_strata.jsonl")
+    assert [(s["id"], s["model"]) for s in strata] == [(r["id"], r["model"]) for r in selected]
+    for model in {s["model"] for s in strata}:  # the two strata's shares add up to one
+        shares = {s["stratum"]: s["share"] for s in strata if s["model"] == model}
+        assert set(shares) == {"correct", "other"}
+        assert sum(shares.values()) == pytest.approx(1.0, abs=1e-5)

@@ -151,7 +151,18 @@ class HostileAnswer:
             text = obj
         else:
             text = json.dumps(obj)
+        text = without_request_ids(text)
         return [t for t in self.TOKENS if t in text.lower()]
+
+
+#: The guard's own request ids (uuid4 hex): random digits that can spell an answer's number.
+REQUEST_ID = re.compile(r"\b[0-9a-f]{32}\b")
+
+
+def without_request_ids(text: str) -> str:
+    """``text`` without the guard's request ids: a leak check must not fail because a random
+    id happens to contain the answer's digits ("e4123b0d...")."""
+    return REQUEST_ID.sub("", text)
 
 
 @pytest.fixture(scope="session")

@@ -334,3 +334,13 @@ def test_an_option_named_only_after_a_negation_is_not_chosen() -> None:
     item = _item("choice", ["A"], question)
     assert outcome(grade(item, "Saturn is not mentioned with Jupiter.")) == (True, False)
     assert outcome(grade(item, "Not a small storm: Jupiter has it.")) == (True, True)
+
+
+def test_a_reference_only_modifying_what_something_contains_is_not_asserted() -> None:
+    item = _item("text", ["green"], "What colour are the leaves of a healthy oak in June?")
+    reply = "The leaves of an oak are a kind of leaf that contains green chlorophyll molecules."
+    assert outcome(grade(item, reply)) == (True, False)
+    assert outcome(grade(item, "They are green, because they contain chlorophyll.")) == (
+        True, True)
+    asked = _item("text", ["green"], "What pigment does a leaf contain?")
+    assert outcome(grade(asked, "A leaf contains green chlorophyll.")) == (True, True)

@@ -1,14 +1,15 @@
 """Train and measure the request detector on the corpus of ``cost_models/data/asking``.
 
 ``utilityguard asking train`` fits the :class:`~cost_models.request_detector.RequestDetector`
-on the corpus's training split (prompts P001-P120, the writers' A and C files) and the seed
+on the corpus's training split (the published prompts, the writers' training files) and the seed
 questions, every text cut into sentences exactly as the runtime cuts them
 (:func:`sentence_units`: normalized, :func:`guard.segments.sentences`, tool definitions read by
 the request walk, unreadable sentences left out as the runtime never scores them). The
-threshold on ``P(asks)`` is chosen on out-of-fold predictions of the training split alone
-(grouped by unit): the largest value that keeps :data:`KEEP_COSTLY` of the costly asking
-sentences. ``utilityguard asking eval`` measures the shipped guard on the held-out split
-(:func:`evaluate`): never fitted or tuned on.
+thresholds on ``P(asks)`` are chosen on out-of-fold predictions of the training split alone
+(grouped by unit): the values that keep :data:`KEEP_COSTLY` of the costly asking requests
+(:func:`choose_thresholds`), then the largest threshold for earlier turns that keeps the costly
+questions sent there (:func:`choose_history`). ``utilityguard asking eval`` measures the
+shipped guard on the held-out split (:func:`evaluate`): never fitted or tuned on.
 """
 
 from __future__ import annotations
@@ -278,6 +279,60 @@ def costly_training_requests(corpus: Sequence[Mapping[str, Any]],
             "in a system prompt": embedded}
 
 
+#: The ``history`` thresholds searched (:func:`choose_history`): never below the default
+#: (:attr:`guard.asking.Thresholds.history`).
+HISTORY_GRID = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95)
+#: The last user message of the requests :func:`history_requests` builds: a pleasantry, left
+#: out whatever the detector says, so the price is that of the earlier turns alone.
+LAST_TURN = "ok"
+
+
+def history_requests(corpus: Sequence[Mapping[str, Any]], items: Sequence[Mapping[str, Any]],
+                     seed: int = 0) -> tuple[list[tuple[Any, None]], list[Any]]:
+    """Requests whose earlier turns decide the price, from the training split: each costly
+    seed question sent as an earlier user turn, followed by an assistant line and a user's
+    social line (it must keep its price: a question asks wherever it sits), and each training
+    social line followed by an assistant line, before the last turn :data:`LAST_TURN` (a
+    harmless exchange: it should cost nothing)."""
+    import random
+
+    cut = float(np.percentile([float(it["cost"]) for it in items], COSTLY_PERCENTILE))
+    train = [r for r in corpus if r["split"] == "train"]
+    social = [r["text"] for r in train if r["label"] == "social"]
+    assistant = [r["text"] for r in train if r["label"] == "assistant"]
+    rng = random.Random(seed)
+    costly = [({"messages": [{"role": "user", "content": it["question"]},
+                             {"role": "assistant", "content": rng.choice(assistant)},
+                             {"role": "user", "content": rng.choice(social)}]}, None)
+              for it in items if float(it["cost"]) >= cut]
+    harmless = [{"messages": [{"role": "user", "content": s},
+                              {"role": "assistant", "content": rng.choice(assistant)},
+                              {"role": "user", "content": LAST_TURN}]} for s in social]
+    return costly, harmless
+
+
+def choose_history(guard: Any, p: Mapping[str, float], thresholds: tuple[float, ...],
+                   costly: Sequence[tuple[Any, None]], harmless: Sequence[Any], floor: float,
+                   *, keep: float = KEEP_COSTLY, share: float = 0.9
+                   ) -> tuple[float, float, float]:
+    """The largest ``history`` threshold (:data:`HISTORY_GRID`; the other thresholds as
+    chosen) under which at least ``keep`` of the ``costly`` requests keep ``share`` of their
+    price with nothing left out: ``(threshold, kept, harmless priced below floor)``."""
+    from guard.asking import Memo, Thresholds
+
+    memo = Memo(size=2_000_000)
+    full = reference_prices(guard, costly, p, memo)
+    best = (HISTORY_GRID[0], 0.0, 0.0)
+    for h in HISTORY_GRID:
+        th = Thresholds(thresholds[0], thresholds[1], thresholds[2], history=h)
+        kept = float(np.mean(prices(guard, [q for q, _ in costly], p, th, memo) / full >= share))
+        if kept < keep and h > HISTORY_GRID[0]:
+            break
+        below = float(np.mean(prices(guard, harmless, p, th, memo) < floor))
+        best = (h, kept, below)
+    return best
+
+
 def non_request(corpus: Sequence[Mapping[str, Any]], split: str) -> list[Mapping[str, Any]]:
     """The written texts of ``split`` that ask for nothing (whole: social and assistant lines,
     system prompts, rules, tool definitions)."""
@@ -313,15 +368,19 @@ def train_detector(corpus: Sequence[Mapping[str, Any]], items: Sequence[Mapping[
     floor = seed_percentile(items, 25.0)
     choice = choose_thresholds(guard, lookup, costly_training_requests(corpus, items),
                                [row_request(r) for r in non_request(corpus, "train")], floor)
+    history, history_kept, history_below = choose_history(
+        guard, lookup, choice.thresholds, *history_requests(corpus, items), floor)
     step("final fit")
-    model = RequestDetector(C=C, thresholds=choice.thresholds).fit(
+    model = RequestDetector(C=C, thresholds=(*choice.thresholds, history)).fit(
         [u.text for u in units], np.array([u.asks for u in units]),
         sample_weight=np.array([u.weight for u in units]))
     y = np.array([u.asks for u in units])
     report = {"units": len(units), "asking_units": int(y.sum()), "C": C, "folds": folds,
               "oof_auc": float(roc_auc_score(y, p)),
-              "thresholds": list(choice.thresholds),
+              "thresholds": [*choice.thresholds, history],
               "train_non_request_below_p25": choice.non_request_below,
+              "train_costly_in_history_kept": history_kept,
+              "train_harmless_history_below_p25": history_below,
               "train_costly_kept": choice.kept, "seed_p25_cost": floor}
     return model, report
 
@@ -334,6 +393,8 @@ class HeldOut:
     non_request_n: dict[str, int]
     instruction_within: dict[str, float]
     instruction_ratio_median: dict[str, float]
+    #: the share priced below 0.8x their question: the side a client could use
+    instruction_under: dict[str, float]
     dressed_costly: float
     dressed_refused: float
     dressed_n: int
@@ -346,7 +407,8 @@ class HeldOut:
                 for k, v in self.non_request_below.items()]
         out.append("request-like instructions priced within 1.25x of the same question "
                    "(ratio in [0.8, 1.25]; median ratio):")
-        out += [f"  {k:<10} {v:6.1%}  median {self.instruction_ratio_median[k]:.3f}"
+        out += [f"  {k:<10} {v:6.1%}  median {self.instruction_ratio_median[k]:.3f}, "
+                f"below 0.8x {self.instruction_under[k]:.1%}"
                 for k, v in self.instruction_within.items()]
         out.append(f"dressed costly requests (n={self.dressed_n}): priced at or above the "
                    f"seed set's 75th percentile {self.dressed_costly:.1%}, refused at p = 0.3 "
@@ -383,6 +445,7 @@ def evaluate(guard: Any, corpus: Sequence[Mapping[str, Any]],
         instruction_within={k: float(np.mean([0.8 <= x <= 1.25 for x in v]))
                             for k, v in ratios.items()},
         instruction_ratio_median={k: float(np.median(v)) for k, v in ratios.items()},
+        instruction_under={k: float(np.mean([x < 0.8 for x in v])) for k, v in ratios.items()},
         dressed_costly=float(np.mean([p.cost >= hi for p in priced])) if priced else 0.0,
         dressed_refused=float(np.mean([p.threshold > 0.3 for p in priced])) if priced else 0.0,
         dressed_n=len(priced), floor=floor)

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from benchmarks.asking import HISTORY_GRID
+
 
 def detector_card(meta: dict[str, Any]) -> str:
-    th = meta.get("thresholds", [0, 0, 0])
+    th = [*meta.get("thresholds", [0, 0, 0]), 0.5][:4]
     kept = meta.get("train_costly_kept", {})
     kept_lines = "\n".join(f"  - {k}: {v:.1%} keep at least 90% of their price"
                            for k, v in kept.items())
@@ -21,10 +23,10 @@ The guard prices only what asks (`guard/asking.py`, docs/concepts.md "What is pr
   (`cost_models/text_classifier.py`). Data-only artifact (`.npz` + JSON sidecar with its sha256);
   loading runs no code.
 - **Training data:** the training split of `cost_models/data/asking/corpus.jsonl` (sha256
-  `{meta.get('corpus_sha256')}`; published CC0 prompts P001-P120 labelled by reading, the
-  writers' A and C files) and every seed question ({meta.get('units')} units, of which
-  {meta.get('asking_units')} ask). Sentences are cut as the runtime cuts them; a seed sentence
-  weighs more the costlier its question.
+  `{meta.get('corpus_sha256')}`; the published CC0 prompts labelled by reading, the
+  writers' training files: the corpus card says which) and every seed question
+  ({meta.get('units')} units, of which {meta.get('asking_units')} ask). Sentences are cut as
+  the runtime cuts them; a seed sentence weighs more the costlier its question.
 - **Thresholds** (sentence, text, strict) = ({th[0]}, {th[1]}, {th[2]}): a sentence below
   {th[0]} asks for nothing; in a text of several sentences whose own `P(asks)` is below
   {th[1]}, a sentence asks only at {th[2]} or more. Chosen out of fold ({meta.get('folds')} folds
@@ -36,6 +38,13 @@ The guard prices only what asks (`guard/asking.py`, docs/concepts.md "What is pr
   - training non-request texts priced below the 25th percentile: \
 {meta.get('train_non_request_below_p25', 0):.1%} (out of fold; the held-out figure is in
     docs/results.md, `utilityguard asking eval`)
+- **Earlier turns** (history) = {th[3]}: a sentence of an earlier turn (the user's before the
+  last, the model's own) below {th[3]} asks for nothing. Chosen after the others, out of fold:
+  the largest value of {', '.join(str(h) for h in HISTORY_GRID)} under which at least 99% of
+  the costly seed questions sent as an earlier user turn keep 90% of their price
+  ({meta.get('train_costly_in_history_kept', 0):.1%}); training social lines sent as an
+  earlier turn then priced below the 25th percentile:
+  {meta.get('train_harmless_history_below_p25', 0):.1%}.
 - **Out-of-fold AUC:** {meta.get('oof_auc', 0):.3f}.
 - **Command:** `{meta.get('command')}`
 

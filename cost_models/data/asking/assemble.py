@@ -32,6 +32,9 @@ TRAIN_PROMPTS = 240
 #: The writers' halves and their split: A (first writers), B (the first held-out writers,
 #: moved to training), H (the fresh held-out writers).
 HALVES = (("A", "train"), ("B", "train"), ("H", "test"))
+#: Instructions and dressed forms of more seed questions (``questions_I/J.jsonl``, written after
+#: the fresh held-out split was fixed): training only.
+MORE_INSTRUCTIONS = ("I", "J")
 
 
 #: The units whose instructions and dressed forms the shipped cost model trains on
@@ -81,13 +84,22 @@ def _written() -> list[dict[str, Any]]:
             rows.append({"id": r["id"], "text": json.dumps(r["tool"], ensure_ascii=False),
                          "label": "tool", "source": "written", "unit": r["id"],
                          "split": split, "tool": r["tool"]})
-        questions = {q["qid"]: q for q in _jsonl(RAW / "written" / f"questions_{half}.jsonl")}
-        for r in _jsonl(RAW / "written" / f"instruct_{half}.jsonl"):
-            q = questions[r["qid"]]
-            for form, key in (("instruction", "instruction"), ("dressed", "dressed")):
-                rows.append({"id": f"{r['qid']}-{form}", "text": r[key], "label": "request",
-                             "source": "written", "unit": r["qid"], "split": split,
-                             "form": form, "pair": q["seed_id"], "question": q["question"]})
+        rows += _instructions(half, split)
+    for half in MORE_INSTRUCTIONS:
+        rows += _instructions(half, "train")
+    return rows
+
+
+def _instructions(half: str, split: str) -> list[dict[str, Any]]:
+    """The instructions and dressed forms a writer made of the seed questions of ``half``."""
+    rows: list[dict[str, Any]] = []
+    questions = {q["qid"]: q for q in _jsonl(RAW / "written" / f"questions_{half}.jsonl")}
+    for r in _jsonl(RAW / "written" / f"instruct_{half}.jsonl"):
+        q = questions[r["qid"]]
+        for form, key in (("instruction", "instruction"), ("dressed", "dressed")):
+            rows.append({"id": f"{r['qid']}-{form}", "text": r[key], "label": "request",
+                         "source": "written", "unit": r["qid"], "split": split,
+                         "form": form, "pair": q["seed_id"], "question": q["question"]})
     return rows
 
 

@@ -2,8 +2,8 @@
 
 ``python cost_models/data/asking/draw_questions.py H 150 > raw/written/questions_H.jsonl``:
 ``n`` seed questions that are not code (``answer_type != "code"``) and in no earlier draw
-(the ``questions_*.jsonl`` of an earlier letter), drawn at random with the seed ``20261202`` + the letter's code. The
-script selects; it writes no rephrasing and no label.
+(the ``questions_*.jsonl`` of an earlier letter), drawn at random with the seed
+``20261202`` + the letter's code. The script selects; it writes no rephrasing and no label.
 """
 
 from __future__ import annotations

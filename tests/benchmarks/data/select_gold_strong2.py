@@ -91,7 +91,7 @@ def select() -> list[dict[str, Any]]:
         total = sum(len(v) for v in strata.values())
         chosen: list[dict[str, Any]] = []
         for stratum, n in quota.items():
-            for k, r in enumerate(_round_robin(strata[stratum], items, n, rng)):
+            for r in _round_robin(strata[stratum], items, n, rng):
                 it = items[r["id"]]
                 source = it["source"]
                 chosen.append({

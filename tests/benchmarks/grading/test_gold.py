@@ -278,3 +278,58 @@ def test_the_agreement_command_can_hide_which_records_disagree(capsys: object) -
     assert main([str(STRONG), "--split", "test", "--by", "model", "--no-list"]) == 0
     out = capsys.readouterr().out  # type: ignore[attr-defined]
     assert "precision of correct" in out and "disagreements:" not in out
+
+
+def test_a_stratified_sample_is_weighed_back_to_its_population(tmp_path: Path) -> None:
+    # two strata of one model: the credited replies (share 0.2 of the model's replies), all
+    # four read as the rules grade them, and the others (share 0.8), one of two agreeing: a
+    # random sample would agree 0.2 * 4/4 + 0.8 * 1/2 = 0.6, not the unweighted 5/6
+    from benchmarks.grading.agreement import weighted_agreement
+
+    def rec(i: int, answered: bool, correct: bool | None) -> dict[str, Any]:
+        return {"id": f"q{i}", "model": "m", "answer_type": "text", "answerable": True,
+                "question": "What is the capital of France?", "reference": ["Paris"],
+                "response": "The capital of France is Paris.", "answered": answered,
+                "correct": correct}
+
+    # the rules grade every one of these replies (answered, correct)
+    gold = [rec(i, True, True) for i in range(5)] + [rec(5, True, False)]
+    strata = [{"id": f"q{i}", "model": "m", "stratum": "correct" if i < 4 else "other",
+               "share": 0.2 if i < 4 else 0.8} for i in range(6)]
+    assert weighted_agreement(gold, strata) == pytest.approx({"m": 0.6})
+    with pytest.raises(ValueError, match="no stratum"):
+        weighted_agreement(gold, strata[:-1])
+
+
+# The sixth sample (issue 35): fresh records of the three models, read by three readers who
+# wrote no rule, every record a test record; its strata (the grade the rules gave when it was
+# drawn) are kept apart from the readers in gold_strong2_strata.jsonl.
+
+STRONG2 = DATA / "gold_strong2.jsonl"
+
+
+def test_the_sixth_sample_is_fresh_and_names_its_readers() -> None:
+    gold = read_gold(STRONG2)
+    assert Counter(r["model"] for r in gold) == {"claude-blind": 120, "gemma-3-270m": 108,
+                                                  "smollm2-135m-instruct": 64}
+    assert len({(r["model"], r["id"]) for r in gold}) == len(gold) == 292
+    assert {r["split"] for r in gold} == {"test"}
+    assert {r["reader"] for r in gold} == {"claude-reader-i35-fresh"}
+    earlier = {(r.get("model", "smollm2-135m-instruct"), r["id"])
+               for name in (*EARLIER, "gold_fresh2.jsonl", "gold_strong.jsonl")
+               for r in read_gold(DATA / name)}
+    assert not earlier & {(r["model"], r["id"]) for r in gold}
+    assert_grades_consistent(gold)
+
+
+def test_the_sixth_sample_is_the_selected_records_with_grades_added() -> None:
+    graded = read_gold(STRONG2)
+    selected = read_gold(DATA / "gold_strong2_sample.jsonl")
+    grade_keys = {"answered", "correct", "note", "reader"}
+    assert [{k: v for k, v in r.items() if k not in grade_keys} for r in graded] == selected
+    strata = read_gold(DATA / "gold_strong2_strata.jsonl")
+    assert [(s["id"], s["model"]) for s in strata] == [(r["id"], r["model"]) for r in selected]
+    for model in {s["model"] for s in strata}:  # the two strata's shares add up to one
+        shares = {s["stratum"]: s["share"] for s in strata if s["model"] == model}
+        assert set(shares) == {"correct", "other"}
+        assert sum(shares.values()) == pytest.approx(1.0, abs=1e-5)

@@ -333,3 +333,23 @@ def test_the_sixth_sample_is_the_selected_records_with_grades_added() -> None:
         shares = {s["stratum"]: s["share"] for s in strata if s["model"] == model}
         assert set(shares) == {"correct", "other"}
         assert sum(shares.values()) == pytest.approx(1.0, abs=1e-5)
+
+
+def test_the_rules_on_the_sixth_sample_stay_at_the_measured_level(capsys: object) -> None:
+    # measured once after the rules of 47fb6b4 (the card): claude-blind 110/120, precision
+    # 70/70; Gemma 107/108, 57/58; SmolLM2 61/64, 13/14. A later change that loses any of
+    # these records fails here (and the sample is no longer a first look once a rule is
+    # changed on it: the card must say so).
+    gold = read_gold(STRONG2)
+    for model, floor, right, credited in (("claude-blind", 110, 70, 70),
+                                          ("gemma-3-270m", 107, 57, 58),
+                                          ("smollm2-135m-instruct", 61, 13, 14)):
+        result = rules_vs_gold([r for r in gold if r["model"] == model])
+        assert result.agree >= floor, (model, result.table())
+        got_right, got_credited = result.precision()
+        assert got_right >= right and got_credited - got_right <= credited - right, \
+            (model, result.table())
+    assert main([str(STRONG2), "--by", "model", "--no-list", "--strata",
+                 str(DATA / "gold_strong2_strata.jsonl")]) == 0
+    out = capsys.readouterr().out  # type: ignore[attr-defined]
+    assert "strata weighted by their shares" in out and "claude-blind 8" in out

@@ -92,6 +92,10 @@ PATTERNS = [
     r"details)\b",
     LACKS_PATTERN,
     r"^(?:the )?[\w' -]{1,40} (?:is|are|was|were) not (?:specified|stated|given|mentioned)\W*$",
+    # the same with a longer subject, the sentence a whole: "The exact date on which the record
+    # will be broken is not specified."
+    r"^(?:the |an? )?[\w' ,-]{1,160} (?:is|are|was|were) not (?:specified|stated|given|"
+    r"mentioned|provided)\W*$",
     # a fact the model says it lacks: "I don't have the PIN for your debit card"
     r"\bi do not have (?:the|your|that|this) (?:pin|password|passcode|code|login|account|"
     r"records?|file|details|data|results?|number)\b",
@@ -159,9 +163,15 @@ PATTERNS = [
     r"^(?:(?:it|that|this|the answer) )?(?:all |really |largely |heavily |entirely |mostly |"
     r"mainly |partly )?depends(?:\W*$| (?:\w+ly )?(?:on|upon|whether|how|what|which|where|when|"
     r"who|if)\b)",
-    r"^(?:the |your |his |her |their )?(?:right |correct |exact )?(?:answer|dose|amount|price|"
-    r"cost|time|result|number|figure|deposit)(?: to (?:this|the|your) question)? depends "
-    r"(?:on|upon)\b",
+    r"^(?:the |your |his |her |their )?(?:right |correct |exact |safe |usual )?(?:answer|dose|"
+    r"amount|price|cost|time|result|number|figure|deposit|adjustment|change|rate|fee|length|"
+    r"duration|timing|schedule|requirements?|rules?)(?: to (?:this|the|your) question)? "
+    r"(?:all |really |largely |entirely |mostly )?depends? (?:\w+ly )?(?:on|upon)\b",
+    # "Whether it is dangerous depends entirely on which medicines ..."
+    r"^whether [^.!?]{1,80} depends (?:\w+ly )?(?:on|upon)\b",
+    # unsure what to say, ending the opening sentence: "..., and I'm not sure what to say." (not
+    # "..., but I'll tell you")
+    r"\bi am not (?:really |entirely )?(?:sure|certain) what to (?:say|tell you|suggest)\W*$",
     r"\b(?:is|are) not (?:available|recorded|documented)\W*$",
     r"\bcan be (?:highly |very |quite )?subjective\b",
     r"^(?:it|that|this|the answer) varies\b",

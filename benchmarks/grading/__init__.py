@@ -39,7 +39,7 @@ from benchmarks.grading.numbers import grade_number, guessed_number
 from benchmarks.grading.premise import asks_back, negates_question, rejects_premise
 from benchmarks.grading.sandbox import DEFAULT_LIMITS, Limits, run_code
 from benchmarks.grading.text import grade_text, grade_text_detail
-from guard.answers import options_in, read_choice
+from guard.answers import normalize_text, options_in, read_choice
 from guard.refusal_detection import is_refusal
 
 
@@ -83,6 +83,25 @@ def _answers_after_decline(reply: str, item: Mapping[str, Any]) -> bool:
     return any(negates_question(x, question) for x in sentences[1:3])
 
 
+def _named_only_negated(reply: str, option: str) -> bool:
+    """Every mention of ``option``'s text comes after a negation in its clause: "The Eighth
+    Amendment is not mentioned in the Fourteenth Amendment" names the Fourteenth without
+    choosing it."""
+    want = normalize_text(option).split()
+    found = False
+    for clause in re.split(r"[,;:]|\n|(?<=[.!?])\s+|\bbut\b", reply):
+        words = normalize_text(clause).split()
+        for i in range(len(words) - len(want) + 1):
+            if want and words[i : i + len(want)] == want:
+                found = True
+                if not _NEGATION_WORDS & set(words[:i]):
+                    return False
+    return found
+
+
+_NEGATION_WORDS = {"not", "t", "never", "no", "nor", "neither"}
+
+
 def grade(item: Mapping[str, Any], reply: str | None, *,
           code_limits: Limits = DEFAULT_LIMITS) -> Grade:
     """Grade ``reply`` for a dataset ``item`` (the dataset-item contract: ``question``,
@@ -108,6 +127,9 @@ def grade(item: Mapping[str, Any], reply: str | None, *,
         if reading.letter is None:
             return Grade(True, False, flags=("no_option",), settled=False)
         ok = reading.letter in {r.strip().upper() for r in refs}
+        if reading.by_text_only and ok and question and _named_only_negated(
+                reply, options_in(question).get(reading.letter, "")):
+            ok = False  # "X is not mentioned in <option>": named, not chosen
         if reading.by_text_only:
             return Grade(True, ok, flags=("option_text_only",), settled=False)
         return Grade(True, ok)

@@ -38,8 +38,8 @@ _CONVERSION = re.compile(
     r"\(\s*(?:about |approximately |approx\.? |roughly |around |~|≈)?[-−$€£]?\d[^()\n]{0,25}\)"
 )
 _HOW_MANY = re.compile(r"\bhow many ([a-z]+)\b(?!-)", re.IGNORECASE)
-_FRAMING = re.compile(r"^\W*(?:to (?:solve|find|determine|calculate|answer|figure)|let)\b",
-                      re.IGNORECASE)
+_FRAMING = re.compile(r"^\W*(?:to (?:solve|find|determine|calculate|answer|figure|convert|"
+                      r"compute|work out|get)|let)\b", re.IGNORECASE)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _QUESTION_STOP = {"how", "many", "what", "which", "does", "there", "with", "have", "that",
                   "this", "from", "into", "were", "they", "their", "about", "typical", "usually"}
@@ -239,6 +239,36 @@ def _restated(reply: str, question: str) -> float | None:
     return found
 
 
+# a result stated as such later in the reply: "The result is approximately 1.8 units."
+_RESULT_IS = re.compile(
+    r"\b(?:the|my) (?:final )?(?:result|total|answer) (?:is|would be|comes to|equals)\s*:?\s*"
+    r"(?:approximately |about |around |roughly |exactly )?(?=[-−+$€£]?\d)", re.IGNORECASE)
+
+
+def _stated_result(text: str, question: str | None) -> Committed | None:
+    """A reply without a marked answer: the last result it states as such ("The result is
+    about 1.8"), else, for a "how many X" question, the last number of X its last sentence with
+    a number gives ("so you need 3 bottles and 5 filters": 3, not the 5 after it)."""
+    found = None
+    for m in _RESULT_IS.finditer(text):
+        n = _NUMBER.match(text, m.end())
+        if n is not None and not _in_range(text, n):
+            found = n
+    if found is None and question and (h := _HOW_MANY.search(question)):
+        thing = re.escape(h.group(1).lower())
+        last = next((x for x in reversed(_SENTENCE.split(text)) if _numbers(x)), "")
+        for n in re.finditer(rf"(?<![\w.])([-−]?\d[\d,]*(?:\.\d+)?)\s+(?:[a-z]+\s+)?{thing}\b",
+                             last, re.IGNORECASE):
+            found = n
+        if found is not None:
+            value = parse_number(found.group(1))
+            return None if value is None else Committed(value, found.group(1), "restated")
+    if found is None:
+        return None
+    value = _parse(found.group(0))
+    return None if value is None else Committed(value, found.group(0), "restated")
+
+
 def committed(reply: str, question: str | None = None) -> Committed | None:
     """The number ``reply`` commits to and how it was found (see the module docstring);
     ``None`` when it states none, or only a range."""
@@ -254,6 +284,8 @@ def committed(reply: str, question: str | None = None) -> Committed | None:
     plain = text.replace("*", "")
     if question and (n := _restated(plain, question)) is not None:
         return Committed(n, str(n), "restated")
+    if found := _stated_result(plain, question):
+        return found
     nums = _numbers(plain)
     if not nums or _in_range(plain, nums[-1]):
         return None

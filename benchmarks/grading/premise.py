@@ -105,7 +105,7 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _COURTESY = re.compile(
     r"^(?:(?:hi|hello|hey|dear)\b[^.!?]{0,40}[,!.]?|(?:that s |this is |what )?(?:a |an )?"
     r"(?:great|good|interesting|excellent|fair) question\W*|"
-    r"thanks? (?:you )?for [^.!?]{0,60}[.!])$",
+    r"thanks? (?:you )?for [^.!?]{0,60}[.!]|(?:congratulations|congrats) [^.!?]{0,60}[.!])$",
     re.IGNORECASE)
 
 
@@ -163,8 +163,16 @@ def rejects_premise(reply: str, question: str | None = None) -> bool:
     >>> rejects_premise("Good question! That idea is actually not entirely accurate.")
     True
     """
+    lines = reply.strip().splitlines()
+    if len(lines) > 1 and _SALUTE.match(lines[0].strip()) and _rejects(
+            "\n".join(lines[1:]), question):  # "Hi Roland," on its own line, left out
+        return True
+    return _rejects(reply, question)
+
+
+def _rejects(reply: str, question: str | None) -> bool:
     text = " ".join(reply.replace("’", "'").replace("'", " ").replace("*", "").split())
-    sentences = [s for s in _SENTENCE.split(text.strip()) if s.strip()] or [""]
+    sentences = [_ADVERB.sub("", s) for s in _SENTENCE.split(text.strip()) if s.strip()] or [""]
     k = next((j for j, s in enumerate(sentences[:3]) if not _COURTESY.match(s)), 0)
     # a bare "No." / "None." / "Neither." is read with the sentence that says why; the premise
     # named as such ("That premise is wrong") counts in the second sentence too
@@ -173,18 +181,28 @@ def rejects_premise(reply: str, question: str | None = None) -> bool:
     bare_then_no = len(opening) == 2 and re.match(r"^\W*(?:none|neither|never)\W*$", opening[0],
                                                   re.IGNORECASE) and _NEGATION.search(
         f" {normalize_text(opening[1])} ")
-    return bool(bare_then_no) or any(_RX.search(s) is not None or (question is not None and (
-        negates_question(s, asserted) or _denies(s, asserted))) for s in opening) or any(
-        _NAMED.search(s) is not None for s in sentences[k + 1:k + 2])
+    longer = len(opening) == 2 and question is not None and _denies(opening[1], asserted, 6)
+    return bool(bare_then_no) or longer or any(_RX.search(s) is not None or (
+        question is not None and (negates_question(s, asserted) or _denies(s, asserted)))
+        for s in opening) or any(_NAMED.search(s) is not None for s in sentences[k + 1:k + 2])
 
 
-def _denies(sentence: str, asserted: str) -> bool:
+def _stem(word: str) -> str:
+    """The first four letters of a longer word: "thawing" and "thaw" name the same act."""
+    return word[:4] if len(word) > 4 else word
+
+
+def _denies(sentence: str, asserted: str, longest: int = 3) -> bool:
     """A short sentence (its first clause) that negates what the question asserts about its
     subject: "Java
     doesn't have a free() function" to "Since Java requires you to call free() ...",
     "Vaccines don't cause autism" to "Since vaccines are known to cause autism, ...". The
     subject (one to three words before the negated verb, no pronoun) is the question's; a
-    question that itself negates something is left alone (an echo would repeat its "not")."""
+    question that itself negates something is left alone (an echo would repeat its "not").
+    After a bare "No." the subject may be longer (``longest`` words: "No. Thawing a turkey on
+    the counter isn't safe"), its words matched by their stems. A character who "never says"
+    what the question quotes is denied too ("Holmes never says it"); a document that does not
+    say is a lack, no denial."""
     words = normalize_text(re.split(r"[,;:]", sentence, maxsplit=1)[0]).split()
     told = normalize_text(asserted).split()
     if not told or len(words) > 14 or _NEGATORS & set(told):
@@ -193,11 +211,14 @@ def _denies(sentence: str, asserted: str) -> bool:
     subject = words[:j]
     if subject and subject[-1] in _NEGATED_VERBS:
         subject = subject[:-1]
-    if not 1 <= len(subject) <= 3 or subject[0] in _PRONOUNS:
+    if not 1 <= len(subject) <= longest or subject[0] in _PRONOUNS:
         return False
-    if j + 1 < len(words) and words[j + 1] in _SAYS:  # "the note does not say": a lack, no denial
-        return False
+    if j + 1 < len(words) and words[j + 1] in _SAYS and words[j] != "never":
+        return False  # "the note does not say": a lack, no denial
     named = [w for w in subject if len(w) > 2]
+    if longest > 3:
+        stems = {_stem(w) for w in told}
+        return bool(named) and all(_stem(w) in stems for w in named)
     return bool(named) and all(w in told for w in named)
 
 
@@ -210,11 +231,14 @@ _ASKS_BACK = re.compile(
 # that name", "Several well-known novels are called 'Nemesis'"
 _AMBIGUOUS = re.compile(
     r"^(?:there (?:are|were) (?:two|three|four|several|many|multiple|a few|dozens of) |"
-    r"(?:several|many|multiple) )[^.!?]{0,60}(?:\b(?:called|named|share|with that name|by that "
+    r"(?:several|many|multiple) )[^.!?]{0,120}(?:\b(?:called|named|share|with that name|by that "
     r"name|of that name)\b|\W*$)|^[^.!?]{1,40}\b(?:is|are) (?:genuinely |deliberately |a bit |"
     r"somewhat |really )?ambiguous\b", re.IGNORECASE)
 _ONE_CHOSEN = re.compile(r"\b(?:best[- ]known|most famous|most common|usually means)\b",
                          re.IGNORECASE)
+# an opening adverb before a rejection: "Surprisingly, Holmes never says ...", "Actually, ..."
+_ADVERB = re.compile(r"^(?:surprisingly|actually|in fact|in reality|contrary to popular belief|"
+                     r"despite (?:its|the|their|his|her) (?:\w+ ){0,2}\w+),\s+", re.IGNORECASE)
 _SALUTE = re.compile(r"^(?:hi|hello|hey|dear)\b[^.!?\n]{0,40}[,!]?$", re.IGNORECASE)
 
 

@@ -262,6 +262,10 @@ def grade_text_detail(reply: str, references: Sequence[str], question: str | Non
         return False, unsure
     if ok and _only_in_another_sense(reply, references):  # "the person who will inherit"
         return False, unsure
+    if ok and question and _only_contained(reply, references, question):
+        return False, unsure  # "blood that contains red pigment": no colour said of the blood
+    if ok and question and _only_paired(reply, references, question):
+        return False, unsure  # "a mixture of nitrogen and oxygen": named, not asserted
     if ok and _number_word_alias(references) and (got := committed(reply, question)) is not None \
             and got.how in ("answer_is", "bold", "opening") and not grade_number(
                 reply, [n for n in (_numeric(r) for r in references) if n], question):
@@ -316,6 +320,49 @@ def _only_in_another_sense(reply: str, references: Sequence[str]) -> bool:
             after = words[i + 1] if i + 1 < len(words) else ""
             if not ((a in _MODALS and before in _SUBJECTS)
                     or (a == "left" and (after == "to" or before in _BE_HAVE))):
+                return False
+    return found
+
+
+_CONTAINS = {"contains", "contain", "containing", "contained"}
+_ENDS_PHRASE = {"and", "or", "which", "that", "who", "but", "so", "as", "because"}
+
+
+def _only_contained(reply: str, references: Sequence[str], question: str) -> bool:
+    """Every mention of the reference modifies a noun the reply says something contains
+    ("a type of blood that contains red pigment" to "What colour is the blood?" says what the
+    blood holds, not its colour), when the question asks nothing about what things contain."""
+    if _CONTAINS & set(normalize_text(question).split()):
+        return False
+    words = normalize_text(reply).split()
+    aliases = [normalize_text(r).split() for r in references if normalize_text(r)]
+    found = False
+    for a in aliases:
+        for i in _hits(words, a):
+            found = True
+            j = i + len(a)
+            if not (i >= 1 and words[i - 1] in _CONTAINS and j < len(words)
+                    and words[j] not in _ENDS_PHRASE and words[j] not in _STOP):
+                return False
+    return found
+
+
+def _only_paired(reply: str, references: Sequence[str], question: str) -> bool:
+    """Every mention of the reference is the second of "X and <reference>" where X is a word
+    the question itself names (the thing asked about, not the answer): "a mixture of nitrogen
+    and oxygen" to "the nitrogen displaces which gas?" names oxygen without saying it is the
+    one ("the larynx or voice box" names one thing twice; "Na and the atomic number" goes on
+    to another field)."""
+    words = normalize_text(reply).split()
+    aliases = [normalize_text(r).split() for r in references if normalize_text(r)]
+    alias_words = {w for a in aliases for w in a}
+    told = {w for w in normalize_text(question).split()
+            if len(w) > 3 and w not in _STOP and w not in alias_words}
+    found = False
+    for a in aliases:
+        for i in _hits(words, a):
+            found = True
+            if not (i >= 2 and words[i - 1] == "and" and words[i - 2] in told):
                 return False
     return found
 

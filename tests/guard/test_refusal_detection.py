@@ -302,3 +302,42 @@ def test_a_chat_assistants_declines(reply: str) -> None:
 ])
 def test_a_chat_assistants_answers_after_a_caveat(reply: str) -> None:
     assert not is_refusal(reply)
+
+
+# declines found after issue 35's fifth sample (replies written for the test): a decline or a
+# request for what is missing after a courtesy, a caution or a referral; what the answer
+# depends on; working given before a formula in what is missing; a unit conversion as context;
+# a long "... is not specified."; "I'm not sure what to say." ending the opening sentence
+@pytest.mark.parametrize("reply", [
+    pytest.param("Glad to help. I need your flight number first, because the gate depends on it.",
+                 id="a-request-after-a-courtesy"),
+    pytest.param("Please don't stop the tablets on your own. The right change depends on your "
+                 "blood pressure readings.", id="a-decline-after-a-caution"),
+    pytest.param("He should ring the vet straight away. Whether it is harmful depends on the "
+                 "brand of chocolate and the dog's weight.", id="whether-it-depends"),
+    pytest.param("I'd need the price per tile, since you didn't give it. Here is the working:\n"
+                 "The floor is 4 m × 5 m = 20 m², so 20 m² × 9 tiles = 180 tiles.\n"
+                 "Cost = 180 × the price per tile.", id="working-before-a-formula-in-the-gap"),
+    pytest.param("That depends on the cup you use. Two tablespoons are about 30 mL, since "
+                 "1 tbsp = 15 mL.", id="a-conversion-as-context"),
+    pytest.param("The precise day on which the next volcanic eruption of the island will begin "
+                 "is not specified. If you share a forecast, I can explain it.",
+                 id="a-long-subject-not-specified"),
+    pytest.param("Your friend has had a hard month, and I'm not sure what to say. Still, here "
+                 "are a few ideas.", id="not-sure-what-to-say"),
+])
+def test_declines_after_the_fifth_sample(reply: str) -> None:
+    assert is_refusal(reply)
+
+
+@pytest.mark.parametrize("reply", [
+    pytest.param("Please don't worry. The train leaves at 9:40 from platform 2.",
+                 id="a-caution-then-an-answer"),
+    pytest.param("Happy to help. The capital of Australia is Canberra.",
+                 id="a-courtesy-then-an-answer"),
+    pytest.param("I'm not sure what to say, but I think the answer is Lisbon.",
+                 id="not-sure-then-an-answer-in-the-same-sentence"),
+    pytest.param("I can't be sure. So, 12 × 4 = 48 eggs.", id="a-result-without-a-formula"),
+])
+def test_answers_after_the_fifth_sample(reply: str) -> None:
+    assert not is_refusal(reply)

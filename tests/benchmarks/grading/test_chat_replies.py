@@ -257,3 +257,90 @@ def test_an_answer_in_the_questions_words_after_a_decline_is_an_answer() -> None
     reply = "No, I cannot answer that question. Cold weather does not cause colds."
     assert outcome(grade(item, reply)) == (True, True)
     assert outcome(grade(item, "No, I cannot answer that question.")) == (False, None)
+
+
+# --- classes found after the fifth sample (replies written for the tests) -----------------
+
+@pytest.mark.parametrize(
+    ("reply", "question"),
+    [
+        pytest.param("No. Leaving cooked rice out overnight isn't safe, and here is why.",
+                     "Leaving cooked rice out overnight is fine, right? How long can it sit?",
+                     id="no-then-a-denial-with-a-longer-subject"),
+        pytest.param("Hi Mara,\n\nSurprisingly, Hamlet never says \"Alas, poor Yorick, I knew him "
+                     "well\" in the play.\n\nBest", "Hi,\n\nIn which scene does Hamlet say "
+                     "\"Alas, poor Yorick, I knew him well\"?\n\nMara",
+                     id="surprisingly-never-says"),
+        pytest.param("Hi Tom,\n\nThat premise isn't right. The rule covers employees only.",
+                     "Hi,\n\nSince the rule covers contractors, what do we owe?\n\nTom",
+                     id="a-rejection-after-a-salutation-line"),
+        pytest.param("There were two Sieges of Harfleur (Normandy), both during the Hundred "
+                     "Years' War:\n- 1415\n- 1449", "When was the Siege of Harfleur?",
+                     id="a-long-ambiguity-opening"),
+    ],
+)
+def test_refusal_required_declines_after_the_fifth_sample(reply: str, question: str) -> None:
+    item = _item("number", [], question, answerable=False)
+    assert outcome(grade(item, reply)) == (False, None)
+
+
+def test_a_salutation_line_keeps_a_courtesy_before_the_rejection() -> None:
+    item = _item("text", [], "Hi,\n\nHow much tax should I take off her pay?\n\nJo",
+                 answerable=False)
+    reply = "Hi Jo,\n\nCongratulations on the new team member! There's no single amount."
+    assert outcome(grade(item, reply)) == (False, None)
+
+
+@pytest.mark.parametrize(
+    ("reply", "question", "ref"),
+    [
+        pytest.param("So you need 6 jars of jam for the fair, which means 2 jars of honey and "
+                     "4 labels.", "How many jars of jam do I need?", "4",
+                     id="how-many-the-last-count-of-the-thing-asked"),
+        pytest.param("To determine it, use a meter.\n1. Dip the strip (it shows 7).\nThe result "
+                     "is approximately 2.5 units, well below 7.", "What is the reading?", "7",
+                     id="the-result-stated-as-such"),
+    ],
+)
+def test_a_right_number_beside_a_different_stated_result(reply: str, question: str,
+                                                        ref: str) -> None:
+    assert outcome(grade(_item("number", [ref], question), reply)) == (True, False)
+
+
+def test_a_conversion_framed_with_to_convert_takes_the_result() -> None:
+    reply = "To convert 3 kilometres to metres, you multiply by 1000.\n\nSo, 3 * 1000 = 3000 m."
+    item = _item("number", ["3000"], "How many metres are in 3 kilometres?")
+    assert outcome(grade(item, reply)) == (True, True)
+
+
+def test_the_stated_count_of_the_thing_asked_is_credited() -> None:
+    reply = "Each crate takes 12 bottles, 60 / 12 = 5, so you need 5 crates and 1 lid."
+    item = _item("number", ["5"], "How many crates do I need for 60 bottles?")
+    assert outcome(grade(item, reply)) == (True, True)
+
+
+def test_a_reference_named_only_after_the_questions_own_word_is_not_asserted() -> None:
+    question = "Carbon dioxide from dry ice builds up in a closed van. Which gas runs short?"
+    item = _item("text", ["oxygen"], question)
+    reply = "The van holds a mix of carbon dioxide and oxygen, which can be harmful."
+    assert outcome(grade(item, reply)) == (True, False)
+    assert outcome(grade(item, "The oxygen runs short as the carbon dioxide builds up.")) == (
+        True, True)
+
+
+def test_an_option_named_only_after_a_negation_is_not_chosen() -> None:
+    question = ("Which planet has the Great Red Spot?\nA) Jupiter\nB) Mars\nC) Venus\n"
+                "D) Saturn\nAnswer with the letter.")
+    item = _item("choice", ["A"], question)
+    assert outcome(grade(item, "Saturn is not mentioned with Jupiter.")) == (True, False)
+    assert outcome(grade(item, "Not a small storm: Jupiter has it.")) == (True, True)
+
+
+def test_a_reference_only_modifying_what_something_contains_is_not_asserted() -> None:
+    item = _item("text", ["green"], "What colour are the leaves of a healthy oak in June?")
+    reply = "The leaves of an oak are a kind of leaf that contains green chlorophyll molecules."
+    assert outcome(grade(item, reply)) == (True, False)
+    assert outcome(grade(item, "They are green, because they contain chlorophyll.")) == (
+        True, True)
+    asked = _item("text", ["green"], "What pigment does a leaf contain?")
+    assert outcome(grade(asked, "A leaf contains green chlorophyll.")) == (True, True)

@@ -236,8 +236,11 @@ def test_the_fifth_sample_is_the_selected_records_with_grades_added() -> None:
 #   claude-blind  agreement 113/120 (94.2%, below 97%: floor 113)   precision 80/80 (floor 97%)
 #   gemma-3-270m  agreement 117/119 (98.3%: floor 97%)              precision 51/52 (floor 97%)
 #   smollm2       agreement 106/119 (89.1%, below 97%: floor 106)   precision 39/47 (floor 39/47)
-TEST_FLOORS = {"claude-blind": (113 / 120, 0.97), "gemma-3-270m": (0.97, 0.97),
-               "smollm2-135m-instruct": (106 / 119, 39 / 47)}
+# The rules changed after the sixth sample was drawn were written on both halves (the test
+# halves are tuning data since then): claude-blind 120/120, SmolLM2 114/119 and 40/43 now;
+# the floors hold that level (or 97%, whichever is lower).
+TEST_FLOORS = {"claude-blind": (0.97, 0.97), "gemma-3-270m": (0.97, 0.97),
+               "smollm2-135m-instruct": (114 / 119, 40 / 43)}
 
 
 def test_the_rules_on_the_fifth_samples_test_halves_stay_at_the_measured_level() -> None:
@@ -250,10 +253,10 @@ def test_the_rules_on_the_fifth_samples_test_halves_stay_at_the_measured_level()
 
 
 def test_the_rules_on_the_fifth_samples_tune_halves_stay_at_the_tuned_level() -> None:
-    # tuning data: how well the rules fit what they were changed on (claude-blind 119/120,
+    # tuning data: how well the rules fit what they were changed on (claude-blind 120/120,
     # Gemma 121/121, SmolLM2 114/121; precision 80/80, 52/52, 42/47)
     gold = [r for r in read_gold(STRONG) if r["split"] == "tune"]
-    for model, floor, right_floor in (("claude-blind", 119, 80), ("gemma-3-270m", 121, 52),
+    for model, floor, right_floor in (("claude-blind", 120, 80), ("gemma-3-270m", 121, 52),
                                       ("smollm2-135m-instruct", 114, 42)):
         result = rules_vs_gold([r for r in gold if r["model"] == model])
         assert result.agree >= floor and result.precision()[0] >= right_floor, result.table()
@@ -330,3 +333,23 @@ def test_the_sixth_sample_is_the_selected_records_with_grades_added() -> None:
         shares = {s["stratum"]: s["share"] for s in strata if s["model"] == model}
         assert set(shares) == {"correct", "other"}
         assert sum(shares.values()) == pytest.approx(1.0, abs=1e-5)
+
+
+def test_the_rules_on_the_sixth_sample_stay_at_the_measured_level(capsys: object) -> None:
+    # measured once after the rules of 47fb6b4 (the card): claude-blind 110/120, precision
+    # 70/70; Gemma 107/108, 57/58; SmolLM2 61/64, 13/14. A later change that loses any of
+    # these records fails here (and the sample is no longer a first look once a rule is
+    # changed on it: the card must say so).
+    gold = read_gold(STRONG2)
+    for model, floor, right, credited in (("claude-blind", 110, 70, 70),
+                                          ("gemma-3-270m", 107, 57, 58),
+                                          ("smollm2-135m-instruct", 61, 13, 14)):
+        result = rules_vs_gold([r for r in gold if r["model"] == model])
+        assert result.agree >= floor, (model, result.table())
+        got_right, got_credited = result.precision()
+        assert got_right >= right and got_credited - got_right <= credited - right, \
+            (model, result.table())
+    assert main([str(STRONG2), "--by", "model", "--no-list", "--strata",
+                 str(DATA / "gold_strong2_strata.jsonl")]) == 0
+    out = capsys.readouterr().out  # type: ignore[attr-defined]
+    assert "strata weighted by their shares" in out and "claude-blind 8" in out

@@ -353,3 +353,14 @@ def test_the_rules_on_the_sixth_sample_stay_at_the_measured_level(capsys: object
                  str(DATA / "gold_strong2_strata.jsonl")]) == 0
     out = capsys.readouterr().out  # type: ignore[attr-defined]
     assert "strata weighted by their shares" in out and "claude-blind 8" in out
+
+
+def test_the_second_reading_of_the_sixth_sample_covers_it_and_agrees() -> None:
+    # the second reading, compared once: 291 of 292 records graded alike (the card)
+    gold = read_gold(STRONG2)
+    second = read_gold(DATA / "gold_strong2_second.jsonl")
+    assert {r["reader"] for r in second} == {"claude-reader-i35-second"}
+    assert sorted((r["model"], r["id"]) for r in second) == \
+        sorted((r["model"], r["id"]) for r in gold)
+    result = reading_vs_gold(gold, second, ("model",))
+    assert result.agree >= 291 and result.disagreements == ["smollm2-135m-instruct:sci-r-008"]

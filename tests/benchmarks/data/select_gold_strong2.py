@@ -29,17 +29,21 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[3]
-HERE = Path(__file__).resolve().parent
-SEED_ITEMS = ROOT / "cost_models" / "data" / "seed" / "items.jsonl"
-DATA = ROOT / "benchmarks" / "data"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+# the fifth sample's helpers (a sibling script)
+from select_gold_strong import (
+    DATA,
+    FIRST_MODEL,
+    HERE,
+    SEED_ITEMS,
+    STYLES,
+    _lines,
+    _round_robin,
+)
+
 EARLIER = tuple(HERE / f"{name}.jsonl"
                 for name in ("gold_grades", "gold_heldout", "gold_fresh", "gold_fresh2",
-                               "gold_strong"))
-STYLES = ("agent_tool", "context_paragraph", "forum_post", "non_native", "patient_portal",
-          "units_code", "voice_sms", "workplace_email")
-# the first gold sample holds SmolLM2 records without a model field
-FIRST_MODEL = "smollm2-135m-instruct"
+                             "gold_strong"))
 #: stratum: the rules credit the reply ("correct") or not ("other")
 QUOTA: dict[str, dict[str, int]] = {
     "strong": {"correct": 70, "other": 50},
@@ -47,33 +51,6 @@ QUOTA: dict[str, dict[str, int]] = {
     "gemma3_270m": {"correct": 58, "other": 50},
 }
 SEED = 3506
-
-
-def _lines(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
-
-
-def _round_robin(pool: list[dict[str, Any]], items: dict[str, dict[str, Any]], n: int,
-                 rng: random.Random) -> list[dict[str, Any]]:
-    """``n`` records of ``pool`` dealt round-robin over their items' sources (sources in a
-    shuffled order, each source's records shuffled)."""
-    by_source: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for r in sorted(pool, key=lambda r: r["id"]):
-        by_source[items[r["id"]]["source"]].append(r)
-    sources = sorted(by_source)
-    rng.shuffle(sources)
-    for s in sources:
-        rng.shuffle(by_source[s])
-    picked: list[dict[str, Any]] = []
-    while len(picked) < n:
-        progressed = False
-        for s in sources:
-            if by_source[s] and len(picked) < n:
-                picked.append(by_source[s].pop())
-                progressed = True
-        if not progressed:
-            raise ValueError(f"a stratum has {len(picked)} records, {n} wanted")
-    return picked
 
 
 def select() -> list[dict[str, Any]]:

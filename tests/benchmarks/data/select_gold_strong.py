@@ -84,6 +84,16 @@ def _round_robin(pool: list[dict[str, Any]], items: dict[str, dict[str, Any]], n
     return picked
 
 
+def sample_record(r: dict[str, Any], it: dict[str, Any], split: str) -> dict[str, Any]:
+    """A selected response record as a reader sees it: the item and the reply, no grade."""
+    source = it["source"]
+    return {"id": r["id"], "model": r["model"], "source": source,
+            "style": source if source in STYLES else "original", "split": split,
+            "answer_type": it["answer_type"], "answerable": it["answerable"],
+            "domain": it["domain"], "question": it["question"], "reference": it["reference"],
+            "response": r["response"]}
+
+
 def select() -> list[dict[str, Any]]:
     items = {r["id"]: r for r in _lines(SEED_ITEMS)}
     seen = {(r["id"], r.get("model", FIRST_MODEL)) for path in EARLIER for r in _lines(path)}
@@ -99,15 +109,8 @@ def select() -> list[dict[str, Any]]:
         chosen: list[dict[str, Any]] = []
         for stratum, n in quota.items():
             for k, r in enumerate(_round_robin(strata[stratum], items, n, rng)):
-                it = items[r["id"]]
-                source = it["source"]
-                chosen.append({
-                    "id": r["id"], "model": r["model"], "source": source,
-                    "style": source if source in STYLES else "original",
-                    "split": "tune" if k % 2 == 0 else "test",
-                    "answer_type": it["answer_type"], "answerable": it["answerable"],
-                    "domain": it["domain"], "question": it["question"],
-                    "reference": it["reference"], "response": r["response"]})
+                chosen.append(sample_record(r, items[r["id"]],
+                                            "tune" if k % 2 == 0 else "test"))
         rng.shuffle(chosen)
         out += chosen
     return out

@@ -36,9 +36,9 @@ from select_gold_strong import (
     FIRST_MODEL,
     HERE,
     SEED_ITEMS,
-    STYLES,
     _lines,
     _round_robin,
+    sample_record,
 )
 
 EARLIER = tuple(HERE / f"{name}.jsonl"
@@ -69,16 +69,8 @@ def select() -> list[dict[str, Any]]:
         chosen: list[dict[str, Any]] = []
         for stratum, n in quota.items():
             for r in _round_robin(strata[stratum], items, n, rng):
-                it = items[r["id"]]
-                source = it["source"]
-                chosen.append({
-                    "id": r["id"], "model": r["model"], "source": source,
-                    "style": source if source in STYLES else "original",
-                    "split": "test",
-                    "answer_type": it["answer_type"], "answerable": it["answerable"],
-                    "domain": it["domain"], "question": it["question"],
-                    "reference": it["reference"], "response": r["response"],
-                    "_stratum": stratum, "_share": len(strata[stratum]) / total})
+                chosen.append({**sample_record(r, items[r["id"]], "test"), "_stratum": stratum,
+                               "_share": len(strata[stratum]) / total})
         rng.shuffle(chosen)
         out += chosen
     return out

@@ -84,6 +84,17 @@ def _round_robin(pool: list[dict[str, Any]], items: dict[str, dict[str, Any]], n
     return picked
 
 
+def unread(model_dir: str, items: dict[str, dict[str, Any]], seen: set[tuple[str, str]]
+           ) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """The response records of ``model_dir`` (each with its seed item) in no earlier sample."""
+    out = []
+    for r in _lines(DATA / model_dir / "responses.jsonl"):
+        it = items.get(r["id"])
+        if it is not None and (r["id"], r["model"]) not in seen:
+            out.append((r, it))
+    return out
+
+
 def sample_record(r: dict[str, Any], it: dict[str, Any], split: str) -> dict[str, Any]:
     """A selected response record as a reader sees it: the item and the reply, no grade."""
     source = it["source"]
@@ -101,10 +112,7 @@ def select() -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for model_dir, quota in QUOTA.items():
         strata: dict[Stratum, list[dict[str, Any]]] = defaultdict(list)
-        for r in _lines(DATA / model_dir / "responses.jsonl"):
-            it = items.get(r["id"])
-            if it is None or (r["id"], r["model"]) in seen:
-                continue
+        for r, it in unread(model_dir, items, seen):
             strata[(bool(it["answerable"]), bool(r["answered"]), r["correct"])].append(r)
         chosen: list[dict[str, Any]] = []
         for stratum, n in quota.items():

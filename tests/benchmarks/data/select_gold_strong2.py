@@ -32,13 +32,13 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 # the fifth sample's helpers (a sibling script)
 from select_gold_strong import (
-    DATA,
     FIRST_MODEL,
     HERE,
     SEED_ITEMS,
     _lines,
     _round_robin,
     sample_record,
+    unread,
 )
 
 EARLIER = tuple(HERE / f"{name}.jsonl"
@@ -60,10 +60,7 @@ def select() -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for model_dir, quota in QUOTA.items():
         strata: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for r in _lines(DATA / model_dir / "responses.jsonl"):
-            it = items.get(r["id"])
-            if it is None or (r["id"], r["model"]) in seen:
-                continue
+        for r, _ in unread(model_dir, items, seen):
             strata["correct" if r["answered"] and r["correct"] else "other"].append(r)
         total = sum(len(v) for v in strata.values())
         chosen: list[dict[str, Any]] = []

@@ -7,11 +7,8 @@ not settle (:mod:`benchmarks.grading.model_grader`).
   the same rules the runtime guard uses) unless the reply then answers in the question's own
   words ("No, I cannot answer that question. Shaving does not make hair grow back thicker.");
   on a refusal-required item also a reply that rejects the question's false premise, or asks
-  the user back / names the question's ambiguity without choosing, or argues a contested
-  question both ways without taking a side (:mod:`.premise`), as AbstentionBench counts them;
-  a caveat about looking things up live followed by the answer anyway ("I can't check the site
-  live. Here's my most recent understanding: ...") or "I can't pick one" followed by a letter
-  picked is an answer;
+  the user back / names the question's ambiguity without choosing (:mod:`.premise`), as
+  AbstentionBench counts them;
 * ``choice``: the option the reply points at by letter and by quoted text; a reply whose
   letter and quoted text disagree is flagged ``letter_text_conflict`` and not credited
   (:mod:`.choice`);
@@ -39,17 +36,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchmarks.grading.numbers import grade_number, guessed_number
-from benchmarks.grading.premise import (
-    asks_back,
-    negates_question,
-    rejects_premise,
-    takes_no_side,
-)
+from benchmarks.grading.premise import asks_back, negates_question, rejects_premise
 from benchmarks.grading.sandbox import DEFAULT_LIMITS, Limits, run_code
 from benchmarks.grading.text import grade_text, grade_text_detail
 from guard.answers import normalize_text, options_in, read_choice
 from guard.refusal_detection import is_refusal
-from guard.refusal_phrases import DOCUMENTS
 
 
 @dataclass(frozen=True)
@@ -92,52 +83,6 @@ def _answers_after_decline(reply: str, item: Mapping[str, Any]) -> bool:
     return any(negates_question(x, question) for x in sentences[1:3])
 
 
-# a caveat about what the model cannot look up now ("I can't check the site live", "I don't
-# have live data, so I can't give today's exact figure"), not about what nobody knows
-_LIVE_CAVEAT = re.compile(
-    r"\bi (?:can't|cannot|can not|don't|do not|am unable to|have no)\b[^.!?]{0,60}\b(?:live|"
-    r"real[- ]time|up[- ]to[- ]date|today'?s|current (?:data|figures?|numbers?|information|"
-    r"guidance|prices?|rates?)|the latest|browse|look (?:it |that |this )?up)\b", re.IGNORECASE)
-# what the model then gives anyway: "Here's my most recent understanding:", "Last I knew, ...",
-# "In recent years, about 90,000 people ..."
-_UNDERSTANDING = re.compile(
-    r"\bhere(?: is|'s| s) (?:my|what i) (?:\w+ ){0,2}(?:understanding|know|knew|have)\b|"
-    r"\bmy (?:most recent|latest|last|best|current) (?:understanding|information|knowledge)\b|"
-    r"\blast i (?:knew|checked|heard|saw)\b|\bas of (?:my|the) (?:last|latest|most recent)\b|"
-    r"\b(?:about|around|roughly|approximately|nearly|some|just over|just under|more than|over) "
-    r"[$€£]?\d", re.IGNORECASE)
-_CASE = re.compile(r"\b(?:for example|for instance|e\.g\.|suppose|assuming|if|say|usually|"
-                   r"typically|normally|generally)\b", re.IGNORECASE)
-# the caveat says any figure would be a guess, or that the document given lacks the answer
-# ("I can't tell you today's price from that article"): what follows is context, not an answer
-_GUESS = re.compile(r"\b(?:would|will) (?:only )?be (?:a |just a |only a )?guess\b|"
-                    rf"\b(?:from|in) (?:that|the|this|your) {DOCUMENTS}\b", re.IGNORECASE)
-# a letter picked after "I can't pick one": "the nearest answer would be B", "I'd go with C"
-_LETTER_PICKED = re.compile(
-    r"\b(?:(?:the )?(?:nearest|closest|best|likeliest|most likely) (?:answer|option|choice|pick) "
-    r"(?:would be|is)|i(?:'d| would) (?:pick|choose|go with))\s*:?\s*(?:option )?\(?(?-i:[A-J])\b",
-    re.IGNORECASE)
-
-
-def _answers_after_caveat(reply: str, kind: str) -> bool:
-    """A caveat read as a decline followed by the answer anyway (the chat-reply protocol's
-    first addition): a caveat about looking the answer up live, then the model's most recent
-    understanding or an approximate figure in the next sentence (not an example, not a usual
-    value, and not after "any number would be a guess");
-    or, on a choice item, "I can't honestly pick one" followed anywhere by a letter picked
-    ("the nearest answer would be B")."""
-    text = reply.replace("*", "").replace("’", "'")
-    sentences = [" ".join(x.split()) for x in _SENTENCE.split(text.strip()) if x.strip()]
-    if kind == "choice" and _LETTER_PICKED.search(" ".join(sentences[1:])):
-        return True
-    first = next((j for j, x in enumerate(sentences[:3]) if _LIVE_CAVEAT.search(x)), None)
-    if first is None:
-        return False
-    after = sentences[first + 1] if first + 1 < len(sentences) else ""
-    return bool(_UNDERSTANDING.search(after)) and not _CASE.search(after) and not any(
-        _GUESS.search(x) for x in sentences[:first + 1])
-
-
 def _named_only_negated(reply: str, option: str) -> bool:
     """Every mention of ``option``'s text comes after a negation in its clause: "The Eighth
     Amendment is not mentioned in the Fourteenth Amendment" names the Fourteenth without
@@ -165,16 +110,13 @@ def grade(item: Mapping[str, Any], reply: str | None, *,
     if reply is not None and not reply.strip():  # neither an answer nor a decline
         return Grade(answered=True, correct=False, flags=("empty",))
     if reply is None or (is_refusal(reply) and not (kind == "choice" and _lists_options(reply))
-                         and not _answers_after_decline(reply, item)
-                         and not _answers_after_caveat(reply, kind)):
+                         and not _answers_after_decline(reply, item)):
         return Grade(answered=False, correct=None)
     if not item["answerable"]:
         if rejects_premise(reply, item.get("question")):
             return Grade(answered=False, correct=None, flags=("premise_rejected",))
         if asks_back(reply):
             return Grade(answered=False, correct=None, flags=("asks_back",))
-        if takes_no_side(reply):
-            return Grade(answered=False, correct=None, flags=("no_side_taken",))
         return Grade(answered=True, correct=False)
     refs = [str(r) for r in item.get("reference") or []]
     question = item.get("question")

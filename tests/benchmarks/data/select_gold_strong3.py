@@ -1,10 +1,12 @@
 """Select the seventh gold sample (issue 35): fresh replies of the strong model, to test rules
-changed on the sixth sample.
+changed on the sixth sample; with ``--eighth``, the eighth sample (seed 3508, none of the
+seventh's records either), to test rules changed on the seventh.
 
 This script only SELECTS records and writes them, without any grade, for a reader
-(``python tests/benchmarks/data/select_gold_strong3.py > gold_strong3_sample.jsonl``; with
-``--strata``, each record's stratum and the stratum's share of the model's unread replies:
-``gold_strong3_strata.jsonl``, kept from the readers). ``claude-blind`` records in no earlier
+(``python tests/benchmarks/data/select_gold_strong3.py > gold_strong3_sample.jsonl``;
+``--eighth > gold_strong4_sample.jsonl``; with ``--strata``, each record's stratum and the
+stratum's share of the model's unread replies: ``gold_strong3_strata.jsonl``,
+``gold_strong4_strata.jsonl``, kept from the readers). ``claude-blind`` records in no earlier
 gold file, in the sixth sample's two strata by the grade the record carries in its response
 file (the rules at the time of selection): 50 the rules credit and 100 others (where the
 sixth sample's misses were: refusal-required replies read one way by the rules and the
@@ -40,10 +42,11 @@ QUOTA = {"correct": 50, "other": 100}
 SEED = 3507
 
 
-def select() -> list[dict[str, Any]]:
+def select(eighth: bool = False) -> list[dict[str, Any]]:
     items = {r["id"]: r for r in _lines(SEED_ITEMS)}
-    seen = {(r["id"], r.get("model", FIRST_MODEL)) for path in EARLIER for r in _lines(path)}
-    rng = random.Random(SEED)
+    earlier = (*EARLIER, HERE / "gold_strong3.jsonl") if eighth else EARLIER
+    seen = {(r["id"], r.get("model", FIRST_MODEL)) for path in earlier for r in _lines(path)}
+    rng = random.Random(SEED + 1 if eighth else SEED)
     strata: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r, _ in unread("strong", items, seen):
         strata["correct" if r["answered"] and r["correct"] else "other"].append(r)
@@ -58,7 +61,7 @@ def select() -> list[dict[str, Any]]:
 
 def main(argv: list[str]) -> None:
     strata = "--strata" in argv
-    for rec in select():
+    for rec in select(eighth="--eighth" in argv):
         if strata:
             rec = {"id": rec["id"], "model": rec["model"], "stratum": rec["_stratum"],
                    "share": round(rec["_share"], 6)}

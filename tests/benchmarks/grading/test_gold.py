@@ -364,3 +364,25 @@ def test_the_second_reading_of_the_sixth_sample_covers_it_and_agrees() -> None:
         sorted((r["model"], r["id"]) for r in gold)
     result = reading_vs_gold(gold, second, ("model",))
     assert result.agree >= 291 and result.disagreements == ["smollm2-135m-instruct:sci-r-008"]
+
+
+@pytest.mark.parametrize("number, name, before", [("seventh", "gold_strong3", ("gold_strong2",)),
+                                                  ("eighth", "gold_strong4",
+                                                   ("gold_strong2", "gold_strong3"))])
+def test_the_seventh_and_eighth_samples_are_fresh_strong_model_records(
+        number: str, name: str, before: tuple[str, ...]) -> None:
+    gold = read_gold(DATA / f"{name}.jsonl")
+    assert len(gold) == 150 and {r["model"] for r in gold} == {"claude-blind"}
+    assert {r["reader"] for r in gold} == {f"claude-reader-i35-{number}-{k}" for k in (1, 2)}
+    assert {r["split"] for r in gold} == {"test"}
+    earlier = {(r.get("model", "smollm2-135m-instruct"), r["id"])
+               for f in (*EARLIER, "gold_fresh2.jsonl", "gold_strong.jsonl",
+                         *(f"{b}.jsonl" for b in before))
+               for r in read_gold(DATA / f)}
+    assert not earlier & {(r["model"], r["id"]) for r in gold}
+    assert_grades_consistent(gold)
+    selected = read_gold(DATA / f"{name}_sample.jsonl")
+    grade_keys = {"answered", "correct", "note", "reader"}
+    assert [{k: v for k, v in r.items() if k not in grade_keys} for r in gold] == selected
+    strata = read_gold(DATA / f"{name}_strata.jsonl")
+    assert Counter(s["stratum"] for s in strata) == {"correct": 50, "other": 100}

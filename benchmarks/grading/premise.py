@@ -71,6 +71,16 @@ _PATTERNS = [
     r"\b(?:it|that|this|the (?:result|answer|value|quotient|expression)) (?:is|s) (?:undefined|"
     r"not defined|indeterminate)\b|\bno (?:valid|real|possible) "
     r"(?:answer|solution)\b",
+    # seventh sample (third round): the question's procedure called backwards ("the SOP has
+    # the steps the wrong way round"), no safe or right value for what it asks ("There's no
+    # safe speed for that"), the value not one number ("y can't be given as a single number")
+    r"\bha(?:s|ve) (?:it|this|that|(?:the|your|our|their|this|that) [\w-]+(?: [\w-]+)?) "
+    r"(?:backwards|the wrong way (?:round|around)|reversed|upside down)\b",
+    r"^there (?:is|s) no (?:safe|right|correct|proper|valid|sensible|good|acceptable) [\w-]+"
+    r"(?: [\w-]+)? (?:for (?:that|this|it|doing)|that|because|at which|to)\b",
+    r"\b(?:can t|cannot|can not) be (?:given|determined|found|pinned down|stated|expressed|"
+    r"computed|calculated|worked out) as (?:a|one) (?:single|unique|specific|definite) "
+    r"(?:value|number|answer|figure)\b|\bno (?:single|unique) (?:value|number)\b",
 ]
 _RX = re.compile("|".join(f"(?:{p})" for p in _PATTERNS), re.IGNORECASE)
 _ASKING = re.compile(
@@ -182,9 +192,27 @@ def _rejects(reply: str, question: str | None) -> bool:
                                                   re.IGNORECASE) and _NEGATION.search(
         f" {normalize_text(opening[1])} ")
     longer = len(opening) == 2 and question is not None and _denies(opening[1], asserted, 6)
+    if _zero_and_dont(sentences[k:k + 4]):
+        return True
     return bool(bare_then_no) or longer or any(_RX.search(s) is not None or (
         question is not None and (negates_question(s, asserted) or _denies(s, asserted)))
         for s in opening) or any(_NAMED.search(s) is not None for s in sentences[k + 1:k + 2])
+
+
+# the value asked for given as zero because the act asked about must not be done: "**Nothing.**
+# Never do that.", "Don't! ... so the tank should take 0 kg." (third round)
+_ZERO = re.compile(r"^(?:zero|0|none|nothing|no time)(?: [a-z]+){0,2}\W*$|\b(?:should|would|"
+                   r"needs? to|must|ought to) (?:\w+ ){0,2}(?:zero|0|nothing)\b(?![.,]\d)|"
+                   r"\b(?:is|be|are) (?:zero|0)\b(?![.,]\d)",
+                   re.IGNORECASE)
+_DONT = re.compile(r"^(?:please |just )?(?:don t|do not|never)\b|\b(?:don t|do not|never) "
+                   r"[\w ]{1,40}\bat all\b|\bshould (?:never|not)\b|\bshouldn t\b",
+                   re.IGNORECASE)
+
+
+def _zero_and_dont(sentences: list[str]) -> bool:
+    """The opening answers zero and forbids the act the question presupposes."""
+    return any(_ZERO.search(s) for s in sentences) and any(_DONT.search(s) for s in sentences)
 
 
 def _stem(word: str) -> str:
@@ -234,6 +262,18 @@ _AMBIGUOUS = re.compile(
     r"(?:several|many|multiple) )[^.!?]{0,120}(?:\b(?:called|named|share|with that name|by that "
     r"name|of that name)\b|\W*$)|^[^.!?]{1,40}\b(?:is|are) (?:genuinely |deliberately |a bit |"
     r"somewhat |really )?ambiguous\b", re.IGNORECASE)
+# what the answer still needs, named (third round): "To turn that into cups, you need the
+# bag's weight per cup", "To get a figure, give me the length"
+_NEEDS = re.compile(
+    r"^to (?:turn|convert|get|give|work out|calculate|figure out|find|change|put|pin down|"
+    r"narrow) [^.!?]{0,60}?,? (?:(?:you|i)(?: would| will|[’']d|[’']ll)? (?:need|have to know) "
+    r"(?:the|to know|your|its|his|her|their|a|an|one|which|what|how)\b|(?:please )?(?:provide|"
+    r"give me|tell me|send|share|let me know)\b)", re.IGNORECASE)
+# a figure concluded anyway after naming what is missing: "So, the payment will be about
+# $950", "It is approximately $24 a month"
+_CONCLUDES = re.compile(
+    r"\b(?:so|therefore|thus|hence)\b[^.!?]{0,80}\d|\b(?:is|are|will be|would be|costs?|takes?) "
+    r"(?:approximately|about|around|roughly)\b[^.!?]{0,20}\d|\bthe answer is\b", re.IGNORECASE)
 _ONE_CHOSEN = re.compile(r"\b(?:best[- ]known|most famous|most common|usually means)\b",
                          re.IGNORECASE)
 # an opening adverb before a rejection: "Surprisingly, Holmes never says ...", "Actually, ..."
@@ -265,6 +305,10 @@ def asks_back(reply: str) -> bool:
     first = sentences[0].strip()
     if _ASKS_BACK.match(first):
         return True
+    k = next((j for j, x in enumerate(sentences[:3]) if _NEEDS.match(x.strip())), None)
+    if k is not None and not any(_CONCLUDES.search(x) for x in sentences[k + 1:]
+                                 if not re.match(r"^\s*(?:[-•]|\d{1,2}[.)])\s", x)):
+        return True  # what is missing named, and no figure concluded anyway after it
     return bool(_AMBIGUOUS.match(first)) and not any(
         _ONE_CHOSEN.search(x) for x in sentences[:2])
 

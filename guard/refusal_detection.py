@@ -12,10 +12,8 @@ from __future__ import annotations
 import re
 
 from guard.refusal_folded import Folded
-from guard.refusal_phrases import CONTRACTION_RX as _CONTRACTION_RX
-from guard.refusal_phrases import CONTRACTIONS as _CONTRACTIONS
 from guard.refusal_phrases import DEBATE as _DEBATE
-from guard.refusal_phrases import DECLINE, LACKS
+from guard.refusal_phrases import DECLINE, LACKS, uncontracted
 
 # the decline phrases are searched in every reply the guard would answer: on ASCII text as its
 # lower-case copy without IGNORECASE (the same matches, faster; guard.refusal_folded)
@@ -249,9 +247,7 @@ def is_refusal(text: str | None) -> bool:
         return True
     if _EXACT.match(t) or _LIST_MARK.sub("", t, count=1).lower().startswith("i cannot answer"):
         return True
-    norm = _CONTRACTION_RX.sub(
-        lambda m: _CONTRACTIONS[m.group(0).lower()], text.replace("’", "'").replace("*", "")
-    )
+    norm = uncontracted(text.replace("*", ""))
     if (quoted := _QUOTED.match(norm)) and '"' not in quoted.group(1):
         norm = quoted.group(1)
     sentences = _opening([" ".join(s.split()) for s in _SENTENCE.split(norm.strip())

@@ -24,6 +24,17 @@ CONTRACTIONS = {
 CONTRACTION_RX = re.compile(
     "|".join(rf"\b{re.escape(k)}\b" if k[-1].isalpha() and "'" not in k else re.escape(k)
              for k in sorted(CONTRACTIONS, key=len, reverse=True)), re.IGNORECASE)
+
+
+def uncontracted(text: str) -> str:
+    """``text`` with curly apostrophes straightened and contractions written out, as the
+    decline phrases are matched ("I can’t" is "I cannot").
+
+    >>> uncontracted("I can’t say; it's late")
+    'I cannot say; it is late'
+    """
+    return CONTRACTION_RX.sub(lambda m: CONTRACTIONS[m.group(0).lower()],
+                              text.replace("’", "'"))
 _NEG = r"(?:cannot|am unable to|am not able to|will not be able to|unable to|not able to)"
 # a document the question quotes that lacks the answer: "the contract does not specify"
 DOCUMENTS = (

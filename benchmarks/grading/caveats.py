@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 
-from guard.refusal_phrases import CONTRACTION_RX, CONTRACTIONS, DECLINE
+from guard.refusal_phrases import DECLINE, uncontracted
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _BULLET = re.compile(r"^\s*(?:[-•*]\s|\d{1,2}[.)]\s)")
@@ -74,11 +74,6 @@ _UNSAID = re.compile(r":\s*$|\b(?:not|cannot|never|no one|nobody|impossible|whic
 _NEGATED = re.compile(r"\b(?:not|no|never|nor|cannot|neither)\b[^.!?]{0,30}$", re.IGNORECASE)
 
 
-def _normalized(reply: str) -> str:
-    return CONTRACTION_RX.sub(lambda m: CONTRACTIONS[m.group(0).lower()],
-                              reply.replace("’", "'"))
-
-
 def _lines(reply: str) -> list[tuple[bool, str]]:
     """``(in_a_list, sentence)`` for each sentence of the reply, bold marks kept."""
     out: list[tuple[bool, str]] = []
@@ -97,7 +92,7 @@ def picks_after_hedge(reply: str) -> bool:
     >>> picks_after_hedge("It's subjective. Often named: Persuasion, Emma and Middlemarch.")
     False
     """
-    text = _normalized(reply)
+    text = uncontracted(reply)
     sentences = _lines(text)
     hedged = [i for i, (listed, s) in enumerate(sentences[:4]) if not listed and
               _HEDGE.search(s.replace("*", ""))]
@@ -147,7 +142,7 @@ def answers_after_live_caveat(reply: str) -> bool:
     >>> answers_after_live_caveat("I can't check live rates. See the bank's website.")
     False
     """
-    sentences = _lines(_normalized(reply))
+    sentences = _lines(uncontracted(reply))
     k = next((i for i, (_, s) in enumerate(sentences[:3]) if _LIVE.search(s)), None)
     if k is None:
         return False

@@ -105,6 +105,18 @@ def sample_record(r: dict[str, Any], it: dict[str, Any], split: str) -> dict[str
             "response": r["response"]}
 
 
+def write_sample(records: list[dict[str, Any]], *, strata: bool) -> None:
+    """Print selected records for a reader (the ``_stratum`` and ``_share`` a selection adds
+    left out), or, with ``strata``, each record's stratum and share, kept from the readers."""
+    for rec in records:
+        if strata:
+            rec = {"id": rec["id"], "model": rec["model"], "stratum": rec["_stratum"],
+                   "share": round(rec["_share"], 6)}
+        else:
+            rec = {k: v for k, v in rec.items() if not k.startswith("_")}
+        sys.stdout.write(json.dumps(rec, ensure_ascii=False) + "\n")
+
+
 def select() -> list[dict[str, Any]]:
     items = {r["id"]: r for r in _lines(SEED_ITEMS)}
     seen = {(r["id"], r.get("model", FIRST_MODEL)) for path in EARLIER for r in _lines(path)}

@@ -22,7 +22,6 @@ output is shuffled per model and carries no stratum.
 
 from __future__ import annotations
 
-import json
 import random
 import sys
 from collections import defaultdict
@@ -39,6 +38,7 @@ from select_gold_strong import (
     _round_robin,
     sample_record,
     unread,
+    write_sample,
 )
 
 EARLIER = tuple(HERE / f"{name}.jsonl"
@@ -74,14 +74,7 @@ def select() -> list[dict[str, Any]]:
 
 
 def main(argv: list[str]) -> None:
-    strata = "--strata" in argv
-    for rec in select():
-        if strata:
-            rec = {"id": rec["id"], "model": rec["model"], "stratum": rec["_stratum"],
-                   "share": round(rec["_share"], 6)}
-        else:
-            rec = {k: v for k, v in rec.items() if not k.startswith("_")}
-        sys.stdout.write(json.dumps(rec, ensure_ascii=False) + "\n")
+    write_sample(select(), strata="--strata" in argv)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,6 @@ every record ``test``; shuffled; no stratum in the output.
 
 from __future__ import annotations
 
-import json
 import random
 import sys
 from collections import defaultdict
@@ -33,6 +32,7 @@ from select_gold_strong import (
     _round_robin,
     sample_record,
     unread,
+    write_sample,
 )
 
 EARLIER = tuple(HERE / f"{name}.jsonl"
@@ -60,14 +60,7 @@ def select(eighth: bool = False) -> list[dict[str, Any]]:
 
 
 def main(argv: list[str]) -> None:
-    strata = "--strata" in argv
-    for rec in select(eighth="--eighth" in argv):
-        if strata:
-            rec = {"id": rec["id"], "model": rec["model"], "stratum": rec["_stratum"],
-                   "share": round(rec["_share"], 6)}
-        else:
-            rec = {k: v for k, v in rec.items() if not k.startswith("_")}
-        sys.stdout.write(json.dumps(rec, ensure_ascii=False) + "\n")
+    write_sample(select(eighth="--eighth" in argv), strata="--strata" in argv)
 
 
 if __name__ == "__main__":

@@ -30,8 +30,9 @@ RAW = HERE / "raw"
 #: split, P121-P240, was moved to training).
 TRAIN_PROMPTS = 240
 #: The writers' halves and their split: A (first writers), B (the first held-out writers,
-#: moved to training), H (the fresh held-out writers).
-HALVES = (("A", "train"), ("B", "train"), ("H", "test"))
+#: moved to training), H (the second held-out writers, moved to training after it was measured
+#: twice), K (the third held-out writers, the held-out split since 2026-12-02 15:50).
+HALVES = (("A", "train"), ("B", "train"), ("H", "train"), ("K", "test"))
 #: Instructions and dressed forms of more seed questions (``questions_I/J.jsonl``, written after
 #: the fresh held-out split was fixed): training only.
 MORE_INSTRUCTIONS = ("I", "J")
@@ -113,7 +114,8 @@ def _more() -> list[dict[str, Any]]:
                                ("rules_C", "rule", "train"),
                                ("dressed_C", "request", "train"),
                                ("dressed_D", "request", "train"),
-                               ("dressed_H", "request", "test")):
+                               ("dressed_H", "request", "train"),
+                               ("dressed_K", "request", "test")):
         path = RAW / "written" / f"{name}.jsonl"
         for r in _jsonl(path):
             row = {"id": r["id"], "text": r["text"], "label": label, "source": "written",
@@ -124,7 +126,7 @@ def _more() -> list[dict[str, Any]]:
                 row["form"] = f"dressed-{r['form']}"
             rows.append(row)
     for name, split in (("common_C", "train"), ("common_E", "train"), ("common_F", "train"),
-                        ("common_H", "test")):
+                        ("common_H", "train"), ("common_K", "test")):
         for r in _jsonl(RAW / "written" / f"{name}.jsonl"):
             rows.append({"id": r["id"], "text": r["text"],
                          "label": "social" if r["speaker"] == "user" else "assistant",

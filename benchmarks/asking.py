@@ -181,7 +181,8 @@ def prices(guard: Any, requests: Sequence[Any], p: Mapping[str, float], threshol
     def lookup(xs: list[str]) -> list[float]:
         return [p.get(x, 1.0) for x in xs]
 
-    return np.asarray([guard._priced(read(as_asked(q), lookup, config, memo), memo)[0]
+    return np.asarray([guard._priced(read(as_asked(q), lookup, config, memo,
+                                          cost=lambda xs: guard._costs(xs, memo)), memo)[0]
                        for q in requests], dtype=np.float64)
 
 
@@ -192,11 +193,22 @@ class Choice:
     thresholds: tuple[float, float, float]
     non_request_below: float
     kept: dict[str, float]
+    #: :attr:`guard.asking.Thresholds.strict_price` (``inf``: off)
+    strict_price: float = float("inf")
 
 
 #: The grid of ``(sentence, text, strict)`` thresholds searched.
 GRID = tuple((a, b, c) for a in (0.05, 0.1, 0.15, 0.2, 0.3) for b in (0.0, 0.1, 0.3, 0.5)
              for c in (0.5, 0.7, 0.8, 0.9, 0.95) if b > 0 or c == 0.5)
+#: The :attr:`guard.asking.Thresholds.strict_price` values tried for each grid point, the
+#: largest first (the fewest doubted sentences kept): the first under which the strict reading
+#: keeps its costly questions (:data:`STRICT_SHARE`) is taken.
+STRICT_PRICES = (float("inf"), 12.0, 8.0, 5.0, 3.0, 2.0, 1.0)
+#: Read strictly (:func:`strictly`), a costly question must keep at least this share of the
+#: price its oracle gives it, in :data:`KEEP_COSTLY` of the requests: the sentences around it
+#: may take the whole-text segment of a question of several sentences (the reported group's
+#: 90%), never the question itself.
+STRICT_SHARE = 0.5
 
 
 def reference_prices(guard: Any, pairs: Sequence[tuple[Any, dict[str, float] | None]],
@@ -216,31 +228,59 @@ def reference_prices(guard: Any, pairs: Sequence[tuple[Any, dict[str, float] | N
     return np.asarray(out, dtype=np.float64)
 
 
+def strictly(requests: Sequence[tuple[Any, dict[str, float] | None]]) -> dict[str, float]:
+    """``P(asks) = 0`` for the whole system text of each request: read as a text that as a
+    whole asks for nothing, so that only its sentences at or above the strict threshold (or
+    priced at :attr:`guard.asking.Thresholds.strict_price`) are kept. A client chooses how a
+    system text reads as a whole (a long persona dilutes the question in it): the thresholds
+    are chosen for that worst case."""
+    return {normalized(m["content"]): 0.0 for q, _ in requests for m in q["messages"]
+            if m["role"] == "system"}
+
+
 def choose_thresholds(guard: Any, p: Mapping[str, float],
                       asking: Mapping[str, Sequence[tuple[Any, dict[str, float] | None]]],
                       non_request: Sequence[Any], floor: float, *, keep: float = KEEP_COSTLY,
-                      share: float = 0.9, reported: Sequence[str] = ("in a system prompt",)
-                      ) -> Choice:
+                      share: float = 0.9, reported: Sequence[str] = ("in a system prompt",),
+                      strict: str = "in a system prompt") -> Choice:
     """The thresholds that leave the most ``non_request`` requests priced below ``floor`` while
     every group of ``asking`` requests (costly ones of the training split) keeps, in at least
     ``keep`` of them, ``share`` of its reference price (:func:`reference_prices`); the groups
     named in ``reported`` are measured, not constrained (a question of several sentences
-    surrounded by other kept text loses its whole-text segment whatever the thresholds)."""
+    surrounded by other kept text loses its whole-text segment whatever the thresholds).
+    The group ``strict`` is also read strictly (:func:`strictly`: its system texts as asking
+    nothing as a whole) and must then keep :data:`STRICT_SHARE` of its reference price in
+    ``keep`` of its requests; for each grid point the largest
+    :data:`STRICT_PRICES` value under which it does is taken, and a point under which none
+    does is not a choice."""
     from guard.asking import Memo, Thresholds
 
     memo = Memo(size=2_000_000)
     full = {k: reference_prices(guard, v, p, memo) for k, v in asking.items()}
+    worst = {**p, **strictly(asking[strict])} if strict in asking else None
+    strict_memo = Memo(size=2_000_000)  # the strict reading's own P(asks) values
     best: Choice | None = None
     for grid in GRID:
-        th = Thresholds(*grid)
+        price = float("inf")
+        read_strictly = None
+        if worst is not None:
+            for price in STRICT_PRICES if grid[1] > 0 else STRICT_PRICES[:1]:
+                got = prices(guard, [q for q, _ in asking[strict]], worst,
+                             Thresholds(*grid, strict_price=price), strict_memo)
+                read_strictly = float(np.mean(got / full[strict] >= STRICT_SHARE))
+                if read_strictly >= keep:
+                    break
+        th = Thresholds(*grid, strict_price=price)
         kept = {k: float(np.mean(prices(guard, [q for q, _ in v], p, th, memo) / full[k]
                                  >= share))
                 for k, v in asking.items()}
-        if min(v for k, v in kept.items() if k not in reported) < keep:
+        if read_strictly is not None:
+            kept[f"{strict}, read strictly"] = read_strictly
+        if min((v for k, v in kept.items() if k not in reported), default=1.0) < keep:
             continue
         below = float(np.mean(prices(guard, non_request, p, th, memo) < floor))
         if best is None or below > best.non_request_below:
-            best = Choice(grid, below, kept)
+            best = Choice(grid, below, kept, price)
     if best is None:
         return Choice((0.0, 0.0, 0.0), 0.0, {k: 1.0 for k in asking})
     return best
@@ -313,18 +353,20 @@ def history_requests(corpus: Sequence[Mapping[str, Any]], items: Sequence[Mappin
 
 def choose_history(guard: Any, p: Mapping[str, float], thresholds: tuple[float, ...],
                    costly: Sequence[tuple[Any, None]], harmless: Sequence[Any], floor: float,
-                   *, keep: float = KEEP_COSTLY, share: float = 0.9
-                   ) -> tuple[float, float, float]:
+                   *, keep: float = KEEP_COSTLY, share: float = 0.9,
+                   strict_price: float = float("inf")) -> tuple[float, float, float]:
     """The largest ``history`` threshold (:data:`HISTORY_GRID`; the other thresholds as
-    chosen) under which at least ``keep`` of the ``costly`` requests keep ``share`` of their
-    price with nothing left out: ``(threshold, kept, harmless priced below floor)``."""
+    chosen, and ``strict_price``) under which at least ``keep`` of the ``costly`` requests
+    keep ``share`` of their price with nothing left out: ``(threshold, kept, harmless priced
+    below floor)``."""
     from guard.asking import Memo, Thresholds
 
     memo = Memo(size=2_000_000)
     full = reference_prices(guard, costly, p, memo)
     best = (HISTORY_GRID[0], 0.0, 0.0)
     for h in HISTORY_GRID:
-        th = Thresholds(thresholds[0], thresholds[1], thresholds[2], history=h)
+        th = Thresholds(thresholds[0], thresholds[1], thresholds[2], history=h,
+                        strict_price=strict_price)
         kept = float(np.mean(prices(guard, [q for q, _ in costly], p, th, memo) / full >= share))
         if kept < keep and h > HISTORY_GRID[0]:
             break
@@ -369,15 +411,18 @@ def train_detector(corpus: Sequence[Mapping[str, Any]], items: Sequence[Mapping[
     choice = choose_thresholds(guard, lookup, costly_training_requests(corpus, items),
                                [row_request(r) for r in non_request(corpus, "train")], floor)
     history, history_kept, history_below = choose_history(
-        guard, lookup, choice.thresholds, *history_requests(corpus, items), floor)
+        guard, lookup, choice.thresholds, *history_requests(corpus, items), floor,
+        strict_price=choice.strict_price)
     step("final fit")
-    model = RequestDetector(C=C, thresholds=(*choice.thresholds, history)).fit(
+    own = (*choice.thresholds, history) + ((choice.strict_price,)
+                                           if choice.strict_price != float("inf") else ())
+    model = RequestDetector(C=C, thresholds=own).fit(
         [u.text for u in units], np.array([u.asks for u in units]),
         sample_weight=np.array([u.weight for u in units]))
     y = np.array([u.asks for u in units])
     report = {"units": len(units), "asking_units": int(y.sum()), "C": C, "folds": folds,
               "oof_auc": float(roc_auc_score(y, p)),
-              "thresholds": [*choice.thresholds, history],
+              "thresholds": list(own),
               "train_non_request_below_p25": choice.non_request_below,
               "train_costly_in_history_kept": history_kept,
               "train_harmless_history_below_p25": history_below,

@@ -4,14 +4,27 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmarks.asking import HISTORY_GRID
+from benchmarks.asking import HISTORY_GRID, STRICT_SHARE
+
+
+def _kept_line(group: str, share: float) -> str:
+    """One group's line: read strictly a group keeps :data:`STRICT_SHARE` of its price, the
+    others 90%; the whole-text group is measured, not constrained."""
+    if group.endswith("read strictly"):
+        return (f"  - {group} (its system text read as asking nothing as a whole, the worst "
+                f"case a client can write): {share:.1%} keep at least {STRICT_SHARE:.0%} of "
+                "their price")
+    note = " (measured, not constrained)" if group == "in a system prompt" else ""
+    return f"  - {group}: {share:.1%} keep at least 90% of their price{note}"
 
 
 def detector_card(meta: dict[str, Any]) -> str:
     th = [*meta.get("thresholds", [0, 0, 0]), 0.5][:4]
     kept = meta.get("train_costly_kept", {})
-    kept_lines = "\n".join(f"  - {k}: {v:.1%} keep at least 90% of their price"
-                           for k, v in kept.items())
+    kept_lines = "\n".join(_kept_line(k, v) for k, v in kept.items())
+    all_th = meta.get("thresholds", [])
+    strict_price = (f"at or above {all_th[4]} (the cost model's raw price)" if len(all_th) > 4
+                    else "never (off)")
     return f"""# Request detector — model card
 
 `P(asks | text)`: does a sentence (or a whole text) ask for information or an action, or for
@@ -29,7 +42,9 @@ The guard prices only what asks (`guard/asking.py`, docs/concepts.md "What is pr
   the runtime cuts them; a seed sentence weighs more the costlier its question.
 - **Thresholds** (sentence, text, strict) = ({th[0]}, {th[1]}, {th[2]}): a sentence below
   {th[0]} asks for nothing; in a text of several sentences whose own `P(asks)` is below
-  {th[1]}, a sentence asks only at {th[2]} or more. Chosen out of fold ({meta.get('folds')} folds
+  {th[1]}, a sentence asks only at {th[2]} or more, or when it is priced {strict_price}
+  (a doubted sentence the cost model prices high: a costly question diluted in a persona).
+  Chosen out of fold ({meta.get('folds')} folds
   grouped by unit) on the training split alone: the thresholds that leave the most training
   non-request texts priced below the seed set's 25th-percentile cost
   ({meta.get('seed_p25_cost', 0):.3f}) while at least 99% of each group of costly training

@@ -43,7 +43,7 @@ class RequestDetector(LogisticTextClassifier):
                  max_chars: int = 1000,
                  thresholds: tuple[float, ...] = (0.2, 0.0, 0.2)) -> None:
         super().__init__(C=C, features=features, max_chars=max_chars)
-        #: ``(sentence, text, strict[, history])``: the ``P(asks)`` thresholds the guard reads with
+        #: ``(sentence, text, strict[, history[, strict_price]])``: what the guard reads with
         #: (:class:`guard.asking.Thresholds`), chosen out of fold on the training split alone
         #: (``utilityguard asking train``)
         self.thresholds = thresholds

@@ -69,12 +69,19 @@ class Thresholds:
     #: a sentence of an earlier turn (the user's before the last, the model's own) below
     #: this asks for nothing
     history: float = 0.5
+    #: in a text read strictly, a sentence below :attr:`strict` (and at or above
+    #: :attr:`sentence`) still asks when the cost model prices it at this raw cost or more: a
+    #: costly question diluted in a long persona is doubted by the detector, not by the cost
+    #: model (``inf``: off, the strict threshold alone)
+    strict_price: float = float("inf")
 
     def __post_init__(self) -> None:
         for name in ("sentence", "text", "strict", "history"):
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and 0.0 <= v <= 1.0):
                 raise ConfigError(f"the {name} threshold must be in [0, 1]; got {v!r}")
+        if not (isinstance(self.strict_price, (int, float)) and self.strict_price > 0):
+            raise ConfigError(f"strict_price must be a cost > 0; got {self.strict_price!r}")
 
 
 #: The thresholds for a detector that names none.
@@ -305,10 +312,13 @@ def detection_windows(sentence: str) -> list[str]:
 
 
 def read(asked: Asked, p_asks: Callable[[list[str]], Any] | None, config: AskingConfig,
-         memo: Memo | None = None, thresholds: Thresholds = DEFAULT_THRESHOLDS) -> Reading:
+         memo: Memo | None = None, thresholds: Thresholds = DEFAULT_THRESHOLDS,
+         cost: Callable[[list[str]], Sequence[float]] | None = None) -> Reading:
     """What ``asked`` asks (see the module docstring); ``p_asks`` scores texts (a batch);
     ``thresholds`` unless :attr:`AskingConfig.thresholds` is set. ``p_asks=None`` (no request
-    detector): nothing is left out, pleasantries included — every sentence is priced."""
+    detector): nothing is left out, pleasantries included — every sentence is priced.
+    ``cost`` (the raw cost of texts, a batch) reads the sentences a strict text doubts
+    (:attr:`Thresholds.strict_price`); without it, the strict threshold alone decides."""
     tau = thresholds if config.thresholds is None else config.thresholds
     check_size(asked, config)
     r = Reading(upstream=list(asked.upstream), opaque=list(asked.opaque))
@@ -338,9 +348,11 @@ def read(asked: Asked, p_asks: Callable[[list[str]], Any] | None, config: Asking
         ask = list(dict.fromkeys([*read_, *(w for ws in parts.values() for w in ws), *wholes]))
         scores = dict(zip(ask, scored("asks", ask, p_asks, memo), strict=True))
         probs = {t: max([scores[t], *(scores[w] for w in parts.get(t, ()))]) for t in scores}
-    for (text, role), ss in zip(units, split, strict=True):
-        strict = role in INSTRUCTION_ROLES and len(ss) > 1 and tau.text > 0 \
-            and probs.get(text, 1.0) < tau.text
+    strictly = [role in INSTRUCTION_ROLES and len(ss) > 1 and tau.text > 0
+                and probs.get(text, 1.0) < tau.text
+                for (text, role), ss in zip(units, split, strict=True)]
+    costly = _costly_doubts(units, split, strictly, readable, pleasant, probs, tau, cost)
+    for (text, role), ss, strict in zip(units, split, strictly, strict=True):
         cut = tau.strict if strict else tau.history if role in HISTORY_ROLES else tau.sentence
         kept: list[str] = []
         changed = False
@@ -352,7 +364,7 @@ def read(asked: Asked, p_asks: Callable[[list[str]], Any] | None, config: Asking
                     r.unreadable.append(s)
                 else:
                     kept.append(d)
-            elif s in pleasant or probs.get(s, 1.0) < cut:
+            elif s in pleasant or (probs.get(s, 1.0) < cut and s not in costly):
                 changed = True
                 r.left_out += 1
             else:
@@ -360,6 +372,24 @@ def read(asked: Asked, p_asks: Callable[[list[str]], Any] | None, config: Asking
         r.asked.append(("\n".join(kept) if changed else text) if kept else "")
     _segment(r, config)
     return r
+
+
+def _costly_doubts(units: list[tuple[str, str | None]], split: list[list[str]],
+                   strictly: list[bool], readable: dict[str, bool], pleasant: set[str],
+                   probs: dict[str, float], tau: Thresholds,
+                   cost: Callable[[list[str]], Sequence[float]] | None) -> set[str]:
+    """The sentences of the texts read strictly whose ``P(asks)`` is doubtful (at or above
+    :attr:`Thresholds.sentence`, below :attr:`Thresholds.strict`) and whose raw cost is at
+    least :attr:`Thresholds.strict_price`: they are kept (one batch call of ``cost``)."""
+    if cost is None or tau.strict_price == float("inf"):
+        return set()
+    doubted = list(dict.fromkeys(
+        s for ss, strict in zip(split, strictly, strict=True) if strict for s in ss
+        if readable[s] and s not in pleasant and tau.sentence <= probs.get(s, 1.0) < tau.strict))
+    if not doubted:
+        return set()
+    return {s for s, c in zip(doubted, cost(doubted), strict=True)
+            if float(c) >= tau.strict_price}
 
 
 def _segment(r: Reading, config: AskingConfig) -> None:

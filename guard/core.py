@@ -353,7 +353,8 @@ class Guard:
         request body or its messages (:func:`guard.request_walk.walk`)."""
         detector = self.detector
         p_asks = None if detector is None else detector.predict_asks
-        return read(as_asked(query), p_asks, self.asking, memo, self.thresholds)
+        return read(as_asked(query), p_asks, self.asking, memo, self.thresholds,
+                    cost=lambda texts: self._costs(texts, memo))
 
     @property
     def thresholds(self) -> Thresholds:

@@ -3,6 +3,8 @@ the largest value under which costly questions sent as an earlier turn keep thei
 
 from __future__ import annotations
 
+from typing import Any
+
 from benchmarks.asking import LAST_TURN, choose_history
 from guard import Guard
 
@@ -34,3 +36,46 @@ def test_a_question_the_detector_doubts_keeps_the_default() -> None:
     h, kept, below = choose_history(guard, p, (0.1, 0.5, 0.95), [(_chat(QUESTION), None)],
                                     [_chat(SOCIAL)], floor=0.8)
     assert (h, kept, below) == (0.5, 1.0, 0.0)
+
+
+# The strict reading (a system text that as a whole asks for nothing keeps only the sentences
+# at or above the strict threshold, or priced at ``strict_price``) is chosen for the worst case
+# a client can write: a costly question diluted in a system prompt that as a whole reads as
+# asking nothing.
+PROMPT = "You are the assistant of a family clinic."
+RULES = "Be concise and warm. Use plain English."
+
+
+def _system(text: str) -> dict[str, object]:
+    return {"messages": [{"role": "system", "content": text}, {"role": "user", "content": "ok"}]}
+
+
+def _choose(strict: str) -> Any:
+    from benchmarks.asking import choose_thresholds
+
+    guard = Guard(detector=None, policy=None)
+    embedded = f"{PROMPT}\n{QUESTION}"
+    oracle = {PROMPT: 0.0, QUESTION: 1.0, embedded: 1.0}
+    # the detector doubts the question (0.6) as much as each of the rules' sentences; the
+    # rules read as a text asking nothing (0.0): only a strict threshold above 0.6 leaves the
+    # rules out, and then the question too, unless its price keeps it (the insulin dose is
+    # priced far above a style rule)
+    p = {QUESTION: 0.6, PROMPT: 0.01, "Be concise and warm.": 0.6, "Use plain English.": 0.6,
+         RULES: 0.0}
+    return choose_thresholds(guard, p, {"in a system prompt": [(_system(embedded), oracle)]},
+                             [_system(RULES)], floor=0.8, strict=strict)
+
+
+def test_read_strictly_the_costly_question_is_kept_and_the_rules_left_out() -> None:
+    choice = _choose("in a system prompt")
+    assert choice.kept["in a system prompt, read strictly"] == 1.0
+    assert choice.non_request_below == 1.0
+    assert choice.thresholds[2] > 0.6 and choice.strict_price < float("inf")
+
+
+def test_a_search_blind_to_the_strict_reading_leaves_the_price_out() -> None:
+    # the control: without the strict reading the search has no reason to keep a doubted
+    # sentence for its price
+    choice = _choose("none")
+    assert "in a system prompt, read strictly" not in choice.kept
+    assert choice.strict_price == float("inf")

@@ -20,7 +20,7 @@ from guard.asking import (
     prompt_hash,
     read,
 )
-from guard.exceptions import PayloadTooLargeError
+from guard.exceptions import ConfigError, PayloadTooLargeError
 from guard.pleasantries import is_pleasantry
 from guard.request_walk import identifier_words, walk, walk_request
 
@@ -184,6 +184,29 @@ def test_the_strict_threshold_applies_only_in_an_instruction_position() -> None:
     assert g.price({"messages": [{"role": "system", "content": text}]}).cost_source \
         == "nothing_asked"
     assert g.price({"messages": [{"role": "user", "content": text}]}).cost == 30.0
+
+
+def test_a_doubted_sentence_the_cost_model_prices_high_is_kept_in_a_strict_text() -> None:
+    """Read strictly, a sentence under the strict threshold still asks when its raw price is at
+    least ``strict_price``: a costly question diluted in a persona is kept, a cheap rule that
+    the detector doubts as much is still left out."""
+    class Scores:
+        def predict_asks(self, X: Sequence[str]) -> Any:
+            return np.array([0.1 if "\n" in x else 0.6 for x in X])
+
+    def guard(strict_price: float) -> Guard:
+        return Guard(WordCost(), detector=Scores(), policy=None, asking=AskingConfig(
+            thresholds=Thresholds(0.2, 0.5, 0.9, strict_price=strict_price)))
+
+    system = {"messages": [{"role": "system", "content": f"Rule one.\n{DOSE}"}]}
+    cheap = {"messages": [{"role": "system", "content": "Rule one.\nRule two."}]}
+    # WordCost prices the dose question 30, each rule 1
+    assert guard(20.0).price(system).cost == 30.0
+    assert guard(20.0).price(cheap).cost_source == "nothing_asked"
+    assert guard(40.0).price(system).cost_source == "nothing_asked"  # 30 < 40: left out
+    assert guard(float("inf")).price(system).cost_source == "nothing_asked"  # off
+    with pytest.raises(ConfigError):
+        Thresholds(strict_price=0.0)
 
 
 def test_memos_are_per_client_and_bounded() -> None:

@@ -20,8 +20,10 @@ integrations and the bench — so a request is priced the same way on every path
    :attr:`Thresholds.history` in earlier turns (the user's and the model's own), and the
    stricter :attr:`Thresholds.strict` in a system, developer or tool-definition text that as a
    whole asks for nothing (its own ``P(asks)`` below :attr:`Thresholds.text`), where only a
-   sentence that clearly asks is kept. A system or developer text the operator trusts (its sha256 in
-   :attr:`AskingConfig.trusted`) is left out whole.
+   sentence that clearly asks is kept — or one the detector doubts that the cost model prices
+   at :attr:`Thresholds.strict_price` or more (a costly question diluted in a persona). A
+   system or developer text the operator trusts (its sha256 in :attr:`AskingConfig.trusted`)
+   is left out whole.
 4. **Segments** (:func:`guard.segments.request_segments` on the asked texts): each asked text,
    its sentences, windows of its long sentences, and sentences that run across texts.
 

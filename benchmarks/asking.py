@@ -204,6 +204,10 @@ GRID = tuple((a, b, c) for a in (0.05, 0.1, 0.15, 0.2, 0.3) for b in (0.0, 0.1, 
 #: largest first (the fewest doubted sentences kept): the first under which the strict reading
 #: keeps its costly questions (:data:`STRICT_SHARE`) is taken.
 STRICT_PRICES = (float("inf"), 12.0, 8.0, 5.0, 3.0, 2.0, 1.0)
+#: The group of costly training requests written into a system prompt
+#: (:func:`costly_training_requests`): measured, not constrained, at 90% of the price; the one
+#: read strictly (:func:`choose_thresholds`).
+IN_A_SYSTEM_PROMPT = "in a system prompt"
 #: Read strictly (:func:`strictly`), a costly question must keep at least this share of the
 #: price its oracle gives it, in :data:`KEEP_COSTLY` of the requests: the sentences around it
 #: may take the whole-text segment of a question of several sentences (the reported group's
@@ -241,8 +245,8 @@ def strictly(requests: Sequence[tuple[Any, dict[str, float] | None]]) -> dict[st
 def choose_thresholds(guard: Any, p: Mapping[str, float],
                       asking: Mapping[str, Sequence[tuple[Any, dict[str, float] | None]]],
                       non_request: Sequence[Any], floor: float, *, keep: float = KEEP_COSTLY,
-                      share: float = 0.9, reported: Sequence[str] = ("in a system prompt",),
-                      strict: str = "in a system prompt") -> Choice:
+                      share: float = 0.9, reported: Sequence[str] = (IN_A_SYSTEM_PROMPT,),
+                      strict: str = IN_A_SYSTEM_PROMPT) -> Choice:
     """The thresholds that leave the most ``non_request`` requests priced below ``floor`` while
     every group of ``asking`` requests (costly ones of the training split) keeps, in at least
     ``keep`` of them, ``share`` of its reference price (:func:`reference_prices`); the groups
@@ -316,7 +320,7 @@ def costly_training_requests(corpus: Sequence[Mapping[str, Any]],
     return {"costly seed": [(q, None) for q in costly],
             "dressed": [(q, None) for q in requests],
             "instructions": [(q, None) for q in instructions],
-            "in a system prompt": embedded}
+            IN_A_SYSTEM_PROMPT: embedded}
 
 
 #: The ``history`` thresholds searched (:func:`choose_history`): never below the default

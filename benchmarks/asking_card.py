@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from benchmarks.asking import HISTORY_GRID, STRICT_SHARE
+from benchmarks.asking import HISTORY_GRID, IN_A_SYSTEM_PROMPT, STRICT_SHARE
 
 
 def _kept_line(group: str, share: float) -> str:
@@ -14,7 +14,7 @@ def _kept_line(group: str, share: float) -> str:
         return (f"  - {group} (its system text read as asking nothing as a whole, the worst "
                 f"case a client can write): {share:.1%} keep at least {STRICT_SHARE:.0%} of "
                 "their price")
-    note = " (measured, not constrained)" if group == "in a system prompt" else ""
+    note = " (measured, not constrained)" if group == IN_A_SYSTEM_PROMPT else ""
     return f"  - {group}: {share:.1%} keep at least 90% of their price{note}"
 
 

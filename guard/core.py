@@ -477,6 +477,8 @@ class Guard:
                 return fast
         if cost is None and query is None:
             raise ConfigError("decide() needs the query text (to predict its cost) or cost=")
+        if memo is None:  # the reading prices doubted sentences; a kept one is priced once
+            memo = Memo()
         reading = None if query is None else self.read(query, memo)
         question: str | None = None
         cost_source: CostSource

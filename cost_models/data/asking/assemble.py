@@ -33,6 +33,14 @@ TRAIN_PROMPTS = 240
 #: moved to training), H (the second held-out writers, moved to training after it was measured
 #: twice), K (the third held-out writers, the held-out split since 2026-12-02 15:50).
 HALVES = (("A", "train"), ("B", "train"), ("H", "train"), ("K", "test"))
+#: System prompts and tool definitions of a fourth held-out split (the L files, 2026-12-03,
+#: two fresh writers), fixed before the doubt's floor was written: the K files' system prompts
+#: and tool definitions, run four times on 2026-12-02, moved to training (their other rows stay
+#: held out: the doubt's floor reads only system, developer and tool texts).
+FOURTH = "L"
+#: Files of a half whose split differs from the half's (``(name, half)`` -> split).
+SPLIT_OF = {("system", "K"): "train", ("tools", "K"): "train",
+            ("system", FOURTH): "test", ("tools", FOURTH): "test"}
 #: Instructions and dressed forms of more seed questions (``questions_I/J.jsonl``, written after
 #: the fresh held-out split was fixed): training only.
 MORE_INSTRUCTIONS = ("I", "J")
@@ -75,19 +83,29 @@ def _awesome() -> list[dict[str, Any]]:
 def _written() -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for half, split in HALVES:
-        for name, label in (("social", "social"), ("assistant", "assistant"),
-                            ("system", "system")):
-            for r in _jsonl(RAW / "written" / f"{name}_{half}.jsonl"):
-                rows.append({"id": r["id"], "text": r["text"], "label": label,
-                             "source": "written", "unit": r["id"], "split": split,
-                             "kind": r.get("kind") or r.get("product")})
-        for r in _jsonl(RAW / "written" / f"tools_{half}.jsonl"):
-            rows.append({"id": r["id"], "text": json.dumps(r["tool"], ensure_ascii=False),
-                         "label": "tool", "source": "written", "unit": r["id"],
-                         "split": split, "tool": r["tool"]})
+        for name, label in (("social", "social"), ("assistant", "assistant")):
+            rows += _lines(name, label, half, split)
+        rows += _system_and_tools(half, SPLIT_OF.get(("system", half), split),
+                                  SPLIT_OF.get(("tools", half), split))
         rows += _instructions(half, split)
+    rows += _system_and_tools(FOURTH, SPLIT_OF[("system", FOURTH)], SPLIT_OF[("tools", FOURTH)])
     for half in MORE_INSTRUCTIONS:
         rows += _instructions(half, "train")
+    return rows
+
+
+def _lines(name: str, label: str, half: str, split: str) -> list[dict[str, Any]]:
+    return [{"id": r["id"], "text": r["text"], "label": label, "source": "written",
+             "unit": r["id"], "split": split, "kind": r.get("kind") or r.get("product")}
+            for r in _jsonl(RAW / "written" / f"{name}_{half}.jsonl")]
+
+
+def _system_and_tools(half: str, system_split: str, tools_split: str) -> list[dict[str, Any]]:
+    rows = _lines("system", "system", half, system_split)
+    for r in _jsonl(RAW / "written" / f"tools_{half}.jsonl"):
+        rows.append({"id": r["id"], "text": json.dumps(r["tool"], ensure_ascii=False),
+                     "label": "tool", "source": "written", "unit": r["id"],
+                     "split": tools_split, "tool": r["tool"]})
     return rows
 
 

@@ -66,6 +66,10 @@ def register(sub: Any) -> None:
                    help=f"comma list of {', '.join(CONFIDENCE_KINDS)} (default: logprobs)")
     p.add_argument("--samples", type=int, default=4,
                    help="extra samples per item for 'consistency' (default 4)")
+    p.add_argument("--temperature", type=float, default=0.0, metavar="T",
+                   help="sampling temperature of each reply, 0-2 (default 0: greedy); a "
+                        "collection at T > 0 is a sample of the replies a deployment sampling "
+                        "at T gets (consistency samples stay at 0.7)")
     p.add_argument("--max-tokens", type=int, default=256, help="max tokens per reply (256)")
     p.add_argument("--limit", type=int, default=None, help="only the first N items")
     p.add_argument("--timeout", type=float, default=300.0, help="seconds per request (300)")
@@ -174,6 +178,8 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.concurrency < 1 or args.retries < 1:
         raise CLIError("--concurrency and --retries must be at least 1")
+    if not 0.0 <= args.temperature <= 2.0:
+        raise CLIError(f"--temperature must be between 0 and 2; got {args.temperature}")
     grader = _grader(args)
     if args.data == "seed":  # records collected before the deduplication refer to every question
         items = load_seed_questions() if args.regrade else load_seed()
@@ -204,7 +210,7 @@ def run(args: argparse.Namespace) -> int:
         samples=args.samples if "consistency" in kinds else 0,
         api_key=os.environ.get(args.api_key_env) or None, timeout=args.timeout,
         retries=args.retries, concurrency=args.concurrency, prompt_style=args.prompt_style,
-        grader=grader,
+        grader=grader, temperature=args.temperature,
     )
     already = len(prepare_resume(args.out) & {it.id for it in items})
     with _bar("collect") as bar:

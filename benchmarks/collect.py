@@ -1,6 +1,7 @@
 """Collect graded model responses over a dataset through any OpenAI-compatible endpoint.
 
-Each item is asked with the paper's Refusal Hint as the system prompt (temperature 0); a base
+Each item is asked with the paper's Refusal Hint as the system prompt (temperature 0, or the
+settings' ``temperature``); a base
 model (no chat template, not instruction-tuned) is asked with ``prompt_style="completion"``:
 the hint, two worked examples and the question as one text prompt to ``/completions``
 (:func:`completion_prompt`). With
@@ -106,6 +107,13 @@ class CollectSettings:
     prompt_style: str = "chat"
     grader: GraderSettings | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    #: the temperature of the reply (and of the verbal pass); 0 (greedy) unless a collection
+    #: samples the model as a deployment does, e.g. for a fresh sample of its replies
+    temperature: float = 0.0
+
+    def __post_init__(self) -> None:
+        if not (0.0 <= self.temperature <= 2.0):
+            raise ValueError(f"temperature must be in [0, 2]; got {self.temperature!r}")
 
     @property
     def upstreams(self) -> list[str]:
@@ -175,7 +183,7 @@ async def collect_one(client: ChatClient, s: CollectSettings, item: DatasetItem,
     """Ask, grade and build the response record of one item."""
     t0 = time.perf_counter()
     resp = await _chat(client, s, REFUSAL_HINT, item.question,
-                       logprobs="logprobs" in s.confidence, temperature=0.0)
+                       logprobs="logprobs" in s.confidence, temperature=s.temperature)
     text, lp, finish = _content(resp)
     g = rules = grade(item.model_dump(), text)
     if grader is not None and s.grader is not None and needs_model_grade(g, s.grader):
@@ -193,7 +201,7 @@ async def collect_one(client: ChatClient, s: CollectSettings, item: DatasetItem,
         "grading": grading_block(g, rules, s.grader.model if s.grader else None)}
     if "verbal" in s.confidence:
         vresp = await _chat(client, s, REFUSAL_HINT + " " + VERBAL_INSTRUCTION, item.question,
-                            logprobs=False, temperature=0.0)
+                            logprobs=False, temperature=s.temperature)
         vtext = _content(vresp)[0]
         parsed = parse_verbal_confidence(vtext)
         conf["verbal"] = parsed.value if parsed else None

@@ -237,6 +237,18 @@ def test_verbal_confidence_asks_a_second_time(tmp_path: Path) -> None:
         assert rec["confidence"]["logprob_mean"] is not None
 
 
+def test_a_temperature_samples_the_reply_and_the_verbal_pass(tmp_path: Path) -> None:
+    up = FakeUpstream()
+    _run(_items("q1"), tmp_path / "r.jsonl", up, confidence=("verbal",), temperature=0.8)
+    assert [b["temperature"] for b in up.bodies] == [0.8, 0.8]
+
+
+@pytest.mark.parametrize("t", [-0.1, 2.5])
+def test_a_temperature_out_of_range_is_refused(t: float) -> None:
+    with pytest.raises(ValueError, match="temperature"):
+        _settings(temperature=t)
+
+
 def test_consistency_samples(tmp_path: Path) -> None:
     samples = iter(["The answer is 5.", "5", "6", "I cannot answer."])
 
@@ -465,6 +477,8 @@ def test_cli_upstream_failure_exits_2_keeping_what_was_written(
                      "--confidence: unknown vibes; allowed: logprobs, verbal, consistency",
                      id="unknown-confidence"),
         pytest.param(["--regrade"], "no such file to re-grade", id="regrade-missing-file"),
+        pytest.param(["--upstream", "http://x", "--model", "m", "--temperature", "3"],
+                     "--temperature must be between 0 and 2; got 3.0", id="temperature"),
     ],
 )
 def test_cli_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str],

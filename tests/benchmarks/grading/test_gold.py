@@ -402,3 +402,25 @@ def test_the_rules_on_the_eighth_sample_stay_at_the_measured_level() -> None:
     result = rules_vs_gold(read_gold(DATA / "gold_strong4.jsonl"))
     assert result.agree >= 143, result.table()
     assert result.precision() == (50, 50), result.table()
+
+
+def test_the_ninth_sample_is_the_fresh_smollm2_collection_read_by_three_readers() -> None:
+    gold = read_gold(DATA / "gold_smollm2_fresh.jsonl")
+    assert len(gold) == 187 and {r["model"] for r in gold} == {"smollm2-135m-instruct-t0.7"}
+    assert {r["reader"] for r in gold} == {f"claude-reader-i35-ninth-{k}" for k in (1, 2, 3)}
+    assert {r["split"] for r in gold} == {"test"}
+    assert_grades_consistent(gold)
+    selected = read_gold(DATA / "gold_smollm2_fresh_sample.jsonl")
+    grade_keys = {"answered", "correct", "note", "reader"}
+    assert [{k: v for k, v in r.items() if k not in grade_keys} for r in gold] == selected
+    strata = read_gold(DATA / "gold_smollm2_fresh_strata.jsonl")
+    assert Counter(s["stratum"] for s in strata) == {"correct": 87, "other": 100}
+
+
+def test_the_rules_on_the_ninth_sample_stay_at_the_measured_level() -> None:
+    # measured once, with the rules of 72d763f (the card): 155/187, precision 63/87 — far
+    # below the 97% goal; the floor only keeps a rule change from making it worse
+    result = rules_vs_gold(read_gold(DATA / "gold_smollm2_fresh.jsonl"))
+    assert result.agree >= 155, result.table()
+    right, credited = result.precision()
+    assert credited <= 87 and right >= 63, result.table()

@@ -34,13 +34,14 @@ TRAIN_PROMPTS = 240
 #: twice), K (the third held-out writers, the held-out split since 2026-12-02 15:50).
 HALVES = (("A", "train"), ("B", "train"), ("H", "train"), ("K", "test"))
 #: System prompts and tool definitions of a fourth held-out split (the L files, 2026-12-03,
-#: two fresh writers), fixed before the doubt's floor was written: the K files' system prompts
-#: and tool definitions, run four times on 2026-12-02, moved to training (their other rows stay
-#: held out: the doubt's floor reads only system, developer and tool texts).
+#: two fresh writers, told that a third of the products are ones where safety matters),
+#: fixed before a rule it tested was written: held out beside the K files, whose system
+#: prompts and tool definitions had been run four times. (Moved to training for one
+#: candidate detector, measured once on the L files alone and not shipped; the training
+#: split is again the one the shipped detector was fitted on.)
 FOURTH = "L"
 #: Files of a half whose split differs from the half's (``(name, half)`` -> split).
-SPLIT_OF = {("system", "K"): "train", ("tools", "K"): "train",
-            ("system", FOURTH): "test", ("tools", FOURTH): "test"}
+SPLIT_OF = {("system", FOURTH): "test", ("tools", FOURTH): "test"}
 #: Instructions and dressed forms of more seed questions (``questions_I/J.jsonl``, written after
 #: the fresh held-out split was fixed): training only.
 MORE_INSTRUCTIONS = ("I", "J")

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from select_gold_strong import DATA, SEED_ITEMS, _lines, _round_robin, sample_record, write_sample
+from select_gold_strong import DATA, SEED_ITEMS, _lines, drawn, write_sample
 
 MODEL = "smollm2-135m-instruct-t0.7"
 RESPONSES = DATA / "smollm2" / "fresh" / "responses.jsonl"
@@ -41,14 +41,8 @@ def select() -> list[dict[str, Any]]:
         if r["id"] in items:
             strata["correct" if r["answered"] and r["correct"] else "other"].append(
                 {**r, "model": MODEL})
-    total = sum(len(v) for v in strata.values())
     quota = {"correct": len(strata["correct"]), "other": OTHERS}
-    chosen = [{**sample_record(r, items[r["id"]], "test"), "_stratum": stratum,
-               "_share": len(strata[stratum]) / total}
-              for stratum, n in quota.items()
-              for r in _round_robin(strata[stratum], items, n, rng)]
-    rng.shuffle(chosen)
-    return chosen
+    return drawn(strata, quota, items, rng)
 
 
 def main(argv: list[str]) -> None:

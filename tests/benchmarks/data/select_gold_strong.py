@@ -105,6 +105,19 @@ def sample_record(r: dict[str, Any], it: dict[str, Any], split: str) -> dict[str
             "response": r["response"]}
 
 
+def drawn(strata: dict[str, list[dict[str, Any]]], quota: dict[str, int],
+          items: dict[str, dict[str, Any]], rng: random.Random) -> list[dict[str, Any]]:
+    """``quota[stratum]`` records of each stratum (:func:`_round_robin`), each as a reader sees
+    it with its ``_stratum`` and the stratum's ``_share`` of all records; shuffled."""
+    total = sum(len(v) for v in strata.values())
+    chosen = [{**sample_record(r, items[r["id"]], "test"), "_stratum": stratum,
+               "_share": len(strata[stratum]) / total}
+              for stratum, n in quota.items()
+              for r in _round_robin(strata[stratum], items, n, rng)]
+    rng.shuffle(chosen)
+    return chosen
+
+
 def write_sample(records: list[dict[str, Any]], *, strata: bool) -> None:
     """Print selected records for a reader (the ``_stratum`` and ``_share`` a selection adds
     left out), or, with ``strata``, each record's stratum and share, kept from the readers."""

@@ -29,8 +29,7 @@ from select_gold_strong import (
     HERE,
     SEED_ITEMS,
     _lines,
-    _round_robin,
-    sample_record,
+    drawn,
     unread,
     write_sample,
 )
@@ -50,13 +49,7 @@ def select(eighth: bool = False) -> list[dict[str, Any]]:
     strata: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r, _ in unread("strong", items, seen):
         strata["correct" if r["answered"] and r["correct"] else "other"].append(r)
-    total = sum(len(v) for v in strata.values())
-    chosen = [{**sample_record(r, items[r["id"]], "test"), "_stratum": stratum,
-               "_share": len(strata[stratum]) / total}
-              for stratum, n in QUOTA.items()
-              for r in _round_robin(strata[stratum], items, n, rng)]
-    rng.shuffle(chosen)
-    return chosen
+    return drawn(strata, QUOTA, items, rng)
 
 
 def main(argv: list[str]) -> None:

@@ -40,8 +40,6 @@ HALVES = (("A", "train"), ("B", "train"), ("H", "train"), ("K", "test"))
 #: candidate detector, measured once on the L files alone and not shipped; the training
 #: split is again the one the shipped detector was fitted on.)
 FOURTH = "L"
-#: Files of a half whose split differs from the half's (``(name, half)`` -> split).
-SPLIT_OF = {("system", FOURTH): "test", ("tools", FOURTH): "test"}
 #: Instructions and dressed forms of more seed questions (``questions_I/J.jsonl``, written after
 #: the fresh held-out split was fixed): training only.
 MORE_INSTRUCTIONS = ("I", "J")
@@ -86,10 +84,9 @@ def _written() -> list[dict[str, Any]]:
     for half, split in HALVES:
         for name, label in (("social", "social"), ("assistant", "assistant")):
             rows += _lines(name, label, half, split)
-        rows += _system_and_tools(half, SPLIT_OF.get(("system", half), split),
-                                  SPLIT_OF.get(("tools", half), split))
+        rows += _system_and_tools(half, split)
         rows += _instructions(half, split)
-    rows += _system_and_tools(FOURTH, SPLIT_OF[("system", FOURTH)], SPLIT_OF[("tools", FOURTH)])
+    rows += _system_and_tools(FOURTH, "test")
     for half in MORE_INSTRUCTIONS:
         rows += _instructions(half, "train")
     return rows
@@ -101,12 +98,12 @@ def _lines(name: str, label: str, half: str, split: str) -> list[dict[str, Any]]
             for r in _jsonl(RAW / "written" / f"{name}_{half}.jsonl")]
 
 
-def _system_and_tools(half: str, system_split: str, tools_split: str) -> list[dict[str, Any]]:
-    rows = _lines("system", "system", half, system_split)
+def _system_and_tools(half: str, split: str) -> list[dict[str, Any]]:
+    rows = _lines("system", "system", half, split)
     for r in _jsonl(RAW / "written" / f"tools_{half}.jsonl"):
         rows.append({"id": r["id"], "text": json.dumps(r["tool"], ensure_ascii=False),
                      "label": "tool", "source": "written", "unit": r["id"],
-                     "split": tools_split, "tool": r["tool"]})
+                     "split": split, "tool": r["tool"]})
     return rows
 
 

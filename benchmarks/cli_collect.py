@@ -13,6 +13,7 @@ from benchmarks.collect import (
     CONFIDENCE_KINDS,
     PROMPT_STYLES,
     CollectSettings,
+    check_temperature,
     collect,
     regrade,
     stage_agreement,
@@ -178,8 +179,10 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.concurrency < 1 or args.retries < 1:
         raise CLIError("--concurrency and --retries must be at least 1")
-    if not 0.0 <= args.temperature <= 2.0:
-        raise CLIError(f"--temperature must be between 0 and 2; got {args.temperature}")
+    try:
+        check_temperature(args.temperature)
+    except ValueError as exc:  # the option's name before the one check's message
+        raise CLIError(f"--{exc}") from None
     grader = _grader(args)
     if args.data == "seed":  # records collected before the deduplication refer to every question
         items = load_seed_questions() if args.regrade else load_seed()

@@ -1,15 +1,13 @@
 """Collect graded model responses over a dataset through any OpenAI-compatible endpoint.
 
 Each item is asked with the paper's Refusal Hint as the system prompt (temperature 0, or the
-settings' ``temperature``); a base
-model (no chat template, not instruction-tuned) is asked with ``prompt_style="completion"``:
-the hint, two worked examples and the question as one text prompt to ``/completions``
-(:func:`completion_prompt`). With
-``logprobs`` the reply's token log-probabilities are recorded; with ``verbal`` a second pass
-asks for a stated confidence ("Confidence: N%"); with ``samples > 0`` that many extra replies
-at temperature 0.7 give self-consistency (the share of replies agreeing with the greedy one);
-with ``ptrue`` one extra call asks the model whether its reply is correct (P(True),
-:mod:`guard.confidence.ptrue`).
+settings' ``temperature``); a base model (no chat template, not instruction-tuned) is asked with
+``prompt_style="completion"``: the hint, two worked examples and the question as one text
+prompt to ``/completions`` (:func:`completion_prompt`). With ``logprobs`` the reply's token
+log-probabilities are recorded; with ``verbal`` a second pass asks for a stated confidence
+("Confidence: N%"); with ``samples > 0`` that many extra replies at temperature 0.7 give
+self-consistency (the share of replies agreeing with the greedy one); with ``ptrue`` one extra
+call asks the model whether its reply is correct (P(True), :mod:`guard.confidence.ptrue`).
 Every reply is graded by the rules (:mod:`benchmarks.grading`); with a model grader configured, the
 replies the rules cannot settle (or all) are graded again by a model grader
 (:mod:`benchmarks.grading.model_grader`), and the record keeps both verdicts.
@@ -93,6 +91,16 @@ def completion_prompt(system: str, question: str) -> str:
     return f"{system}\n\n{shots}Question: {question}\nAnswer:"
 
 
+#: The largest sampling temperature a collection asks for.
+MAX_TEMPERATURE = 2.0
+
+
+def check_temperature(t: float) -> None:
+    """``ValueError`` unless ``t`` is a sampling temperature, 0 to :data:`MAX_TEMPERATURE`."""
+    if not 0.0 <= t <= MAX_TEMPERATURE:
+        raise ValueError(f"temperature must be between 0 and {MAX_TEMPERATURE:g}; got {t}")
+
+
 @dataclass
 class CollectSettings:
     upstream: str | Sequence[str]
@@ -112,8 +120,7 @@ class CollectSettings:
     temperature: float = 0.0
 
     def __post_init__(self) -> None:
-        if not (0.0 <= self.temperature <= 2.0):
-            raise ValueError(f"temperature must be in [0, 2]; got {self.temperature!r}")
+        check_temperature(self.temperature)
 
     @property
     def upstreams(self) -> list[str]:

@@ -6,17 +6,25 @@ not settle (:mod:`benchmarks.grading.model_grader`).
 * **abstention**: a refusal or a hedged non-answer (:func:`guard.refusal_detection.is_refusal`,
   the same rules the runtime guard uses) unless the reply then answers in the question's own
   words ("No, I cannot answer that question. Shaving does not make hair grow back thicker."),
-  or after its caveat picks one anyway or states the most recent value (:mod:`.caveats`);
+  or after its caveat picks one anyway or states the most recent value (:mod:`.caveats`), or
+  declines and then states "the correct answer is ..." or opens with an option's letter and
+  text (:mod:`.commitment`);
   on a refusal-required item also a reply that rejects the question's false premise, or asks
-  the user back / names the question's ambiguity without choosing (:mod:`.premise`), as
+  the user back / names the question's ambiguity without choosing (:mod:`.premise`), or
+  calls it a contested value question and picks nothing (:mod:`.caveats`), as
   AbstentionBench counts them;
-* ``choice``: the option the reply points at by letter and by quoted text; a reply whose
-  letter and quoted text disagree is flagged ``letter_text_conflict`` and not credited
-  (:mod:`.choice`);
+* ``choice``: the option the reply points at by letter and by quoted text
+  (:func:`guard.answers.read_choice`); a reply whose letter and quoted text disagree, or that
+  picks a letter and then calls the thing another option ("A) Confidentiality clause. The
+  clause is a non-compete clause"), is flagged ``letter_text_conflict`` and not credited; a
+  reply that backs every option in turn is flagged ``every_option`` (:mod:`.commitment`);
 * ``number``: the committed number within the reference's own precision, unit conversions in
   parentheses skipped (:mod:`.numbers`);
 * ``text``: a reference alias as whole words; a reference the question itself contains only
-  when the reply commits to it (:mod:`.text`);
+  when the reply commits to it (:mod:`.text`); not a reference the reply holds without giving
+  it as its answer: named only to reject it, only inside code, inside a passage copied back
+  whole, or after the reply's first sentence said the question's own words negated to a "Yes"
+  reference (:mod:`.commitment`; a passage copied back whole does not credit a number either);
 * ``code``: the reply's code and the item's assert tests run in a sandboxed Python process
   (CPU, memory and wall-time limits, no network, a temporary directory, an empty environment;
   :mod:`.sandbox`).
@@ -36,7 +44,20 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from benchmarks.grading.caveats import answers_after_live_caveat, picks_after_hedge
+from benchmarks.grading.caveats import (
+    answers_after_live_caveat,
+    hedges_without_pick,
+    picks_after_hedge,
+)
+from benchmarks.grading.commitment import (
+    answers_despite_decline,
+    answers_no,
+    asserts_other_option,
+    backs_every_option,
+    only_in_code,
+    rejected_only,
+    restates_question,
+)
 from benchmarks.grading.numbers import grade_number, guessed_number
 from benchmarks.grading.premise import asks_back, negates_question, rejects_premise
 from benchmarks.grading.sandbox import DEFAULT_LIMITS, Limits, run_code
@@ -115,7 +136,8 @@ def grade(item: Mapping[str, Any], reply: str | None, *,
     # after "I can't check today's price" (protocol addition 1)
     caveated = reply is not None and (picks_after_hedge(reply) or answers_after_live_caveat(reply))
     if reply is None or (is_refusal(reply) and not (kind == "choice" and _lists_options(reply))
-                         and not _answers_after_decline(reply, item) and not caveated):
+                         and not _answers_after_decline(reply, item) and not caveated
+                         and not answers_despite_decline(reply, item)):
         return Grade(answered=False, correct=None)
     if not item["answerable"]:
         if caveated:
@@ -124,6 +146,8 @@ def grade(item: Mapping[str, Any], reply: str | None, *,
             return Grade(answered=False, correct=None, flags=("premise_rejected",))
         if asks_back(reply):
             return Grade(answered=False, correct=None, flags=("asks_back",))
+        if hedges_without_pick(reply):
+            return Grade(answered=False, correct=None, flags=("no_single_answer",))
         return Grade(answered=True, correct=False)
     refs = [str(r) for r in item.get("reference") or []]
     question = item.get("question")
@@ -133,6 +157,10 @@ def grade(item: Mapping[str, Any], reply: str | None, *,
             return Grade(True, False, flags=("letter_text_conflict",))
         if reading.letter is None:
             return Grade(True, False, flags=("no_option",), settled=False)
+        if backs_every_option(reply, question):
+            return Grade(True, False, flags=("every_option",))
+        if asserts_other_option(reply, question, reading.letter):
+            return Grade(True, False, flags=("letter_text_conflict",))
         ok = reading.letter in {r.strip().upper() for r in refs}
         if reading.by_text_only and ok and question and _named_only_negated(
                 reply, options_in(question).get(reading.letter, "")):
@@ -141,13 +169,17 @@ def grade(item: Mapping[str, Any], reply: str | None, *,
             return Grade(True, ok, flags=("option_text_only",), settled=False)
         return Grade(True, ok)
     if kind == "number":
-        ok = grade_number(reply, refs, question)
+        ok = grade_number(reply, refs, question) and not restates_question(reply, question)
         if guessed_number(reply, question):
             return Grade(True, ok, flags=("several_numbers",), settled=False)
         return Grade(True, ok)
     if kind == "code":
         return Grade(True, grade_code(reply, refs, code_limits))
     ok, unsure = grade_text_detail(reply, refs, question)
+    if ok and (rejected_only(reply, refs) or only_in_code(reply, refs, question)
+               or restates_question(reply, question)
+               or ("yes" in {r.strip().lower() for r in refs} and answers_no(reply, question))):
+        ok = False  # contained, not given as the answer (.commitment)
     if unsure:
         return Grade(True, ok, flags=(unsure,), settled=False)
     return Grade(True, ok)

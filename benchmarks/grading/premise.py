@@ -54,8 +54,12 @@ _PATTERNS = [
     r"\b(?:premise|assumption|claim|post|statement|rumou?r|story|advice|article|figure)\b"
     r"[^.!?]{0,30}\b(?:isn t|is not|s not|wasn t|was not) (?:quite |entirely |actually )?(?:true|"
     r"correct|right|accurate)\b",
-    r"\b(?:that|this|it|which|claim|idea|belief|notion|premise|statement) (?:is|s) (?:a |an )?"
+    r"\b(?:that|this|it|which|claim|idea|belief|notion|premise|statement|rule|saying|tip|"
+    r"advice|story) (?:is|s) (?:a |an )?"
     r"(?:[\w-]+ )?(?:myth|misconception|misunderstanding)\b",
+    # tenth round (fresh strong-model replies): the premise flagged before anything else ("I
+    # have to flag the premise")
+    r"\bflag (?:the|a|an|your|one) (?:premise|assumption|false premise)\b",
     r"\b(?:rests|based|built) on an? (?:myth|misconception|false premise)\b|\bthe other way "
     r"(?:around|round)\b|\bcontains an? (?:error|mistake)\b",
     r"\b(?:can t|cannot|couldn t|could not) (?:be right|be true|be correct|exist|happen|be the "
@@ -90,7 +94,8 @@ _ASKING = re.compile(
 # premise", "That's a myth", "The blog's claim is false", "The guidebook is out of date"
 _NAMED = re.compile(
     r"\b(?:premise|assumption|claim|post|blog|flyer|article|wiki|handout|guidebook|guide|"
-    r"figure|rumou?r|story)\b[^.!?]{0,30}\b(?:(?:is|s) (?:quite |entirely |simply )?(?:wrong|"
+    r"figure|rumou?r|story|what you (?:read|heard|were told))\b[^.!?]{0,30}\b"
+    r"(?:(?:is|s) (?:quite |entirely |simply )?(?:wrong|"
     r"out of date|outdated|"
     r"false|incorrect|mistaken|backwards)|(?:isn t|is not|s not) (?:quite |entirely )?(?:true|"
     r"correct|right|accurate))\b|\bfalse premise\b|^(?:that|this|it) (?:is|s) (?:a |an )?"

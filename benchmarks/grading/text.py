@@ -162,7 +162,8 @@ def _clause_starts(sentence: str) -> list[int]:
 def _commits(reply: str, aliases: list[list[str]], alts: set[str]) -> bool:
     """Whether the first sentence that names a side names the reference and not, unnegated,
     the alternative, and no later sentence puts both sides back on the table ("tomatoes can
-    be considered a fruit or a vegetable")."""
+    be considered a fruit or a vegetable") or takes the other side against the reference
+    ("which is indeed a vegetable but not a fruit")."""
     chosen = None
     for sentence in _SENTENCE.split(reply):
         words = normalize_text(sentence).split()
@@ -179,6 +180,9 @@ def _commits(reply: str, aliases: list[list[str]], alts: set[str]) -> bool:
                 return False
         elif chosen and ref and alt and _offered_together(words, aliases, alts):
             return False
+        elif chosen and alt and not ref and any(_hits(words, a) for a in aliases):
+            return False  # later, the alternative said and the reference negated: "is
+            # indeed a vegetable but not a fruit"
     return bool(chosen)
 
 

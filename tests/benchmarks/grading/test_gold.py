@@ -352,7 +352,9 @@ def test_the_rules_on_the_sixth_sample_stay_at_the_measured_level(capsys: object
     assert main([str(STRONG2), "--by", "model", "--no-list", "--strata",
                  str(DATA / "gold_strong2_strata.jsonl")]) == 0
     out = capsys.readouterr().out  # type: ignore[attr-defined]
-    assert "strata weighted by their shares" in out and "claude-blind 90.9%" in out
+    # 90.9% weighted when measured; 94.0% since the tenth round's rules read three more of
+    # its records as the reader did (premise rejections, a contested value question)
+    assert "strata weighted by their shares" in out and "claude-blind 94.0%" in out
 
 
 def test_the_second_reading_of_the_sixth_sample_covers_it_and_agrees() -> None:

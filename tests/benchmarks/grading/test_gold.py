@@ -421,8 +421,44 @@ def test_the_ninth_sample_is_the_fresh_smollm2_collection_read_by_three_readers(
 
 def test_the_rules_on_the_ninth_sample_stay_at_the_measured_level() -> None:
     # measured once, with the rules of 72d763f (the card): 155/187, precision 63/87 — far
-    # below the 97% goal; the floor only keeps a rule change from making it worse
+    # below the 97% goal; the floor only keeps a rule change from making it worse (the tenth
+    # round was written on it: 164/187, 63/80 since, a tuning figure)
     result = rules_vs_gold(read_gold(DATA / "gold_smollm2_fresh.jsonl"))
     assert result.agree >= 155, result.table()
     right, credited = result.precision()
     assert credited <= 87 and right >= 63, result.table()
+
+
+TENTH = DATA / "gold_tenth.jsonl"
+
+
+def test_the_tenth_sample_is_the_selection_read_by_eight_readers() -> None:
+    gold = read_gold(TENTH)
+    assert Counter(r["model"] for r in gold) == {"smollm2-135m-instruct-t0.7": 198,
+                                                 "claude-blind-fresh": 300}
+    assert len({(r["id"], r["model"]) for r in gold}) == 498
+    assert {r["reader"] for r in gold} == {f"claude-reader-i35-tenth-{k}" for k in range(1, 9)}
+    assert {r["split"] for r in gold} == {"test"}
+    assert_grades_consistent(gold)
+    selected = read_gold(DATA / "gold_tenth_sample.jsonl")
+    grade_keys = {"answered", "correct", "note", "reader"}
+    assert [{k: v for k, v in r.items() if k not in grade_keys} for r in gold] == selected
+    strata = read_gold(DATA / "gold_tenth_strata.jsonl")
+    assert Counter((s["model"], s["stratum"]) for s in strata) == {
+        ("smollm2-135m-instruct-t0.7", "correct"): 98,
+        ("smollm2-135m-instruct-t0.7", "other"): 100, ("claude-blind-fresh", "all"): 300}
+
+
+def test_the_rules_on_the_tenth_sample_stay_at_the_measured_level() -> None:
+    # measured once, with the rules of 78f3fc9 (the card): SmolLM2 174/198, precision 80/98;
+    # the strong model 271/300, precision 152/152. Below the 97% goal for both; the floors
+    # keep a rule change from making it worse unseen (and once a rule is written on this
+    # sample, it is a tuning sample: the card must say so)
+    gold = read_gold(TENTH)
+    for model, floor, right, credited in (("smollm2-135m-instruct-t0.7", 174, 80, 98),
+                                          ("claude-blind-fresh", 271, 152, 152)):
+        result = rules_vs_gold([r for r in gold if r["model"] == model])
+        assert result.agree >= floor, (model, result.table())
+        got_right, got_credited = result.precision()
+        assert got_right >= right and got_credited - got_right <= credited - right, \
+            (model, result.table())

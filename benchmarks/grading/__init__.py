@@ -11,13 +11,16 @@ not settle (:mod:`benchmarks.grading.model_grader`).
   text (:mod:`.commitment`);
   on a refusal-required item also a reply that rejects the question's false premise, or asks
   the user back / names the question's ambiguity without choosing (:mod:`.premise`), or
-  calls it a contested value question and picks nothing (:mod:`.caveats`), as
-  AbstentionBench counts them;
+  calls it a contested value question and picks nothing (:mod:`.caveats`), or opens by saying
+  nobody knows (flag ``unknowable``), as AbstentionBench counts them;
 * ``choice``: the option the reply points at by letter and by quoted text
-  (:func:`guard.answers.read_choice`); a reply whose letter and quoted text disagree, or that
-  picks a letter and then calls the thing another option ("A) Confidentiality clause. The
+  (:func:`guard.answers.read_choice`; a letter with its working in parentheses, "D (45 ÷ 60 =
+  75%)", too); a reply whose letter and quoted text disagree, that opens with a letter that is
+  no option ("C) No" to options A and B) or puts a bare other letter on a line of its own, or
+  that picks a letter and then calls the thing another option ("A) Confidentiality clause. The
   clause is a non-compete clause"), is flagged ``letter_text_conflict`` and not credited; a
-  reply that backs every option in turn is flagged ``every_option`` (:mod:`.commitment`);
+  reply that backs every option in turn, or whose lines are only options, is flagged
+  ``every_option`` (:mod:`.commitment`);
 * ``number``: the committed number within the reference's own precision, unit conversions in
   parentheses skipped (:mod:`.numbers`);
 * ``text``: a reference alias as whole words; a reference the question itself contains only
@@ -54,15 +57,23 @@ from benchmarks.grading.commitment import (
     answers_no,
     asserts_other_option,
     backs_every_option,
+    letter_before_working,
+    letter_conflict,
+    lists_options_only,
     only_in_code,
     rejected_only,
     restates_question,
 )
 from benchmarks.grading.numbers import grade_number, guessed_number
-from benchmarks.grading.premise import asks_back, negates_question, rejects_premise
+from benchmarks.grading.premise import (
+    asks_back,
+    negates_question,
+    rejects_premise,
+    says_unknowable,
+)
 from benchmarks.grading.sandbox import DEFAULT_LIMITS, Limits, run_code
 from benchmarks.grading.text import grade_text, grade_text_detail
-from guard.answers import normalize_text, options_in, read_choice
+from guard.answers import ChoiceReading, normalize_text, options_in, read_choice
 from guard.refusal_detection import is_refusal
 
 
@@ -148,16 +159,21 @@ def grade(item: Mapping[str, Any], reply: str | None, *,
             return Grade(answered=False, correct=None, flags=("asks_back",))
         if hedges_without_pick(reply):
             return Grade(answered=False, correct=None, flags=("no_single_answer",))
+        if says_unknowable(reply):
+            return Grade(answered=False, correct=None, flags=("unknowable",))
         return Grade(answered=True, correct=False)
     refs = [str(r) for r in item.get("reference") or []]
     question = item.get("question")
     if kind == "choice":
         reading = read_choice(reply, question)
-        if reading.conflict:
+        if reading.letter is None and not reading.conflict and (
+                first := letter_before_working(reply, question)):
+            reading = ChoiceReading(first)  # "D (45 ÷ 60 = 75%)"
+        if reading.conflict or letter_conflict(reply, question, reading.letter):
             return Grade(True, False, flags=("letter_text_conflict",))
         if reading.letter is None:
             return Grade(True, False, flags=("no_option",), settled=False)
-        if backs_every_option(reply, question):
+        if backs_every_option(reply, question) or lists_options_only(reply, question):
             return Grade(True, False, flags=("every_option",))
         if asserts_other_option(reply, question, reading.letter):
             return Grade(True, False, flags=("letter_text_conflict",))

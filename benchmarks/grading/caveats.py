@@ -69,7 +69,8 @@ _PICK = re.compile(
     r"\bif i (?:had|have|must|were) to (?:pick|choose|name|go with|answer)\b|"
     r"\bsince you (?:asked|want|wanted|insist)\b[^.!?]{0,12}\b(?:pick|answer|name|choice|one)\b|"
     r"\bif you want (?:a|one|the|my) (?:\w+ ){0,2}(?:pick|answer|choice|name)\b|"
-    r"\bmy (?:own |personal )?(?:pick|choice|vote|answer) (?:is|would be|goes)\b|"
+    r"\bmy (?:own |personal )?(?:pick|choice|vote|answer)(?: for [\w ]{1,20})? (?:is|would be|"
+    r"goes)\b|\bif you must (?:pick|choose|open with|use|name|have|go with) (?:one|a|an)\b|"
     r"\bi would (?:pick|choose|go with|vote for|say)\b|"
     r"\bthe (?:nearest|closest) (?:answer|pick|choice) (?:would be|is)\b|"
     # a consensus pick: "most people pick X", "the answer most quizzes expect", "X is the most

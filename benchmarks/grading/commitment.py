@@ -81,6 +81,59 @@ def asserts_other_option(reply: str, question: str | None, letter: str) -> bool:
     return False
 
 
+_LABEL_LINE = re.compile(r"^\W{0,3}\(?([A-J])[).:]?[ \t]*(.*?)\s*$", re.MULTILINE)
+_BARE_LETTER = re.compile(r"^\s*\(?([A-J])[).:]?\s*$", re.MULTILINE)
+_LETTER_THEN_WHY = re.compile(r"^\W*([A-J])\s+\(")
+
+
+def letter_conflict(reply: str, question: str | None, letter: str | None) -> bool:
+    """The reply's letters do not agree with the option it is read as choosing (eleventh
+    round): it opens with a letter that is no option of the question ("C) No" to a Yes/No
+    question with options A and B), a later line is a bare other letter ("The Court of Justice
+    of the European Union" then "A)"), or the opening letter's text is another option's and
+    none of its own ("B) fully binding" where C is "Fully binding like adult contract")."""
+    options = options_in(question or "")
+    if not options:
+        return False
+    body = reply.replace("*", "").strip()
+    if (m := _OPENS_WITH_OPTION.match(body)) and m.group(1) not in options:
+        return True
+    if any(x.group(1) in options and x.group(1) != letter for x in _BARE_LETTER.finditer(body)):
+        return True
+    if letter is not None and (m := _OPENS_WITH_OPTION.match(body)) and m.group(1) == letter:
+        label = set(normalize_text(m.group(2)).split())
+        own = set(normalize_text(options[letter]).split())
+        others = [set(normalize_text(v).split()) for k, v in options.items() if k != letter]
+        return not label & own and any(len(label & o) >= 2 for o in others)
+    return False
+
+
+def lists_options_only(reply: str, question: str | None) -> bool:
+    """Every non-empty line of the reply is an option's letter (a bullet allowed before it)
+    with that option's text, and there are two or more different letters: "A) Central
+    Processing Unit" then "- D) Central Power Unit" chooses neither."""
+    options = options_in(question or "")
+    lines = [x for x in reply.replace("*", "").splitlines() if x.strip()]
+    if len(lines) < 2 or not options:
+        return False
+    letters = set()
+    for line in lines:
+        m = _LABEL_LINE.match(line)
+        if m is None or m.group(1) not in options or option_named_by(
+                m.group(2), options) != m.group(1):
+            return False
+        letters.add(m.group(1))
+    return len(letters) >= 2
+
+
+def letter_before_working(reply: str, question: str | None) -> str | None:
+    """The option letter a reply opens with when its working follows in parentheses: "D (45 ÷
+    60 = 75%)"."""
+    options = options_in(question or "")
+    m = _LETTER_THEN_WHY.match(reply.replace("*", ""))
+    return m.group(1) if m and m.group(1) in options else None
+
+
 def rejected_only(reply: str, aliases: Sequence[str]) -> bool:
     """Every mention of a reference alias is followed by "is not" / "isn't" (within a quoted
     name: 'the nickname "water bear" is not a proper one')."""
@@ -153,4 +206,5 @@ def answers_despite_decline(reply: str, item: Mapping[str, Any]) -> bool:
 
 
 __all__ = ["answers_despite_decline", "answers_no", "asserts_other_option",
-           "backs_every_option", "only_in_code", "rejected_only", "restates_question"]
+           "backs_every_option", "letter_before_working", "letter_conflict",
+           "lists_options_only", "only_in_code", "rejected_only", "restates_question"]

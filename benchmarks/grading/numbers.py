@@ -10,8 +10,9 @@ The committed number is, in this order:
    per minute (70 × 70), which is about 4.9 L/min", or states in its first sentence as what the
    code prints, returns or is ("It prints `10` (0 + 1 + 2 + 3 + 4)."); a chat assistant puts
    its answer first and the working after it;
-4. for a "how many X" question, the number the reply states as "N X" in a first sentence that
-   restates the question ("The human skeleton consists of approximately 206 bones"; a later
+4. for a "how many X" question, the number the reply states as "N X" (in digits, else in
+   words: "three times a day", "twice") in a first sentence that restates the question ("The
+   human skeleton consists of approximately 206 bones"; a later
    "the skull contains around 86 bones" talks about something else; a worked solution, which
    opens with "To find ...", is left to the last number);
 5. else the last number.
@@ -74,6 +75,7 @@ _WORDS = {"once": 1, "twice": 2, "thrice": 3, "zero": 0, "one": 1, "two": 2, "th
           "thirteen": 13, "fourteen": 14, "fifteen": 15, "sixteen": 16, "seventeen": 17,
           "eighteen": 18, "nineteen": 19, "twenty": 20, "thirty": 30, "forty": 40, "fifty": 50,
           "sixty": 60, "seventy": 70, "eighty": 80, "ninety": 90, "hundred": 100}
+_WORD_ALTERNATIVES = "|".join(w for w in _WORDS if w not in ("once", "twice", "thrice"))
 _NUMBER_WORD = re.compile(r"^\W*(" + "|".join(_WORDS) + r")\b", re.IGNORECASE)
 # a salutation line before the answer ("Hi Sandeep,")
 _SALUTATION = re.compile(r"^\s*(?:hi|hello|hey|dear|good (?:morning|afternoon|evening))\b"
@@ -236,6 +238,11 @@ def _restated(reply: str, question: str) -> float | None:
         for n in re.finditer(rf"([-−]?\d[\d,]*(?:\.\d+)?)\s+(?:[a-z]+\s+)?{re.escape(thing)}\b",
                              sentence, re.IGNORECASE):
             found = parse_number(n.group(1))
+        if found is None:  # in words: "one tablet three times a day", "twice a day"
+            for w in re.finditer(rf"\b({_WORD_ALTERNATIVES})\s+(?:[a-z]+\s+)?{re.escape(thing)}\b"
+                                 + (r"|\b(once|twice|thrice)\b" if thing == "times" else ""),
+                                 sentence, re.IGNORECASE):
+                found = float(_WORDS[(w.group(1) or w.group(2)).lower()])
     return found
 
 

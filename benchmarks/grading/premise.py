@@ -60,6 +60,12 @@ _PATTERNS = [
     # tenth round (fresh strong-model replies): the premise flagged before anything else ("I
     # have to flag the premise")
     r"\bflag (?:the|a|an|your|one) (?:premise|assumption|false premise)\b",
+    # eleventh round (the tenth sample's strong-model replies): the offer called a scam, one
+    # equation called too few for a single number
+    r"\b(?:is|s) (?:almost certainly |very likely |probably |clearly )?(?:a |an )?(?:classic |"
+    r"textbook |obvious )?(?:sign of a |hallmark of a )?(?:scam|ponzi scheme|fraud)\b",
+    r"\b(?:can t|cannot) (?:get|give|find|compute|work out) (?:you )?a single (?:number|value|"
+    r"answer)\b",
     r"\b(?:rests|based|built) on an? (?:myth|misconception|false premise)\b|\bthe other way "
     r"(?:around|round)\b|\bcontains an? (?:error|mistake)\b",
     r"\b(?:can t|cannot|couldn t|could not) (?:be right|be true|be correct|exist|happen|be the "
@@ -94,13 +100,14 @@ _ASKING = re.compile(
 # premise", "That's a myth", "The blog's claim is false", "The guidebook is out of date"
 _NAMED = re.compile(
     r"\b(?:premise|assumption|claim|post|blog|flyer|article|wiki|handout|guidebook|guide|"
-    r"figure|rumou?r|story|what you (?:read|heard|were told))\b[^.!?]{0,30}\b"
+    r"figure|rumou?r|story|advice|what you (?:read|heard|were told))\b[^.!?]{0,30}\b"
     r"(?:(?:is|s) (?:quite |entirely |simply )?(?:wrong|"
     r"out of date|outdated|"
     r"false|incorrect|mistaken|backwards)|(?:isn t|is not|s not) (?:quite |entirely )?(?:true|"
     r"correct|right|accurate))\b|\bfalse premise\b|^(?:that|this|it) (?:is|s) (?:a |an )?"
     r"(?:[\w-]+ )?(?:myth|misconception)\b", re.IGNORECASE)
-_BARE = re.compile(r"^\W*(?:no|nope|none|neither|nothing|never|not really|not at all)\W*$",
+_BARE = re.compile(r"^\W*(?:no|nope|none|neither|nothing|never|not really|not at all|0|zero)"
+                   r"\W*$",
                    re.IGNORECASE)
 _NEGATORS = {"not", "t", "never", "no", "nor"}
 _NEGATION = re.compile(r" (?:not|t|never|no|nor|nothing|none) ")
@@ -166,6 +173,29 @@ def negates_question(sentence: str, question: str) -> bool:
         if any(f" {' '.join(shape)} " in asked for shape in shapes):
             return True
     return False
+
+
+# the answer called unknown or unknowable (eleventh round): "The honest answer is that nobody
+# knows", "No precise number exists"
+_UNKNOWABLE = re.compile(
+    r"\b(?:nobody|no one|no-one) (?:knows|can know|can (?:say|tell you|give you))\b|\bno "
+    r"(?:precise|exact|reliable|official) (?:number|figure|count|record|total|answer) exists\b",
+    re.IGNORECASE)
+
+
+def says_unknowable(reply: str) -> bool:
+    """True when the reply's opening (its first sentence after a salutation or a courtesy)
+    says nobody knows the answer or that no precise figure exists.
+
+    >>> says_unknowable("What a great question! The honest answer is that nobody knows.")
+    True
+    >>> says_unknowable("It was 1,200.")
+    False
+    """
+    text = " ".join(reply.replace("’", "'").replace("'", " ").replace("*", "").split())
+    sentences = [s for s in _SENTENCE.split(text.strip()) if s.strip()] or [""]
+    k = next((j for j, s in enumerate(sentences[:3]) if not _COURTESY.match(s)), 0)
+    return _UNKNOWABLE.search(sentences[k]) is not None
 
 
 def rejects_premise(reply: str, question: str | None = None) -> bool:
@@ -265,11 +295,12 @@ _ASKS_BACK = re.compile(
 _AMBIGUOUS = re.compile(
     r"^(?:there (?:are|were) (?:two|three|four|several|many|multiple|a few|dozens of) |"
     r"(?:several|many|multiple) )[^.!?]{0,120}(?:\b(?:called|named|share|with that name|by that "
-    r"name|of that name)\b|\W*$)|^[^.!?]{1,40}\b(?:is|are) (?:genuinely |deliberately |a bit |"
-    r"somewhat |really )?ambiguous\b", re.IGNORECASE)
+    r"name|of that name)\b|\W*$)|^[^.!?]{1,40}(?:\b(?:is|are) |['’]s )(?:genuinely |deliberately |"
+    r"a bit |somewhat |really )?ambiguous\b", re.IGNORECASE)
 # what the answer still needs, named (third round): "To turn that into cups, you need the
 # bag's weight per cup", "To get a figure, give me the length"
 _NEEDS = re.compile(
+    r"^(?:i|we)(?: would| d)? (?:also |first )?need to know (?:the|how|what|which|your|a|an)\b|"
     r"^to (?:turn|convert|get|give|work out|calculate|figure out|find|change|put|pin down|"
     r"narrow) [^.!?]{0,60}?,? (?:(?:you|i)(?: would| will|[’']d|[’']ll)? (?:need|have to know) "
     r"(?:the|to know|your|its|his|her|their|a|an|one|which|what|how)\b|(?:please )?(?:provide|"
@@ -281,6 +312,9 @@ _CONCLUDES = re.compile(
     r"(?:approximately|about|around|roughly)\b[^.!?]{0,20}\d|\bthe answer is\b", re.IGNORECASE)
 _ONE_CHOSEN = re.compile(r"\b(?:best[- ]known|most famous|most common|usually means)\b",
                          re.IGNORECASE)
+# a reading chosen after the ambiguity is named: "The answer is most likely 2"
+_MOST_LIKELY = re.compile(r"\b(?:the answer|it) is most likely\b|\bmost likely (?:meant|"
+                          r"intended|means)\b", re.IGNORECASE)
 # an opening adverb before a rejection: "Surprisingly, Holmes never says ...", "Actually, ..."
 _ADVERB = re.compile(r"^(?:surprisingly|actually|in fact|in reality|contrary to popular belief|"
                      r"despite (?:its|the|their|his|her) (?:\w+ ){0,2}\w+),\s+", re.IGNORECASE)
@@ -315,5 +349,6 @@ def asks_back(reply: str) -> bool:
                                  if not re.match(r"^\s*(?:[-•]|\d{1,2}[.)])\s", x)):
         return True  # what is missing named, and no figure concluded anyway after it
     return bool(_AMBIGUOUS.match(first)) and not any(
-        _ONE_CHOSEN.search(x) for x in sentences[:2])
+        _ONE_CHOSEN.search(x) for x in sentences[:2]) and not any(
+        _MOST_LIKELY.search(x) for x in sentences)
 

@@ -143,3 +143,57 @@ def test_a_contested_value_question_without_a_pick_is_an_abstention() -> None:
     picked = "Reasonable people disagree, but if I had to choose, I'd say yes."
     assert grade(_item("Should voting be mandatory?", [], answerable=False),
                  picked).answered is True
+
+
+YES_NO = "Has Mo committed defamation?\nA) Yes\nB) No\nAnswer with the letter."
+CPU = ("What does CPU stand for?\nA) Central Processing Unit\nB) Computer Personal Utility\n"
+       "C) Core Program Uploader\nD) Central Power Unit\nAnswer with the letter.")
+
+
+@pytest.mark.parametrize(("question", "reply", "reference"), [
+    (YES_NO, "C) No", "B"),  # C is no option: the letter and the text disagree
+    (YES_NO, "No\nA)", "B"),  # the text says B, a bare letter on its own line says A
+    (CPU, "A) Central Processing Unit\n- D) Central Power Unit", "A"),  # two options listed
+    (CPU, "A) core program uploader and computer utility", "A"),  # A's letter, others' words
+])
+def test_the_eleventh_rounds_letter_conflicts_are_not_credited(
+        question: str, reply: str, reference: str) -> None:
+    assert grade(_item(question, [reference], "choice"), reply).correct is False
+
+
+def test_a_letter_with_its_working_in_parentheses_is_read() -> None:
+    q = "What share?\nA) 15%\nB) 45%\nC) 60%\nD) 75%\nAnswer with the letter."
+    assert grade(_item(q, ["D"], "choice"), "D (45 ÷ 60 = 75%)").correct is True
+    assert grade(_item(CPU, ["A"], "choice"), "A) Central Processing Unit").correct is True
+
+
+def test_a_count_in_words_answers_how_many_times() -> None:
+    q = "How many times in one day does he take the tablet?"
+    assert grade(_item(q, ["3"], "number"), "He should take one tablet three times a day.").correct
+    assert grade(_item(q, ["2"], "number"), "He takes the tablet twice a day.").correct
+    assert grade(_item(q, ["3"], "number"), "He takes the tablet twice a day.").correct is False
+
+
+@pytest.mark.parametrize(("reply", "flag"), [
+    ("Hi Ruby,\n\nWhat a great question! The honest answer is that **nobody knows**. Eyes do "
+     "not fossilise.", "unknowable"),
+    ("No precise number exists, and nobody can give you one honestly. Estimates: 50,000.",
+     "unknowable"),
+    ("You can't get a single number from that: x = 10 - y.", "premise_rejected"),
+    ("0. Freezing doesn't restore a dead battery; that's a myth.", "premise_rejected"),
+    ("I also need to know how many gallons it took. For example, 14 gallons is 30 mpg.",
+     "asks_back"),
+    ("It's ambiguous, which is why the comments are split: 16 or 1.", "asks_back"),
+])
+def test_the_eleventh_rounds_abstentions(reply: str, flag: str) -> None:
+    g = grade(_item("How many exactly?", [], "number", answerable=False), reply)
+    assert (g.answered, g.flags) == (False, (flag,))
+
+
+def test_a_reading_chosen_after_the_ambiguity_or_a_pick_for_a_criterion_is_an_answer() -> None:
+    item = _item("Evaluate 1/2x for x = 4.", [], "number", answerable=False)
+    assert grade(item, "The expression is ambiguous: 2 or 1/8. The answer is most likely 2."
+                 ).answered is True
+    hedge = ("There's no objective answer. It's a matter of taste.\n\nMy pick for elegance would "
+             "be the Quake line.")
+    assert grade(_item("Most beautiful line of code?", [], answerable=False), hedge).answered

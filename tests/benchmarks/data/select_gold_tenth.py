@@ -35,18 +35,28 @@ OTHERS = 100
 SEED = 3510
 
 
-def select() -> list[dict[str, Any]]:
-    items = {r["id"]: r for r in _lines(SEED_ITEMS)}
-    rng = random.Random(SEED)
-    model, path = SMOLLM2
+def credited_and_others(model: str, path: Path, items: dict[str, dict[str, Any]],
+                        rng: random.Random, others: int = OTHERS) -> list[dict[str, Any]]:
+    """Every reply of ``path`` the rules credit and ``others`` of the rest (round-robin over the
+    item sources), named ``model``, with their strata."""
     strata: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in _lines(path):
         strata["correct" if r["answered"] and r["correct"] else "other"].append(
             {**r, "model": model})
-    out = drawn(strata, {"correct": len(strata["correct"]), "other": OTHERS}, items, rng)
-    model, path = STRONG
+    return drawn(strata, {"correct": len(strata["correct"]), "other": others}, items, rng)
+
+
+def every_reply(model: str, path: Path, items: dict[str, dict[str, Any]],
+                rng: random.Random) -> list[dict[str, Any]]:
+    """Every reply of ``path``, named ``model``, as one stratum."""
     every = {"all": [{**r, "model": model} for r in _lines(path)]}
-    out += drawn(every, {"all": len(every["all"])}, items, rng)
+    return drawn(every, {"all": len(every["all"])}, items, rng)
+
+
+def select() -> list[dict[str, Any]]:
+    items = {r["id"]: r for r in _lines(SEED_ITEMS)}
+    rng = random.Random(SEED)
+    out = credited_and_others(*SMOLLM2, items, rng) + every_reply(*STRONG, items, rng)
     rng.shuffle(out)
     return out
 

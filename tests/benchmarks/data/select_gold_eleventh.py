@@ -1,0 +1,52 @@
+"""Select the eleventh gold sample (issue 35): fresh replies of all three models, drawn after
+the eleventh round's rules were committed (f9f9406), to measure those rules on replies no rule
+was written on.
+
+* SmolLM2: ``benchmarks/data/smollm2/fresh/responses_3.jsonl``, SmolLM2-135M sampled again at
+  temperature 0.7 on the first fresh draw's 1,200 items (other replies than the ninth sample's;
+  its card). Every reply the rules credit and :data:`OTHERS` of the others; model name
+  ``smollm2-135m-instruct-t0.7-again``.
+* Gemma: ``benchmarks/data/gemma3_270m/fresh/responses.jsonl``, Gemma 3 270M sampled at
+  temperature 0.7 on 600 random seed items (its card). Every reply the rules credit and
+  :data:`OTHERS` of the others; model name ``gemma-3-270m-t0.7``.
+* The strong model: ``benchmarks/data/strong/fresh/responses_2.jsonl``, new answerers' replies
+  to blind batches 7-9 (its card); all 300; model name ``claude-blind-fresh``.
+
+This script only SELECTS records and writes them, without any grade, for a reader
+(``python tests/benchmarks/data/select_gold_eleventh.py > gold_eleventh_sample.jsonl``; with
+``--strata``: ``gold_eleventh_strata.jsonl``, kept from the readers), as
+``select_gold_tenth.py`` does. Every record ``test``; shuffled (seed :data:`SEED`).
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from select_gold_strong import DATA, SEED_ITEMS, _lines, write_sample
+from select_gold_tenth import OTHERS, credited_and_others, every_reply
+
+SMOLLM2 = ("smollm2-135m-instruct-t0.7-again", DATA / "smollm2" / "fresh" / "responses_3.jsonl")
+GEMMA = ("gemma-3-270m-t0.7", DATA / "gemma3_270m" / "fresh" / "responses.jsonl")
+STRONG = ("claude-blind-fresh", DATA / "strong" / "fresh" / "responses_2.jsonl")
+SEED = 3511
+
+
+def select() -> list[dict[str, Any]]:
+    items = {r["id"]: r for r in _lines(SEED_ITEMS)}
+    rng = random.Random(SEED)
+    out = (credited_and_others(*SMOLLM2, items, rng, OTHERS)
+           + credited_and_others(*GEMMA, items, rng, OTHERS) + every_reply(*STRONG, items, rng))
+    rng.shuffle(out)
+    return out
+
+
+def main(argv: list[str]) -> None:
+    write_sample(select(), strata="--strata" in argv)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -12,6 +12,11 @@ was written on.
 * The strong model: ``benchmarks/data/strong/fresh/responses_2.jsonl``, new answerers' replies
   to blind batches 7-9 (its card); all 300; model name ``claude-blind-fresh``.
 
+A reply word for word the same as one an earlier gold sample read for the same item (SmolLM2
+and Gemma sampled at 0.7 often give their greedy reply, or the first fresh collection's, again;
+a short strong-model reply such as "B" can match an earlier one) is left out: it was read, and
+rules were written on it.
+
 This script only SELECTS records and writes them, without any grade, for a reader
 (``python tests/benchmarks/data/select_gold_eleventh.py > gold_eleventh_sample.jsonl``; with
 ``--strata``: ``gold_eleventh_strata.jsonl``, kept from the readers), as
@@ -33,13 +38,24 @@ SMOLLM2 = ("smollm2-135m-instruct-t0.7-again", DATA / "smollm2" / "fresh" / "res
 GEMMA = ("gemma-3-270m-t0.7", DATA / "gemma3_270m" / "fresh" / "responses.jsonl")
 STRONG = ("claude-blind-fresh", DATA / "strong" / "fresh" / "responses_2.jsonl")
 SEED = 3511
+HERE = Path(__file__).resolve().parent
+
+
+def read_before() -> frozenset[tuple[str, str]]:
+    """``(item id, reply)`` of every record of the earlier gold samples."""
+    return frozenset((r["id"], r["response"]) for path in sorted(HERE.glob("gold_*.jsonl"))
+                     if not path.name.startswith("gold_eleventh")
+                     and not path.name.endswith(("_sample.jsonl", "_strata.jsonl"))
+                     for r in _lines(path) if "response" in r)
 
 
 def select() -> list[dict[str, Any]]:
     items = {r["id"]: r for r in _lines(SEED_ITEMS)}
     rng = random.Random(SEED)
-    out = (credited_and_others(*SMOLLM2, items, rng, OTHERS)
-           + credited_and_others(*GEMMA, items, rng, OTHERS) + every_reply(*STRONG, items, rng))
+    read = read_before()
+    out = (credited_and_others(*SMOLLM2, items, rng, OTHERS, read)
+           + credited_and_others(*GEMMA, items, rng, OTHERS, read)
+           + every_reply(*STRONG, items, rng, read))
     rng.shuffle(out)
     return out
 

@@ -36,20 +36,23 @@ SEED = 3510
 
 
 def credited_and_others(model: str, path: Path, items: dict[str, dict[str, Any]],
-                        rng: random.Random, others: int = OTHERS) -> list[dict[str, Any]]:
+                        rng: random.Random, others: int = OTHERS,
+                        read: frozenset[tuple[str, str]] = frozenset()) -> list[dict[str, Any]]:
     """Every reply of ``path`` the rules credit and ``others`` of the rest (round-robin over the
-    item sources), named ``model``, with their strata."""
+    item sources), named ``model``, with their strata; a reply in ``read`` (``(id, reply)``
+    pairs an earlier sample read) is left out of both."""
     strata: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for r in _lines(path):
+    for r in (r for r in _lines(path) if (r["id"], r["response"]) not in read):
         strata["correct" if r["answered"] and r["correct"] else "other"].append(
             {**r, "model": model})
     return drawn(strata, {"correct": len(strata["correct"]), "other": others}, items, rng)
 
 
-def every_reply(model: str, path: Path, items: dict[str, dict[str, Any]],
-                rng: random.Random) -> list[dict[str, Any]]:
-    """Every reply of ``path``, named ``model``, as one stratum."""
-    every = {"all": [{**r, "model": model} for r in _lines(path)]}
+def every_reply(model: str, path: Path, items: dict[str, dict[str, Any]], rng: random.Random,
+                read: frozenset[tuple[str, str]] = frozenset()) -> list[dict[str, Any]]:
+    """Every reply of ``path`` not in ``read``, named ``model``, as one stratum."""
+    every = {"all": [{**r, "model": model} for r in _lines(path)
+                     if (r["id"], r["response"]) not in read]}
     return drawn(every, {"all": len(every["all"])}, items, rng)
 
 

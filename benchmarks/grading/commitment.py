@@ -1,4 +1,5 @@
-"""Whether a reply gives what it contains as its answer (issue 35, the ninth gold sample).
+"""Whether a reply gives what it contains as its answer (issue 35, the ninth and tenth gold
+samples; the tenth and eleventh rounds of rules).
 
 A reply can hold the reference without committing to it, and the readers of the ninth sample
 (fresh SmolLM2 replies) found that to be most of the rules' wrong credits. The rules here
@@ -17,11 +18,17 @@ withhold the credit when the reply:
   the answer they hold without giving it);
 * **answers Yes/No the other way**: its first sentence states the question's own words with a
   negation ("The inside of a parked car ... cannot reach dangerous temperatures" to "Can the
-  inside of a closed car ... reach dangerous temperatures?") when the reference is "Yes".
+  inside of a closed car ... reach dangerous temperatures?") when the reference is "Yes";
+* **has letters that disagree with its choice** (:func:`letter_conflict`): it opens with a
+  letter that is no option ("C) No" to options A and B), puts a bare other letter on a line of
+  its own, or opens with a letter whose text is other options' words ("B) fully binding");
+* **only lists options** (:func:`lists_options_only`): every line an option's letter and text,
+  two or more letters.
 
-And it reads as an **answer** a reply that declines and then states "the (correct) answer is
-...", or that opens with an option's letter and text ("D) Plasma" then "Please provide the
-answer with the correct letter.").
+It reads as an **answer** a reply that declines and then states "the correct (or right) answer
+is ...", or that opens with an option's letter and text ("D) Plasma" then "Please provide the
+answer with the correct letter."); and as the letter chosen one followed by its working in
+parentheses ("D (45 ÷ 60 = 75%)", :func:`letter_before_working`).
 """
 
 from __future__ import annotations
@@ -193,7 +200,7 @@ def answers_no(reply: str, question: str | None) -> bool:
 
 def answers_despite_decline(reply: str, item: Mapping[str, Any]) -> bool:
     """A reply the refusal rules read as a decline that answers anyway: after its first
-    sentence it states "the (correct) answer is ...", or, to a multiple-choice question, it
+    sentence it states "the correct (or right) answer is ...", or, to a multiple-choice question, it
     opens with an option's letter and that option's text."""
     sentences = [x for x in _SENTENCE.split(reply.strip()) if x.strip()]
     if any(_ANSWER_STATED.search(x) for x in sentences[1:]):

@@ -60,9 +60,5 @@ def select() -> list[dict[str, Any]]:
     return out
 
 
-def main(argv: list[str]) -> None:
-    write_sample(select(), strata="--strata" in argv)
-
-
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    write_sample(select(), strata="--strata" in sys.argv[1:])

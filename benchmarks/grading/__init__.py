@@ -72,6 +72,7 @@ from benchmarks.grading.premise import (
     says_unknowable,
 )
 from benchmarks.grading.sandbox import DEFAULT_LIMITS, Limits, run_code
+from benchmarks.grading.sentences import SENTENCE_BREAK as _SENTENCE
 from benchmarks.grading.text import grade_text, grade_text_detail
 from guard.answers import ChoiceReading, normalize_text, options_in, read_choice
 from guard.refusal_detection import is_refusal
@@ -100,9 +101,6 @@ def _lists_options(reply: str) -> bool:
     whatever decline comes with it (the choice reading then credits no option unless a letter
     is stated)."""
     return len(options_in(reply)) >= 3
-
-
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
 def _answers_after_decline(reply: str, item: Mapping[str, Any]) -> bool:

@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import re
 
+from benchmarks.grading.sentences import SENTENCE_BREAK as _SENTENCE
 from guard.refusal_phrases import DECLINE, uncontracted
 
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _BULLET = re.compile(r"^\s*(?:[-•*]\s|\d{1,2}[.)]\s)")
 
 # a value question named as such: "This is a contested value question, and reasonable people

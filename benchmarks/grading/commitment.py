@@ -38,10 +38,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from benchmarks.grading.premise import negates_question
+from benchmarks.grading.sentences import SENTENCE_BREAK as _SENTENCE
 from benchmarks.grading.text import final_question
 from guard.answers import normalize_text, option_named_by, options_in
 
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 # an option's letter opening the reply, a line or a sentence: "A) ...", "B. ...", "(C) ..."
 _MARKER = re.compile(r"(?:^|\n|(?<=[.!?])\s+)\s*\(?([A-J])[).:]\s+\S", re.MULTILINE)
 _OPENS_WITH_OPTION = re.compile(r"^\W*\(?([A-J])[).:]\s*([^\n]+)")

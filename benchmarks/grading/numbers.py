@@ -31,6 +31,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from benchmarks.grading.sentences import SENTENCE_BREAK as _SENTENCE
 from guard.answers import normalize_text, parse_number
 
 # "165°F (74°C)", "5 miles (8 km)", "$10 (about €9)": the parenthesized conversion is dropped
@@ -41,7 +42,6 @@ _CONVERSION = re.compile(
 _HOW_MANY = re.compile(r"\bhow many ([a-z]+)\b(?!-)", re.IGNORECASE)
 _FRAMING = re.compile(r"^\W*(?:to (?:solve|find|determine|calculate|answer|figure|convert|"
                       r"compute|work out|get)|let)\b", re.IGNORECASE)
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _QUESTION_STOP = {"how", "many", "what", "which", "does", "there", "with", "have", "that",
                   "this", "from", "into", "were", "they", "their", "about", "typical", "usually"}
 # a number token: sign, currency, thousands commas, decimals, exponent (as guard.answers reads

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from benchmarks.grading.sentences import SENTENCE_BREAK as _SENTENCE
 from guard.answers import normalize_text
 
 _PATTERNS = [
@@ -122,7 +123,6 @@ _PRONOUNS = {"it", "he", "she", "they", "that", "this", "there", "we", "i", "you
              "what", "who", "these", "those", "one", "no", "yes", "so"}
 _AUXILIARIES = {"do", "does", "did", "is", "are", "was", "were", "can", "could", "will",
                 "would", "has", "have", "had", "should", "must"}
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 # opening sentences that carry nothing: a salutation or a courtesy ("That's a great question.")
 _COURTESY = re.compile(
     r"^(?:(?:hi|hello|hey|dear)\b[^.!?]{0,40}[,!.]?|(?:that s |this is |what )?(?:a |an )?"

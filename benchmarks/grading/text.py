@@ -21,6 +21,7 @@ from collections.abc import Sequence
 
 from benchmarks.grading.numbers import NUMBER_WORDS, committed, grade_number
 from benchmarks.grading.premise import negates_question
+from benchmarks.grading.sentences import SENTENCE_BREAK as _SENTENCE
 from guard.answers import normalize_text
 
 _NEGATORS = {"not", "no", "never", "t", "nor", "neither", "than", "instead"}
@@ -35,7 +36,6 @@ _FRAMING = re.compile(
     r"^(?:to (?:determine|answer|decide|find|figure|understand)|let s|let us|in order to|"
     r"when it comes to|this is a|that is a|answer to this question)\b"
 )
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _ASIDE = re.compile(r"\s*\([^()\n]{1,40}\)")
 # a reply that names an answer and then revises it: "... is Neptune, but it's actually Uranus",
 # "It's said that Michelangelo painted it, but it was actually done by Leonardo", "However,

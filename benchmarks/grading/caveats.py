@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 
+from benchmarks.grading.premise import SALUTATION_LINE
 from benchmarks.grading.sentences import SENTENCE_BREAK as _SENTENCE
 from guard.refusal_phrases import DECLINE, uncontracted
 
@@ -40,8 +41,6 @@ _HEDGE = re.compile(
     r"\bopinions? (?:vary|differ)\b|\bcomes down to (?:personal )?(?:taste|preference)\b|"
     r"\b(?:is|are) (?:often |much |hotly )?debated\b|" + _CONTESTED.pattern, re.IGNORECASE)
 
-_SALUTATION = re.compile(r"^(?:hi|hello|hey|dear)\b[^.!?]{0,40}[,!]?$", re.IGNORECASE)
-
 
 def hedges_without_pick(reply: str) -> bool:
     """True when the reply opens (its first two sentences after a salutation, outside a list)
@@ -58,7 +57,7 @@ def hedges_without_pick(reply: str) -> bool:
     False
     """
     text = uncontracted(reply)
-    sentences = [s for listed, s in _lines(text) if not listed and not _SALUTATION.match(s)]
+    sentences = [s for listed, s in _lines(text) if not listed and not SALUTATION_LINE.match(s)]
     opening = " ".join(sentences[:2]).replace("*", "")
     return bool(_CONTESTED.search(opening)) and not picks_after_hedge(reply)
 

@@ -103,12 +103,13 @@ def letter_conflict(reply: str, question: str | None, letter: str | None) -> boo
     if not options:
         return False
     body = reply.replace("*", "").strip()
-    if (m := _OPENS_WITH_OPTION.match(body)) and m.group(1) not in options:
+    opens = _OPENS_WITH_OPTION.match(body)
+    if opens and opens.group(1) not in options:
         return True
     if any(x.group(1) in options and x.group(1) != letter for x in _BARE_LETTER.finditer(body)):
         return True
-    if letter is not None and (m := _OPENS_WITH_OPTION.match(body)) and m.group(1) == letter:
-        label = set(normalize_text(m.group(2)).split())
+    if letter is not None and opens and opens.group(1) == letter:
+        label = set(normalize_text(opens.group(2)).split())
         own = set(normalize_text(options[letter]).split())
         others = [set(normalize_text(v).split()) for k, v in options.items() if k != letter]
         return not label & own and any(len(label & o) >= 2 for o in others)

@@ -192,9 +192,7 @@ def says_unknowable(reply: str) -> bool:
     >>> says_unknowable("It was 1,200.")
     False
     """
-    text = " ".join(reply.replace("’", "'").replace("'", " ").replace("*", "").split())
-    sentences = [s for s in _SENTENCE.split(text.strip()) if s.strip()] or [""]
-    k = next((j for j, s in enumerate(sentences[:3]) if not _COURTESY.match(s)), 0)
+    sentences, k = _opening(reply)
     return _UNKNOWABLE.search(sentences[k]) is not None
 
 
@@ -209,16 +207,22 @@ def rejects_premise(reply: str, question: str | None = None) -> bool:
     True
     """
     lines = reply.strip().splitlines()
-    if len(lines) > 1 and _SALUTE.match(lines[0].strip()) and _rejects(
+    if len(lines) > 1 and SALUTATION_LINE.match(lines[0].strip()) and _rejects(
             "\n".join(lines[1:]), question):  # "Hi Roland," on its own line, left out
         return True
     return _rejects(reply, question)
 
 
-def _rejects(reply: str, question: str | None) -> bool:
+def _opening(reply: str) -> tuple[list[str], int]:
+    """The reply's sentences (apostrophes and bold marks dropped, an opening adverb cut) and the
+    index of the first that is no salutation or courtesy (among the first three)."""
     text = " ".join(reply.replace("’", "'").replace("'", " ").replace("*", "").split())
     sentences = [_ADVERB.sub("", s) for s in _SENTENCE.split(text.strip()) if s.strip()] or [""]
-    k = next((j for j, s in enumerate(sentences[:3]) if not _COURTESY.match(s)), 0)
+    return sentences, next((j for j, s in enumerate(sentences[:3]) if not _COURTESY.match(s)), 0)
+
+
+def _rejects(reply: str, question: str | None) -> bool:
+    sentences, k = _opening(reply)
     # a bare "No." / "None." / "Neither." is read with the sentence that says why; the premise
     # named as such ("That premise is wrong") counts in the second sentence too
     opening = sentences[k:k + 2] if _BARE.match(sentences[k]) else sentences[k:k + 1]
@@ -318,7 +322,8 @@ _MOST_LIKELY = re.compile(r"\b(?:the answer|it) is most likely\b|\bmost likely (
 # an opening adverb before a rejection: "Surprisingly, Holmes never says ...", "Actually, ..."
 _ADVERB = re.compile(r"^(?:surprisingly|actually|in fact|in reality|contrary to popular belief|"
                      r"despite (?:its|the|their|his|her) (?:\w+ ){0,2}\w+),\s+", re.IGNORECASE)
-_SALUTE = re.compile(r"^(?:hi|hello|hey|dear)\b[^.!?\n]{0,40}[,!]?$", re.IGNORECASE)
+#: A salutation on a line of its own ("Hi Roland,"), which carries nothing.
+SALUTATION_LINE = re.compile(r"^(?:hi|hello|hey|dear)\b[^.!?\n]{0,40}[,!]?$", re.IGNORECASE)
 
 
 def asks_back(reply: str) -> bool:
@@ -336,7 +341,7 @@ def asks_back(reply: str) -> bool:
     False
     """
     lines = [x.strip() for x in reply.replace("*", "").strip().splitlines() if x.strip()]
-    if lines and _SALUTE.match(lines[0]):
+    if lines and SALUTATION_LINE.match(lines[0]):
         lines = lines[1:]
     sentences = [x for x in _SENTENCE.split("\n".join(lines)) if x.strip()]
     if not sentences:

@@ -17,7 +17,10 @@ integrations and the bench — so a request is priced the same way on every path
    ``P(asks)`` is below the threshold — a persona, a rule, a greeting, thanks,
    assistant boilerplate, a tool description — is left out; the rest of each text is its
    *asked text*. The threshold is :attr:`Thresholds.sentence` in the user's last turn,
-   :attr:`Thresholds.history` in earlier turns (the user's and the model's own), and the
+   :attr:`Thresholds.history` in earlier turns (the user's and the model's own) and in an
+   assistant text after the user's last turn (a prefill) — where a doubted sentence priced at
+   :data:`OFFER_PRICE` or more is kept too, as it is in the model's last turn when the user's
+   last asks for nothing ("ok, go ahead" asks for what the model offered) — and the
    stricter :attr:`Thresholds.strict` in a system, developer or tool-definition text that as a
    whole asks for nothing (its own ``P(asks)`` below :attr:`Thresholds.text`), where only a
    sentence that clearly asks is kept — or one the detector doubts that the cost model prices
@@ -36,6 +39,7 @@ own asked text, unchanged.
 from __future__ import annotations
 
 import hashlib
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -100,7 +104,19 @@ INSTRUCTION_ROLES = frozenset({"system", "developer", "tools"})
 #: Roles of earlier turns, whose every sentence is read with :attr:`Thresholds.history`: the
 #: model's own turns and the user's turns before the last (``history``) ask for nothing unless
 #: a sentence clearly asks — a client can write them, and a question there is a clear one.
-HISTORY_ROLES = frozenset({"assistant", "history"})
+#: The model's last turn before the user's last: history, but read as the last turn is when
+#: that turn asks for nothing ("ok, go ahead" asks for what the model offered).
+LAST_ANSWER = "last-answer"
+HISTORY_ROLES = frozenset({"assistant", "history", LAST_ANSWER})
+#: The role of an assistant text after the user's last turn (a prefill the model continues).
+PREFILL = "prefill"
+#: In a prefill, and in the model's last turn when the user's last asks for nothing ("ok, go
+#: ahead"), a sentence the detector doubts (at or above :attr:`Thresholds.sentence`) is kept
+#: when the cost model prices it at this raw cost or more: the model is about to say it. At
+#: the default ``C_R = 2`` a price below it is answered whatever ``p`` (the threshold is at
+#: most 0), so leaving such a sentence out changes no default decision, while an offer of a
+#: costly answer ("Let me tell you the maximum dose of ...") is priced.
+OFFER_PRICE = 2.0
 
 
 class TooManySegments(PayloadTooLargeError):
@@ -146,23 +162,24 @@ class AskingConfig:
 
 
 class Memo:
-    """Scores already computed for texts, bounded (least recently used out first; thread-safe).
+    """Scores (and readings) already computed for texts, bounded (least recently used out
+    first; thread-safe).
     The proxy keeps one per client (:class:`Memos`), so that a repeated system prompt or
     history is not priced again and no client can learn by timing what another sent."""
 
     def __init__(self, size: int = 4096) -> None:
         self.size = size
-        self._d: OrderedDict[tuple[str, str], float] = OrderedDict()
+        self._d: OrderedDict[tuple[str, str], Any] = OrderedDict()
         self._lock = threading.Lock()
 
-    def get(self, kind: str, text: str) -> float | None:
+    def get(self, kind: str, text: str) -> Any:
         with self._lock:
             v = self._d.get((kind, text))
             if v is not None:
                 self._d.move_to_end((kind, text))
             return v
 
-    def put(self, kind: str, text: str, value: float) -> None:
+    def put(self, kind: str, text: str, value: Any) -> None:
         with self._lock:
             self._d[(kind, text)] = value
             if len(self._d) > self.size:
@@ -269,28 +286,59 @@ def check_size(asked: Asked, config: AskingConfig) -> None:
         raise too_many(config, "sentences")
 
 
-def _units(asked: Asked, config: AskingConfig) -> tuple[list[tuple[str, str | None]], int]:
+def _units(asked: Asked, config: AskingConfig, memo: Memo | None = None
+           ) -> tuple[list[tuple[str, str | None]], int]:
     """The texts to read, normalized, each with the texts decoded from it, and whether the
     text is in an instruction position (:data:`INSTRUCTION_ROLES`); the texts of one tool
     definition joined as one; the operator's trusted system prompts left out (and counted)."""
     merged: dict[str, list[RequestText]] = {}
     for t in asked.texts:
         merged.setdefault(t.unit or f"#{len(merged)}", []).append(t)
-    users = [k for k, g in merged.items() if g[0].role == "user"]
+    # the turn each text belongs to (every text of one message: its parts, the JSON in it)
+    turn = [_turn(g[0].where) for g in merged.values()]
+    roles = [g[0].role for g in merged.values()]
+    users = [k for k, r in zip(turn, roles, strict=True) if r == "user"]
+    last = max((i for i, k in enumerate(turn) if users and k == users[-1]), default=-1)
+    answers = [k for i, (k, r) in enumerate(zip(turn, roles, strict=True))
+               if r == "assistant" and i < last]
     texts: dict[str, str | None] = {}
     trusted = 0
-    for key, group in merged.items():
+    for i, group in enumerate(merged.values()):
         t = group[0]
-        role = "history" if t.role == "user" and key != users[-1] else t.role
+        role = "history" if t.role == "user" and turn[i] != users[-1] else \
+            PREFILL if t.role == "assistant" and i > last else \
+            LAST_ANSWER if answers and turn[i] == answers[-1] else t.role
         whole = "\n".join(x.text for x in group)
         if t.role in TRUSTABLE_ROLES and config.trusted and prompt_hash(whole) in config.trusted:
             trusted += 1
             continue
-        norm = normalized(whole)
-        for x in (norm, *decoded(norm)):
+        parts = [whole]
+        if len(group) > 1 and t.role != "tools":  # parts a client split word by word
+            parts.append(" ".join(x.text.strip() for x in group))
+        for x in dict.fromkeys(x for part in parts for x in _read_as(part, memo)):
             if x.strip():  # a text sent twice is read in the least trusted of its roles
                 texts[x] = role if texts.get(x, role) == role else "user"
     return list(texts.items()), trusted
+
+
+def _turn(where: str) -> str:
+    """The message a text sits in (``messages[3]`` of ``messages[3].content<json>.q``), or
+    the text's own place when it is in none."""
+    where = where.split("<json>", 1)[0]
+    m = re.match(r"^[^\[]*\[\d+\]", where)
+    return m.group(0) if m else where
+
+
+def _read_as(text: str, memo: Memo | None = None) -> tuple[str, ...]:
+    """``text`` as a person reads it (normalized) and the texts decoded from it (remembered in
+    the client's ``memo``: a repeated system prompt is decoded once)."""
+    got = memo.get("read", text) if memo is not None else None
+    if got is None:
+        norm = normalized(text)
+        got = (norm, *decoded(norm, text))
+        if memo is not None:
+            memo.put("read", text, got)
+    return tuple(got)
 
 
 #: A sentence longer than this many words is also asked about in windows
@@ -324,7 +372,7 @@ def read(asked: Asked, p_asks: Callable[[list[str]], Any] | None, config: Asking
     tau = thresholds if config.thresholds is None else config.thresholds
     check_size(asked, config)
     r = Reading(upstream=list(asked.upstream), opaque=list(asked.opaque))
-    units, r.trusted = _units(asked, config)
+    units, r.trusted = _units(asked, config, memo)
     texts = [t for t, _ in units]
     split = [sentences(t) for t in texts]
     if sum(len(s) for s in split) > config.max_segments:
@@ -353,45 +401,74 @@ def read(asked: Asked, p_asks: Callable[[list[str]], Any] | None, config: Asking
     strictly = [role in INSTRUCTION_ROLES and len(ss) > 1 and tau.text > 0
                 and probs.get(text, 1.0) < tau.text
                 for (text, role), ss in zip(units, split, strict=True)]
-    costly = _costly_doubts(units, split, strictly, readable, pleasant, probs, tau, cost)
-    for (text, role), ss, strict in zip(units, split, strictly, strict=True):
-        cut = tau.strict if strict else tau.history if role in HISTORY_ROLES else tau.sentence
-        kept: list[str] = []
-        changed = False
-        for s in ss:
-            if not readable[s]:
-                changed = True
-                d = decoded_unreadable(s)
-                if d is None:
-                    r.unreadable.append(s)
-                else:
-                    kept.append(d)
-            elif s in pleasant or (probs.get(s, 1.0) < cut and s not in costly):
-                changed = True
-                r.left_out += 1
-            else:
-                kept.append(s)
-        r.asked.append(("\n".join(kept) if changed else text) if kept else "")
+
+    def asked_at(cuts: list[float], floors: list[float]) -> list[str]:
+        r.unreadable, r.left_out = [], 0
+        costly = _costly_doubts(split, cuts, floors, readable, pleasant, probs, tau, cost)
+        return [_asked(text, ss, cut, readable, pleasant, probs, costly, r)
+                for (text, _), ss, cut in zip(units, split, cuts, strict=True)]
+
+    history = [role in HISTORY_ROLES for _, role in units]
+    cuts = [tau.strict if strict else tau.history if past or role == PREFILL else tau.sentence
+            for past, strict, (_, role) in zip(history, strictly, units, strict=True)]
+    floors = [OFFER_PRICE if role == PREFILL else tau.strict_price if strict else float("inf")
+              for strict, (_, role) in zip(strictly, units, strict=True)]
+    r.asked = asked_at(cuts, floors)
+    if any(history) and not any(a for a, past, (_, role) in zip(r.asked, history, units,
+                                                                strict=True)
+                                if not past and role not in INSTRUCTION_ROLES):
+        # the last turn asks for nothing ("ok, go ahead", "yes please"): it asks for what the
+        # model's last turn offered, whose doubted sentences are kept from OFFER_PRICE
+        r.asked = asked_at(cuts, [OFFER_PRICE if role == LAST_ANSWER else f
+                                  for f, (_, role) in zip(floors, units, strict=True)])
     _segment(r, config)
     return r
 
 
-def _costly_doubts(units: list[tuple[str, str | None]], split: list[list[str]],
-                   strictly: list[bool], readable: dict[str, bool], pleasant: set[str],
-                   probs: dict[str, float], tau: Thresholds,
-                   cost: Callable[[list[str]], Sequence[float]] | None) -> set[str]:
-    """The sentences of the texts read strictly whose ``P(asks)`` is doubtful (at or above
-    :attr:`Thresholds.sentence`, below :attr:`Thresholds.strict`) and whose raw cost is at
-    least :attr:`Thresholds.strict_price`: they are kept (one batch call of ``cost``)."""
-    if cost is None or tau.strict_price == float("inf"):
+def _asked(text: str, ss: list[str], cut: float, readable: dict[str, bool],
+           pleasant: set[str], probs: dict[str, float], costly: set[str], r: Reading) -> str:
+    """The asked text of ``text`` (its sentences ``ss``) read at threshold ``cut``: what is
+    left out and what cannot be read are counted in ``r``."""
+    kept: list[str] = []
+    changed = False
+    for s in ss:
+        if not readable[s]:
+            changed = True
+            d = decoded_unreadable(s)
+            if d is None:
+                r.unreadable.append(s)
+            else:
+                kept.append(d)
+        elif s in pleasant or (probs.get(s, 1.0) < cut and s not in costly):
+            changed = True
+            r.left_out += 1
+        else:
+            kept.append(s)
+    return ("\n".join(kept) if changed else text) if kept else ""
+
+
+def _costly_doubts(split: list[list[str]], cuts: list[float], floors: list[float],
+                   readable: dict[str, bool], pleasant: set[str], probs: dict[str, float],
+                   tau: Thresholds, cost: Callable[[list[str]], Sequence[float]] | None
+                   ) -> set[str]:
+    """The sentences of the texts read above :attr:`Thresholds.sentence` with a finite floor
+    (strictly: :attr:`Thresholds.strict_price`; the model's offer: :data:`OFFER_PRICE`) whose
+    ``P(asks)`` is doubtful (at or above the sentence threshold, below the text's own) and
+    whose raw cost is at least the floor: they are kept (one batch call of ``cost``) — a
+    costly question diluted in a persona, or a costly answer the model offers ("Let me tell
+    you the maximum dose of ...")."""
+    if cost is None:
         return set()
-    doubted = list(dict.fromkeys(
-        s for ss, strict in zip(split, strictly, strict=True) if strict for s in ss
-        if readable[s] and s not in pleasant and tau.sentence <= probs.get(s, 1.0) < tau.strict))
-    if not doubted:
+    floor: dict[str, float] = {}
+    for ss, cut, f in zip(split, cuts, floors, strict=True):
+        if cut > tau.sentence and f != float("inf"):
+            for s in ss:
+                if readable[s] and s not in pleasant and tau.sentence <= probs.get(s, 1.0) < cut:
+                    floor[s] = min(f, floor.get(s, f))
+    if not floor:
         return set()
-    return {s for s, c in zip(doubted, cost(doubted), strict=True)
-            if float(c) >= tau.strict_price}
+    doubted = list(floor)
+    return {s for s, c in zip(doubted, cost(doubted), strict=True) if float(c) >= floor[s]}
 
 
 def _segment(r: Reading, config: AskingConfig) -> None:

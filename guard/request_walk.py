@@ -7,9 +7,9 @@ roles, types, URLs, base64 media, sampling settings, metadata). Strings that hol
 arguments, tool results) are read as well as their parsed values; the base64 data of a file part
 is decoded and read when it is text, and a file the guard cannot read (a PDF, ...) is counted
 in :attr:`Asked.opaque`. Text that lives upstream — a ``previous_response_id``, a stored
-``prompt``'s id, a ``conversation``, a ``file_id``, an ``item_reference`` — cannot be read at
-all: the keys are listed in :attr:`Asked.upstream` and the guard prices them at a configured
-ceiling.
+``prompt``'s id, a ``conversation``, a ``file_id``, an ``item_reference``, an earlier audio
+reply's ``audio.id`` — cannot be read at all: the keys are listed in :attr:`Asked.upstream`
+and the guard prices them at a configured ceiling.
 
 Each text keeps the role of the message it sits in (``system``, ``developer``, ``user``,
 ``assistant``, ``tool``; ``instructions`` read as ``system``, tool definitions as ``tools``),
@@ -26,6 +26,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import unquote
 
 from guard.completion import field as read_field
 from guard.reading.decode import readable_text
@@ -46,11 +47,28 @@ SKIP_KEYS = frozenset({
 UPSTREAM_KEYS = frozenset({"previous_response_id", "conversation", "file_id", "file_url"})
 #: Keys whose string value is a name a model reads as words (``get_max_dose``).
 NAME_KEYS = frozenset({"name"})
+#: Keys whose value is free-form — a JSON schema (a tool's parameters, a response format's),
+#: a stored prompt's variables — like JSON inside a string (a tool call's arguments, a tool's
+#: result): written by the client, not shaped by the API, so :data:`SKIP_KEYS` and the other
+#: keys above mean nothing there. Every value in it is read (a property named ``user`` or
+#: ``id``, a ``metadata`` object inside a schema), and so is every key that is a name or words
+#: (:data:`NAMED_MAPS`, or a key with spaces or of :data:`KEY_CHARS` characters or more).
+FREE_KEYS = frozenset({"parameters", "schema", "input_schema", "output_schema", "variables"})
+#: Keys whose mapping is keyed by names the client chose: every key there is read as words.
+NAMED_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions",
+                        "dependentSchemas", "variables"})
+#: A key of a free-form mapping this long (or with spaces) is read as text.
+KEY_CHARS = 20
+#: JSON schema type names: the value of a free-form ``type`` that is not text.
+SCHEMA_TYPES = frozenset({"string", "number", "integer", "boolean", "object", "array", "null"})
 #: Keys holding a file's base64 data (or a data URL): decoded and read when it is text.
 FILE_DATA_KEYS = frozenset({"file_data"})
+#: A web address is read as words when its path and query hold at least this many.
+URL_WORDS = 4
 #: Strings longer than this are not parsed as JSON (they are still read as text).
 MAX_JSON_CHARS = 200_000
-#: How deep the walk looks (the proxy's JSON body is depth-checked before).
+#: How deep the walk looks: text nested deeper is not read, and counted as a file the guard
+#: cannot read (:attr:`Asked.opaque`, priced at the ceiling).
 MAX_DEPTH = 32
 
 
@@ -108,6 +126,24 @@ class Asked:
         return next((t.text for t in reversed(self.texts) if t.role == role), "")
 
 
+def url_words(url: str) -> str | None:
+    """The words of a web address's path and query (a page's slug reads as text to a model
+    that opened it), or ``None`` when it has fewer than :data:`URL_WORDS` words or is no web
+    address (a data URL is media).
+
+    >>> url_words("https://example.com/can-i-take-nitroglycerin-with-sildenafil?x=1")
+    'can i take nitroglycerin with sildenafil x 1'
+    >>> url_words("https://cdn.example.com/img/a1.png"), url_words("data:image/png;base64,AA")
+    (None, None)
+    """
+    if not url.startswith(("http://", "https://")) or len(url) > MAX_JSON_CHARS:
+        return None
+    rest = url.split("://", 1)[1]
+    tail = rest.split("/", 1)[1] if "/" in rest else ""
+    words = [w for w in re.split(r"[/\-_.+=&?#%:;,~]+", unquote(tail)) if w]
+    return " ".join(words) if sum(w.isalpha() for w in words) >= URL_WORDS else None
+
+
 def _data_text(data: str) -> str | None:
     """The text of a file's base64 data or data URL, ``None`` when it is not UTF-8 text."""
     raw = data.split(",", 1)[1] if data.startswith("data:") and "," in data else data
@@ -123,16 +159,22 @@ class _Walk:
         self.out = Asked()
 
     def value(self, v: Any, role: str | None, where: str, depth: int,
-              key: str | None = None) -> None:
-        if depth > MAX_DEPTH or v is None or isinstance(v, (bool, int, float)):
+              key: str | None = None, free: bool = False) -> None:
+        if v is None or isinstance(v, (bool, int, float)):
+            return
+        if depth > MAX_DEPTH:
+            self.out.opaque.append(f"{where} (nested deeper than {MAX_DEPTH})")
             return
         if isinstance(v, str):
             self.string(identifier_words(v) if key in NAME_KEYS else v, role, where, depth)
         elif isinstance(v, Mapping) or (hasattr(v, "__dict__") and not isinstance(v, Sequence)):
-            self.mapping(v, role, where, depth)
+            if free:
+                self.free_mapping(v, role, where, depth)
+            else:
+                self.mapping(v, role, where, depth)
         elif isinstance(v, Sequence) and not isinstance(v, (bytes, bytearray)):
             for k, x in enumerate(v):
-                self.value(x, role, f"{where}[{k}]", depth + 1)
+                self.value(x, role, f"{where}[{k}]", depth + 1, free=free)
 
     def string(self, v: str, role: str | None, where: str, depth: int) -> None:
         if not v.strip():
@@ -145,7 +187,20 @@ class _Walk:
             except (ValueError, RecursionError):
                 return
             if isinstance(parsed, (dict, list)):
-                self.value(parsed, role, f"{where}<json>", depth + 1)
+                self.value(parsed, role, f"{where}<json>", depth + 1, free=True)
+
+    def free_mapping(self, m: Any, role: str | None, where: str, depth: int) -> None:
+        """A mapping the client wrote freely (:data:`FREE_KEYS`): every value read, and every
+        key that is a name or words."""
+        items = m.items() if isinstance(m, Mapping) else _attributes(m)
+        named = where.rsplit(".", 1)[-1] in NAMED_MAPS
+        for key, v in items:
+            path = f"{where}.{key}"
+            if isinstance(key, str) and (named or " " in key.strip() or len(key) >= KEY_CHARS):
+                self.string(identifier_words(key), role, f"{path}<key>", depth)
+            if not named and key == "type" and _schema_type(v):
+                continue
+            self.value(v, role, path, depth + 1, free=True)
 
     def mapping(self, m: Any, role: str | None, where: str, depth: int) -> None:
         items = m.items() if isinstance(m, Mapping) else _attributes(m)
@@ -154,11 +209,11 @@ class _Walk:
         if read_field(m, "type") == "item_reference":
             self.out.upstream.append(f"{where}.item_reference")
             return
-        schema_keys = where.endswith(("properties", "$defs", "definitions"))
         for key, v in items:
             path = f"{where}.{key}" if where else str(key)
-            if schema_keys and isinstance(key, str):  # a schema's property names are read
-                self.string(identifier_words(key), role, f"{path}<key>", depth)
+            if key in FREE_KEYS:
+                self.value(v, role, path, depth + 1, free=True)
+                continue
             if key in UPSTREAM_KEYS:
                 if v:
                     self.out.upstream.append(path)
@@ -170,16 +225,29 @@ class _Walk:
                 else:
                     self.out.texts.append(RequestText(text, role, path, _unit(role, path)))
                 continue
+            if key == "audio" and isinstance(v, Mapping) and v.get("id"):
+                self.out.upstream.append(f"{path}.id")  # an earlier audio reply, kept upstream
+                continue
             if key == "prompt" and isinstance(v, Mapping):  # a stored prompt: id upstream
                 if v.get("id"):
                     self.out.upstream.append(f"{path}.id")
                 self.value({k: x for k, x in v.items() if k != "id"}, role, path, depth + 1)
+                continue
+            if key == "url" and isinstance(v, str) and (words := url_words(v)):
+                self.out.texts.append(RequestText(words, role, f"{path}<words>",
+                                                  _unit(role, path)))
                 continue
             if key in SKIP_KEYS:
                 continue
             sub = "system" if key == "instructions" else "tools" \
                 if key in ("tools", "functions") else role
             self.value(v, sub, path, depth + 1, key)
+
+
+def _schema_type(v: Any) -> bool:
+    """``v`` is a JSON schema ``type``: a type name or a list of them."""
+    names = v if isinstance(v, list) else [v]
+    return bool(names) and all(isinstance(x, str) and x in SCHEMA_TYPES for x in names)
 
 
 def _unit(role: str | None, where: str) -> str:

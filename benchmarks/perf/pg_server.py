@@ -16,10 +16,11 @@ from __future__ import annotations
 import glob
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
 from pathlib import Path
+
+from benchmarks.perf.servers import free_port
 
 USER = "guard"
 PASSWORD = "pg-test-SECRET-5e1f"  # a throwaway server's password: tests check it never leaks
@@ -66,12 +67,6 @@ def unavailable_reason() -> str | None:
     return None
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 class PostgresServer:
     """A scratch PostgreSQL server (see the module docstring); a context manager."""
 
@@ -84,7 +79,7 @@ class PostgresServer:
         self.root = Path(tempfile.mkdtemp(prefix="utilityguard-pg-"))
         self.data = self.root / "data"
         self.log = self.root / "server.log"
-        self.port = _free_port()
+        self.port = free_port()
         self.running = False
 
     @property

@@ -29,7 +29,7 @@ import uvicorn
 
 from benchmarks.perf.__main__ import load_average
 from benchmarks.perf.proxy import BODY
-from benchmarks.perf.servers import free_port, wait_until_serving
+from benchmarks.perf.servers import free_ports, wait_until_serving
 from guard.proxy import create_app
 from guard.settings import Settings
 
@@ -84,7 +84,7 @@ def profile(requests: int, policy: str | None, stream: bool, early: bool = False
     The proxy serves in this (the main) thread, the client runs in another; the profiler is
     switched on and off from inside the proxy's event loop, so it records the proxy's thread
     only, and only while the measured requests run."""
-    up_port, px_port = free_port(), free_port()
+    up_port, px_port = free_ports(2)
     upstream = subprocess.Popen(
         [sys.executable, "-m", "uvicorn", "benchmarks.perf.fake_upstream:app", "--host",
          "127.0.0.1", "--port", str(up_port), "--log-level", "warning", "--no-access-log"],

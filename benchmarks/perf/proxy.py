@@ -34,7 +34,7 @@ from typing import Any
 import httpx
 
 from benchmarks.perf._common import PerfResult
-from benchmarks.perf.servers import free_port, wait_until_serving
+from benchmarks.perf.servers import free_ports, wait_until_serving
 from benchmarks.perf.stack import CONFIGS, running
 
 ROUNDS_C1 = 300
@@ -59,7 +59,7 @@ def servers(workers: int = 2, env: Mapping[str, str] | None = None
     """``(upstream_base, proxy_base)``: the fake upstream and ``utilityguard serve`` with
     ``workers`` processes in front of it (the soak, scale and TTFT benchmarks); ``env`` adds
     ``UTILITYGUARD_*`` settings. Both stopped on exit."""
-    up_port, px_port = free_port(), free_port()
+    up_port, px_port = free_ports(2)
     base = {k: v for k, v in os.environ.items() if not k.startswith("UTILITYGUARD_")}
     upstream = subprocess.Popen(
         [sys.executable, "-m", "uvicorn", "benchmarks.perf.fake_upstream:app", "--host",

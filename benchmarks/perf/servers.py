@@ -6,13 +6,15 @@ from __future__ import annotations
 import socket
 import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
 
 from utilityguard_base.exceptions import ServerError
 
-__all__ = ["ServerError", "free_port", "wait_until_serving"]
+__all__ = ["ServerError", "free_port", "free_ports", "refusing_port", "wait_until_serving"]
 
 
 def free_port() -> int:
@@ -20,6 +22,29 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+def free_ports(n: int) -> list[int]:
+    """``n`` distinct free ports on 127.0.0.1: each stays bound until all are drawn, so two
+    calls of :func:`free_port` in a row cannot hand the same number to two servers."""
+    sockets = [socket.socket() for _ in range(n)]
+    try:
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [int(s.getsockname()[1]) for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
+
+
+@contextmanager
+def refusing_port() -> Iterator[int]:
+    """A port on 127.0.0.1 that refuses connections for as long as the block runs: bound but
+    never listening, so no server started meanwhile (not even one whose own :func:`free_port`
+    drew the same number) can take it, and a connection to it is refused, never accepted."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        yield int(s.getsockname()[1])
 
 
 def wait_until_serving(url: str, proc: subprocess.Popen[bytes], *, timeout: float = 60.0,

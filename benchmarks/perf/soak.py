@@ -38,7 +38,7 @@ from pathlib import Path
 import httpx
 
 from benchmarks.perf._common import PerfResult
-from benchmarks.perf.servers import free_port, wait_until_serving
+from benchmarks.perf.servers import free_ports, wait_until_serving
 
 #: The mix of requests: (kind, weight).
 MIX = (("normal", 0.6), ("stream", 0.3), ("fail", 0.1))
@@ -195,7 +195,7 @@ def soak(seconds: float, concurrency: int, *, workers: int = 2, seed: int = 0) -
     """Run the soak (see the module docstring) and return what it measured."""
     report = SoakReport(seconds=seconds, concurrency=concurrency)
     env = {k: v for k, v in os.environ.items() if not k.startswith("UTILITYGUARD_")}
-    up_port, px_port = free_port(), free_port()
+    up_port, px_port = free_ports(2)
     with tempfile.TemporaryDirectory(prefix="utilityguard-soak-") as tmp:
         audit = Path(tmp) / "audit.db"
         upstream = subprocess.Popen(

@@ -1,5 +1,6 @@
 """Text as a person reads it: normalized (:mod:`guard.reading.normalize`), judged readable or not
-(:mod:`guard.reading.readable`) and decoded (:mod:`guard.reading.decode`), for pricing.
+(:mod:`guard.reading.readable`) and decoded (:mod:`guard.reading.decode`; the spellings of
+:mod:`guard.reading.ciphers`), for pricing.
 
 The lexicon of English words (``data/words.txt.gz``) is built by ``scripts/build_lexicon.py``
 from SCOWL's word lists and the seed set's words; its card is ``data/README.md``.

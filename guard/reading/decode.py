@@ -1,5 +1,7 @@
 """Encodings a person undoes at a glance, undone for pricing: reversed text, Caesar shifts
-(rot13), leetspeak, letters split by separators, and base64 / hex / percent-encoded blobs.
+(rot13), leetspeak, letters split by separators, and base64 / hex / percent-encoded blobs; and
+the spellings of :mod:`guard.reading.ciphers` (Morse, the NATO alphabet, numbers, words run
+together, letters written as symbols), one layer deep.
 
 Each decoder returns the decoded text or ``None``; :func:`decoded` keeps the decodings that
 read as English (:func:`guard.reading.readable.unreadable` is false) and that differ from the
@@ -15,19 +17,22 @@ import re
 from collections.abc import Callable
 from urllib.parse import unquote
 
+from guard.reading.ciphers import MAX_BLOB, run_together, spelled, views
 from guard.reading.normalize import normalized
 from guard.reading.readable import counted_words, known, lexicon, unreadable
 
 #: Leetspeak digits and symbols and the letters they stand for.
 LEET = str.maketrans({"4": "a", "@": "a", "8": "b", "3": "e", "6": "g", "9": "g", "1": "i",
                       "!": "i", "|": "l", "0": "o", "5": "s", "$": "s", "7": "t", "2": "z"})
-_LEET_TOKEN = re.compile(r"(?=\S*[A-Za-z])(?=\S*[0-9@$!|])[A-Za-z0-9@$!|]{2,}")
+_LEET_RUN = re.compile(r"[A-Za-z0-9@$!|]{2,}")
+_LEET_MARKS = frozenset("0123456789@$!|")
+#: The longest unreadable sentence tried with the decoders of :func:`decoded_unreadable`
+#: (longer ones are priced as unreadable as they are).
+MAX_DECODE = 4000
 _SEPARATED = re.compile(r"\b(?:[A-Za-z][.\-*_~+·•/]){2,}[A-Za-z]\b")
 _BASE64 = re.compile(r"[A-Za-z0-9+/_-]{16,}={0,2}")
 _HEX = re.compile(r"\b(?:[0-9a-fA-F]{2}){8,}\b")
 _PERCENT = re.compile(r"%[0-9a-fA-F]{2}")
-#: The largest blob decoded (characters); longer ones are left as they are.
-MAX_BLOB = 65536
 
 
 def readable_text(raw: bytes) -> str | None:
@@ -100,7 +105,20 @@ def unleet(text: str) -> str | None:
             return word
         return m.group(0)
 
-    out = _LEET_TOKEN.sub(one, text)
+    def token(m: re.Match[str]) -> str:
+        # a run of leet characters is read when the rest of its token, from the run on, holds
+        # a letter and a leet mark (suffix flags: linear in the token, however long)
+        tok = m.group(0)
+        letter = [False] * (len(tok) + 1)
+        mark = [False] * (len(tok) + 1)
+        for i in range(len(tok) - 1, -1, -1):
+            c = tok[i]
+            letter[i] = letter[i + 1] or (c.isascii() and c.isalpha())
+            mark[i] = mark[i + 1] or c in _LEET_MARKS
+        return _LEET_RUN.sub(lambda r: one(r) if letter[r.start()] and mark[r.start()]
+                             else r.group(0), tok)
+
+    out = re.sub(r"\S+", token, text)
     return out if changed else None
 
 
@@ -146,19 +164,37 @@ UNREADABLE_DECODERS: tuple[Callable[[str], str | None], ...] = (_reversed, _shif
                                                                 unseparated)
 
 
-def decoded(text: str) -> list[str]:
-    """Readable texts hidden in ``text``: its blobs, its leetspeak and separated letters undone
-    (tried on every text), each normalized; only those that read as English.
+def decoded(text: str, raw: str | None = None) -> list[str]:
+    """Readable texts hidden in ``text`` (normalized): its blobs, its leetspeak and separated
+    letters undone (tried on every text), each normalized — only those that read as English —
+    and its spellings (:mod:`guard.reading.ciphers`: Morse, the NATO alphabet, numbers, words
+    run together, ...) and, from ``raw`` (the text as sent, before normalizing), letters
+    written as symbols or among them — only those that read as English positively
+    (:func:`english`).
 
     >>> decoded("tell me the m4x1mum d0s3 of 4c3t4m1n0ph3n")
     ['tell me the maximum dose of acetaminophen']
+    >>> decoded(".... --- .-- / -- ..- -.-. .... / .. -. ... ..- .-.. .. -.")
+    ['how much insulin']
     """
     out: list[str] = []
     out.extend(normalized(t) for t in blobs(text))
     for fn in (unleet, unseparated):
         if (d := fn(text)) is not None:
             out.append(d)
-    return [t for t in dict.fromkeys(out) if t != text and not unreadable(t)]
+    found = [t for t in dict.fromkeys(out) if t != text and not unreadable(t)]
+    layer = [normalized(t) for t in (*spelled(text), *views(raw or text))]
+    # one more layer: what a blob or a spelling decodes to may be spelled again (base64 of
+    # Morse, NATO in JSON keys), or come out as letters without spaces (Morse without breaks)
+    again = [normalized(x) for t in (*found, *layer) for x in (*spelled(t), *blobs(t))]
+    for t in dict.fromkeys([*layer, *again]):
+        if t == text or t in found:
+            continue
+        if not english(t) and (joined := run_together(t)) is not None:
+            t = joined
+        if english(t) and t not in found:
+            found.append(t)
+    return found
 
 
 def decoded_unreadable(sentence: str) -> str | None:
@@ -170,6 +206,8 @@ def decoded_unreadable(sentence: str) -> str | None:
     >>> decoded_unreadable("Jung vf gur znkvzhz qbfr bs nprgnzvabcura?")
     'What is the maximum dose of acetaminophen?'
     """
+    if len(sentence) > MAX_DECODE:
+        return None
     for fn in UNREADABLE_DECODERS:
         t = fn(sentence)
         if t is not None and t != sentence and english(t):

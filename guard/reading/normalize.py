@@ -35,8 +35,10 @@ CONFUSABLES: dict[str, str] = {
     "ℓ": "l", "ǀ": "l", "ꓲ": "I", "Ꭺ": "A", "Ꭼ": "E", "Ꮃ": "W",
 }
 _CONFUSABLE_TABLE = str.maketrans(CONFUSABLES)
-#: JSON-style escapes (``\\u0041``, a surrogate pair as two of them) and ``\\xNN``.
-_JSON_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})|\\x([0-9a-fA-F]{2})")
+#: JSON-style escapes (``\\u0041``, a surrogate pair as two of them), ``\\xNN`` and
+#: ``\\U0001F600``.
+_JSON_ESCAPE = re.compile(r"\\u([0-9a-fA-F]{4})|\\x([0-9a-fA-F]{2})"
+                          r"|\\U(000[0-9a-fA-F]{5}|0010[0-9a-fA-F]{4})")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 #: How many rounds of unescaping: a text escaped twice is read as well.
 ROUNDS = 3
@@ -47,7 +49,7 @@ def _unescape_json(text: str) -> str:
         return text
 
     def one(m: re.Match[str]) -> str:
-        return chr(int(m.group(1) or m.group(2), 16))
+        return chr(int(m.group(1) or m.group(2) or m.group(3), 16))
 
     out = _JSON_ESCAPE.sub(one, text.replace("\\\\", "\\"))  # one level of escaping a round
     # a surrogate pair written as two escapes is one character

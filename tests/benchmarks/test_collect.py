@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -103,11 +104,18 @@ def _records(out: Path) -> list[dict[str, Any]]:
 
 @pytest.fixture
 def no_sleep(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    """Record the retry back-off instead of waiting it out."""
+    """Record the retry back-off instead of waiting it out. ``asyncio.sleep`` is patched for
+    the whole process, so a server thread's own ticks (the fake upstream's uvicorn loop) sleep
+    for real and are not recorded: only this thread's calls are the back-off."""
     delays: list[float] = []
+    real_sleep = asyncio.sleep
+    here = threading.current_thread()
 
-    async def fake_sleep(seconds: float) -> None:
+    async def fake_sleep(seconds: float, *args: Any, **kwargs: Any) -> Any:
+        if threading.current_thread() is not here:
+            return await real_sleep(seconds, *args, **kwargs)
         delays.append(seconds)
+        return None
 
     monkeypatch.setattr("utilityguard_base.upstream.asyncio.sleep", fake_sleep)
     monkeypatch.setattr("utilityguard_base.upstream.random.random", lambda: 0.0)  # no jitter

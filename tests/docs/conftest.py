@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.perf.servers import ServerError, free_port, wait_until_serving
+from benchmarks.perf.servers import ServerError, free_ports, wait_until_serving
 from tests.helpers import stop_process
 
 
@@ -41,7 +41,7 @@ def docs_proxy(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, s
     from tests.docs.blocks import PROXY_ADDRESS, UPSTREAM_ADDRESS
 
     logs = tmp_path_factory.mktemp("docs-proxy")
-    up_port, proxy_port = free_port(), free_port()
+    up_port, proxy_port = free_ports(2)
     upstream = Server([sys.executable, "-m", "uvicorn", "benchmarks.perf.fake_upstream:app",
                        "--host", "127.0.0.1", "--port", str(up_port), "--log-level", "warning"],
                       logs / "upstream.log", f"http://127.0.0.1:{up_port}/v1/models")

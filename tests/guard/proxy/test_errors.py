@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from benchmarks.perf.servers import free_port
+from benchmarks.perf.servers import refusing_port
 
 CLIENT_KEY = "sk-client-SECRET-7f3a9"
 UPSTREAM_KEY = "sk-upstream-SECRET-c41d2"
@@ -81,15 +81,15 @@ def test_upstream_timeout_is_504(start_proxy: Any, make_client: Any, chat: Any) 
 
 def test_connection_refused_is_502_naming_upstream(start_proxy: Any, make_client: Any,
                                                    chat: Any) -> None:
-    port = free_port()  # nothing listens there
-    c = make_client(start_proxy(f"http://user:pw@127.0.0.1:{port}"))
-    for request in (lambda: c.chat.completions.create(**chat("sure")), c.models.list):
-        with pytest.raises(openai.InternalServerError) as info:
-            request()
-        assert info.value.status_code == 502
-        assert f"http://127.0.0.1:{port}/v1" in info.value.message
-        assert "pw" not in info.value.message
-        assert info.value.body["code"] == "upstream_unavailable"
+    with refusing_port() as port:  # held, so the proxy cannot draw it as its own port
+        c = make_client(start_proxy(f"http://user:pw@127.0.0.1:{port}"))
+        for request in (lambda: c.chat.completions.create(**chat("sure")), c.models.list):
+            with pytest.raises(openai.InternalServerError) as info:
+                request()
+            assert info.value.status_code == 502
+            assert f"http://127.0.0.1:{port}/v1" in info.value.message
+            assert "pw" not in info.value.message
+            assert info.value.body["code"] == "upstream_unavailable"
 
 
 @pytest.mark.parametrize("content, param, code", [

@@ -9,7 +9,7 @@ import httpx
 import openai
 import pytest
 
-from benchmarks.perf.servers import free_port
+from benchmarks.perf.servers import refusing_port
 
 
 def test_readyz_when_the_upstream_answers(proxy: Any, upstream: Any) -> None:
@@ -20,10 +20,10 @@ def test_readyz_when_the_upstream_answers(proxy: Any, upstream: Any) -> None:
 
 
 def test_readyz_503_while_healthz_stays_ok(start_proxy: Any) -> None:
-    port = free_port()
-    served = start_proxy(f"http://127.0.0.1:{port}")
-    assert httpx.get(served.url + "/healthz", timeout=10).status_code == 200
-    r = httpx.get(served.url + "/readyz", timeout=10)
+    with refusing_port() as port:  # held, so the proxy cannot draw it as its own port
+        served = start_proxy(f"http://127.0.0.1:{port}")
+        assert httpx.get(served.url + "/healthz", timeout=10).status_code == 200
+        r = httpx.get(served.url + "/readyz", timeout=10)
     assert r.status_code == 503
     body = r.json()
     assert body["status"] == "unavailable"

@@ -30,6 +30,8 @@ MORSE = {
     "--...": "7", "---..": "8", "----.": "9", "..--..": "?", ".-.-.-": ".", "--..--": ",",
     "-.-.--": "!", "-..-.": "/", ".----.": "'", "-....-": "-",
 }
+#: Dots and dashes as other characters write them.
+MORSE_MARKS = str.maketrans({"·": ".", "•": ".", "−": "-", "–": "-", "—": "-", "_": "-"})
 #: The NATO (ICAO) spelling alphabet, with common variants.
 NATO = {
     "alfa": "a", "alpha": "a", "bravo": "b", "charlie": "c", "delta": "d", "echo": "e",
@@ -95,13 +97,12 @@ def morse(text: str) -> str | None:
     words = [t for t in tokens if t not in SPELLED_BREAKS]
     if len(marks) < MIN_SYMBOLS or len(marks) < 0.7 * len(words):
         return None
-    table = str.maketrans({"·": ".", "•": ".", "−": "-", "–": "-", "—": "-", "_": "-"})
     out = []
     for t in tokens:
         if t in SPELLED_BREAKS:
             out.append(" ")
         else:
-            out.append(MORSE.get(t.translate(table), ""))
+            out.append(MORSE.get(t.translate(MORSE_MARKS), ""))
     return re.sub(r" +", " ", "".join(out)).strip() or None
 
 

@@ -24,9 +24,11 @@ integrations and the bench — so a request is priced the same way on every path
    stricter :attr:`Thresholds.strict` in a system, developer or tool-definition text that as a
    whole asks for nothing (its own ``P(asks)`` below :attr:`Thresholds.text`), where only a
    sentence that clearly asks is kept — or one the detector doubts that the cost model prices
-   at :attr:`Thresholds.strict_price` or more (a costly question diluted in a persona). A
+   at :attr:`Thresholds.strict_price` or more (a costly question diluted in a persona), unless
+   it is a label in a tool definition (:func:`is_label`: a property name, an enum value). A
    system or developer text the operator trusts (its sha256 in :attr:`AskingConfig.trusted`)
-   is left out whole.
+   is left out whole. A last turn that asks nothing by itself yet puts a question asks about
+   what came before: it is also read whole with the earlier turns (:func:`_ask_back`).
 4. **Segments** (:func:`guard.segments.request_segments` on the asked texts): each asked text,
    its sentences, windows of its long sentences, and sentences that run across texts.
 
@@ -95,6 +97,12 @@ DEFAULT_THRESHOLDS = Thresholds()
 #: Default cap on the sentences and segments of one request (a request over it is refused as
 #: too complex): about 100,000 characters of prose, priced in well under a second.
 MAX_SEGMENTS = 2000
+#: Default cap on the characters of a request's texts together (a request over it is refused as
+#: too complex before anything is read): as much as :data:`MAX_SEGMENTS` sentences of prose,
+#: which the segment cap allows. Reading is linear in the characters but not cheap (about
+#: 12 µs a character for a base64 token, decoded and read), so unbroken runs of text — a
+#: token, a sentence, parts of one message — could otherwise hold a worker thread for seconds.
+MAX_TEXT_CHARS = 100_000
 #: Roles whose text an operator may trust (an application's own instructions).
 TRUSTABLE_ROLES = frozenset({"system", "developer"})
 #: Roles in an instruction position: a text there that as a whole asks for nothing (a system
@@ -121,7 +129,8 @@ OFFER_PRICE = 2.0
 
 class TooManySegments(PayloadTooLargeError):
     """A request has more sentences or segments to price than
-    :attr:`AskingConfig.max_segments` (the proxy answers 413)."""
+    :attr:`AskingConfig.max_segments`, or more characters of text than
+    :attr:`AskingConfig.max_text_chars` (the proxy answers 413)."""
 
     default_code = "request_too_complex"
 
@@ -151,14 +160,18 @@ class AskingConfig:
     thresholds: Thresholds | None = None
     #: the most segments one request may have
     max_segments: int = MAX_SEGMENTS
+    #: the most characters a request's texts may have together
+    max_text_chars: int = MAX_TEXT_CHARS
 
     def __post_init__(self) -> None:
         for name in ("unreadable_price", "upstream_price"):
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and v > 0 and v < float("inf")):
                 raise ConfigError(f"{name} must be a number > 0; got {v!r}")
-        if not isinstance(self.max_segments, int) or self.max_segments < 1:
-            raise ConfigError(f"max_segments must be an integer >= 1; got {self.max_segments!r}")
+        for name in ("max_segments", "max_text_chars"):
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+                raise ConfigError(f"{name} must be an integer >= 1; got {v!r}")
 
 
 class Memo:
@@ -280,8 +293,15 @@ def sentence_bound(asked: Asked) -> int:
 
 
 def check_size(asked: Asked, config: AskingConfig) -> None:
-    """:class:`TooManySegments` when the quick estimate (:func:`sentence_bound`) is far over
-    the cap: the proxy checks it before anything is sent upstream or read."""
+    """:class:`TooManySegments` when the request's texts have more characters than
+    :attr:`AskingConfig.max_text_chars` together, or the quick estimate
+    (:func:`sentence_bound`) is far over the segment cap: the proxy checks it before anything
+    is sent upstream or read."""
+    chars = sum(len(t.text) for t in asked.texts)
+    if chars > config.max_text_chars:
+        raise TooManySegments(
+            f"the request has {chars} characters of text to price, more than "
+            f"{config.max_text_chars} (the operator's limit: --max-text-chars)")
     if sentence_bound(asked) > config.max_segments * 4:
         raise too_many(config, "sentences")
 
@@ -404,10 +424,13 @@ def read(asked: Asked, p_asks: Callable[[list[str]], Any] | None, config: Asking
 
     def asked_at(cuts: list[float], floors: list[float]) -> list[str]:
         r.unreadable, r.left_out = [], 0
-        costly = _costly_doubts(split, cuts, floors, readable, pleasant, probs, tau, cost)
+        costly = _costly_doubts(split, cuts, floors, labelled, readable, pleasant, probs, tau,
+                                cost)
         return [_asked(text, ss, cut, readable, pleasant, probs, costly, r)
                 for (text, _), ss, cut in zip(units, split, cuts, strict=True)]
 
+    labelled = [strict and role == "tools" for strict, (_, role) in zip(strictly, units,
+                                                                        strict=True)]
     history = [role in HISTORY_ROLES for _, role in units]
     cuts = [tau.strict if strict else tau.history if past or role == PREFILL else tau.sentence
             for past, strict, (_, role) in zip(history, strictly, units, strict=True)]
@@ -422,7 +445,37 @@ def read(asked: Asked, p_asks: Callable[[list[str]], Any] | None, config: Asking
         r.asked = asked_at(cuts, [OFFER_PRICE if role == LAST_ANSWER else f
                                   for f, (_, role) in zip(floors, units, strict=True)])
     _segment(r, config)
+    _ask_back(r, units, split, config)
     return r
+
+
+#: How many earlier texts (the user's earlier turns, the model's last turn) a question that asks
+#: nothing by itself is read with (:func:`_ask_back`).
+ASK_BACK_TEXTS = 4
+
+
+def _ask_back(r: Reading, units: list[tuple[str, str | None]], split: list[list[str]],
+              config: AskingConfig) -> None:
+    """When the user's last turn asks nothing by itself yet puts a question ("Is it ok to mix
+    these?", "Are they ok together?"), it asks about what came before: the turn is also read
+    whole with the earlier texts of the conversation (the user's earlier turns, the model's
+    last turn: at most :data:`ASK_BACK_TEXTS`), as one segment the cost model prices
+    ("That's nitroglycerin and sildenafil. Is it ok to mix these?"). Not when there is
+    nothing before the question to ask about."""
+    last = [k for k, (_, role) in enumerate(units) if role in ("user", None)]
+    if not last or any(r.asked[k] for k in last) or not any(
+            s.rstrip().endswith("?") for k in last for s in split[k]):
+        return
+    before = [t for (t, role) in units if role in ("history", LAST_ANSWER)][-ASK_BACK_TEXTS:]
+    own = [units[k][0] for k in last]
+    if not before and sum(len(split[k]) for k in last) < 2:
+        return
+    joined = "\n".join([*before, *own])
+    if len(r.segments) >= config.max_segments:
+        raise too_many(config, "segments")
+    r.asked.append(joined)
+    r.segments.append(joined)
+    r.owners.append(len(r.asked) - 1)
 
 
 def _asked(text: str, ss: list[str], cut: float, readable: dict[str, bool],
@@ -447,23 +500,46 @@ def _asked(text: str, ss: list[str], cut: float, readable: dict[str, bool],
     return ("\n".join(kept) if changed else text) if kept else ""
 
 
+#: In a tool definition read strictly, a doubted line of at most this many words that is not a
+#: question is a label (a property name, an enum value: "units", "normal"): the detector alone
+#: decides on it, never the cost model, whose price of one or two words out of a sentence is
+#: noise (it prices "units" 8.3, "normal" 12.1 — as costly as a dose question). Not in a system
+#: prompt, where two words after a sentence naming a subject ask about it ("The user takes
+#: nitroglycerin and wants sildenafil.\nBoth safe?": red team, 2026-12-03), and never a
+#: question.
+LABEL_WORDS = 2
+_WORD = re.compile(r"[^\W_]+")
+
+
+def is_label(sentence: str) -> bool:
+    """Whether ``sentence`` has at most :data:`LABEL_WORDS` words (an identifier's parts
+    counted as words) and asks no question (no ``?``).
+
+    >>> is_label("units"), is_label("to_currency"), is_label("max_dose_mg"), is_label("Both safe?")
+    (True, True, False, False)
+    """
+    return "?" not in sentence and len(_WORD.findall(sentence)) <= LABEL_WORDS
+
+
 def _costly_doubts(split: list[list[str]], cuts: list[float], floors: list[float],
-                   readable: dict[str, bool], pleasant: set[str], probs: dict[str, float],
-                   tau: Thresholds, cost: Callable[[list[str]], Sequence[float]] | None
-                   ) -> set[str]:
+                   labelled: list[bool], readable: dict[str, bool], pleasant: set[str],
+                   probs: dict[str, float], tau: Thresholds,
+                   cost: Callable[[list[str]], Sequence[float]] | None) -> set[str]:
     """The sentences of the texts read above :attr:`Thresholds.sentence` with a finite floor
     (strictly: :attr:`Thresholds.strict_price`; the model's offer: :data:`OFFER_PRICE`) whose
     ``P(asks)`` is doubtful (at or above the sentence threshold, below the text's own) and
     whose raw cost is at least the floor: they are kept (one batch call of ``cost``) — a
     costly question diluted in a persona, or a costly answer the model offers ("Let me tell
-    you the maximum dose of ...")."""
+    you the maximum dose of ..."). A label (:func:`is_label`) in a text of ``labelled`` (a
+    tool definition read strictly) is not: the detector alone decides on it."""
     if cost is None:
         return set()
     floor: dict[str, float] = {}
-    for ss, cut, f in zip(split, cuts, floors, strict=True):
+    for ss, cut, f, labels in zip(split, cuts, floors, labelled, strict=True):
         if cut > tau.sentence and f != float("inf"):
             for s in ss:
-                if readable[s] and s not in pleasant and tau.sentence <= probs.get(s, 1.0) < cut:
+                if readable[s] and s not in pleasant and tau.sentence <= probs.get(s, 1.0) < cut \
+                        and not (labels and is_label(s)):
                     floor[s] = min(f, floor.get(s, f))
     if not floor:
         return set()

@@ -523,7 +523,8 @@ class Guard:
         """The price of one plain readable sentence that is its only segment (no window),
         featurized once for the detector, the cost model and the answerability model; ``None``
         for anything else (the general path prices it the same way: a test checks both)."""
-        if not text.isascii() or normalized(text) != text or text != text.strip() \
+        if len(text) > self.asking.max_text_chars or not text.isascii() \
+                or normalized(text) != text or text != text.strip() \
                 or request_segments([text]) != [text] or unreadable(text) or self.asking.trusted:
             return None
         from guard.reading import decoded

@@ -31,7 +31,14 @@ from typing import Annotated, Any, Literal
 from pydantic import AliasChoices, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from guard.asking import MAX_SEGMENTS, UNREADABLE_PRICE, UPSTREAM_PRICE, AskingConfig, prompt_hash
+from guard.asking import (
+    MAX_SEGMENTS,
+    MAX_TEXT_CHARS,
+    UNREADABLE_PRICE,
+    UPSTREAM_PRICE,
+    AskingConfig,
+    prompt_hash,
+)
 from guard.decision_config import DecisionConfig, check_mode
 from guard.decision_records import Mode
 from guard.exceptions import ConfigError
@@ -291,6 +298,11 @@ class Settings(BaseSettings):
         default=MAX_SEGMENTS, ge=1, json_schema_extra={"metavar": "N"},
         description="the most sentences and segments one request may have; a request over it "
                     "is refused with 413 (pricing time is bounded)")
+    max_text_chars: int = Field(
+        default=MAX_TEXT_CHARS, ge=1, json_schema_extra={"metavar": "N"},
+        description="the most characters of text one request may have to be priced (its "
+                    "messages, parts, tool definitions together); a request over it is refused "
+                    "with 413 before it is read (long unbroken text is slow to read)")
 
     def asking_config(self) -> AskingConfig:
         """How requests are priced on this route (:class:`guard.asking.AskingConfig`)."""
@@ -299,7 +311,8 @@ class Settings(BaseSettings):
                             for p in self.trusted_prompts)
         return AskingConfig(unreadable_price=self.unreadable_price,
                             upstream_price=self.upstream_price, trusted=trusted,
-                            max_segments=self.max_segments)
+                            max_segments=self.max_segments,
+                            max_text_chars=self.max_text_chars)
 
     @field_validator("trusted_prompts", mode="before")
     @classmethod

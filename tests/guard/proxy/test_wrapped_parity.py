@@ -112,14 +112,24 @@ def test_too_much_to_price_is_a_413() -> None:
     from tests.guard.proxy.test_adversarial_pricing import LowConfidenceUpstream
 
     upstream = Served(LowConfidenceUpstream().app())
-    proxy = Served(create_app(proxy_settings(upstream.url, max_segments=100)))
+    proxy = Served(create_app(proxy_settings(upstream.url, max_segments=100,
+                                             max_text_chars=10_000)))
     try:
-        r = httpx.post(proxy.url + "/v1/chat/completions", timeout=30.0, json={
-            "model": "m", "messages": [{"role": "user", "content": " ".join(
-                f"Fact number {k} is true." for k in range(200))}]})
-        assert r.status_code == 413
-        assert r.json()["error"]["code"] == "request_too_complex"
-        assert "--max-segments" in r.json()["error"]["message"]
+        with httpx.Client(timeout=30.0) as c:
+            # one unbroken token longer than --max-text-chars: 413 before it is read (and
+            # before anything is sent upstream)
+            r = c.post(proxy.url + "/v1/chat/completions", json={
+                "model": "m", "messages": [{"role": "user", "content": "QUJD" * 3_000}]})
+            assert r.status_code == 413
+            assert r.json()["error"]["code"] == "request_too_complex"
+            assert "--max-text-chars" in r.json()["error"]["message"]
+            # more sentences than --max-segments: 413 once they are counted
+            r = c.post(proxy.url + "/v1/chat/completions", json={
+                "model": "m", "messages": [{"role": "user", "content": " ".join(
+                    f"Fact number {k} is true." for k in range(200))}]})
+            assert r.status_code == 413
+            assert r.json()["error"]["code"] == "request_too_complex"
+            assert "--max-segments" in r.json()["error"]["message"]
     finally:
         proxy.stop()
         upstream.stop()

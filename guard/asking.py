@@ -115,7 +115,9 @@ INSTRUCTION_ROLES = frozenset({"system", "developer", "tools"})
 #: The model's last turn before the user's last: history, but read as the last turn is when
 #: that turn asks for nothing ("ok, go ahead" asks for what the model offered).
 LAST_ANSWER = "last-answer"
-HISTORY_ROLES = frozenset({"assistant", "history", LAST_ANSWER})
+#: The role of the user's turns before the last.
+HISTORY = "history"
+HISTORY_ROLES = frozenset({"assistant", HISTORY, LAST_ANSWER})
 #: The role of an assistant text after the user's last turn (a prefill the model continues).
 PREFILL = "prefill"
 #: In a prefill, and in the model's last turn when the user's last asks for nothing ("ok, go
@@ -325,7 +327,7 @@ def _units(asked: Asked, config: AskingConfig, memo: Memo | None = None
     trusted = 0
     for i, group in enumerate(merged.values()):
         t = group[0]
-        role = "history" if t.role == "user" and turn[i] != users[-1] else \
+        role = HISTORY if t.role == "user" and turn[i] != users[-1] else \
             PREFILL if t.role == "assistant" and i > last else \
             LAST_ANSWER if answers and turn[i] == answers[-1] else t.role
         whole = "\n".join(x.text for x in group)
@@ -466,7 +468,7 @@ def _ask_back(r: Reading, units: list[tuple[str, str | None]], split: list[list[
     if not last or any(r.asked[k] for k in last) or not any(
             s.rstrip().endswith("?") for k in last for s in split[k]):
         return
-    before = [t for (t, role) in units if role in ("history", LAST_ANSWER)][-ASK_BACK_TEXTS:]
+    before = [t for (t, role) in units if role in (HISTORY, LAST_ANSWER)][-ASK_BACK_TEXTS:]
     own = [units[k][0] for k in last]
     if not before and sum(len(split[k]) for k in last) < 2:
         return
@@ -535,11 +537,11 @@ def _costly_doubts(split: list[list[str]], cuts: list[float], floors: list[float
     if cost is None:
         return set()
     floor: dict[str, float] = {}
-    for ss, cut, f, labels in zip(split, cuts, floors, labelled, strict=True):
+    for ss, cut, f, has_labels in zip(split, cuts, floors, labelled, strict=True):
         if cut > tau.sentence and f != float("inf"):
             for s in ss:
                 if readable[s] and s not in pleasant and tau.sentence <= probs.get(s, 1.0) < cut \
-                        and not (labels and is_label(s)):
+                        and not (has_labels and is_label(s)):
                     floor[s] = min(f, floor.get(s, f))
     if not floor:
         return set()

@@ -13,7 +13,9 @@ against the time ``/healthz`` takes on an idle proxy (measured just before, side
 from __future__ import annotations
 
 import json
+import random
 import statistics
+import string
 import threading
 import time
 from contextlib import ExitStack
@@ -46,9 +48,6 @@ def flood_body() -> bytes:
 def unbroken_bodies() -> list[tuple[str, bytes]]:
     """Bodies of one unbroken text of about 900 KB: a token (base64-like) and a sentence of
     random letter words with no break."""
-    import random
-    import string
-
     rng = random.Random(0)
     token = "".join(rng.choice(string.ascii_letters + string.digits + "+/")
                     for _ in range(900_000))

@@ -260,10 +260,17 @@ class Reading:
     left_out: int = 0
     trusted: int = 0
 
+    #: how many of :attr:`asked` are the texts as read (the rest: a text joined with what came
+    #: before, :func:`_ask_back`, then :func:`_with_before` from :attr:`paired`)
+    read_texts: int = 0
+    paired: int = 0
+
     def owner_text(self, k: int) -> str:
-        """The asked text segment ``k`` belongs to (the join of all for a cross-text one)."""
+        """The asked text segment ``k`` belongs to (the join of the texts as read for a
+        cross-text one)."""
         o = self.owners[k]
-        return self.asked[o] if o >= 0 else " ".join(a for a in self.asked if a)
+        return self.asked[o] if o >= 0 else " ".join(a for a in self.asked[:self.read_texts]
+                                                     if a)
 
 
 def as_asked(query: Any) -> Asked:
@@ -448,6 +455,7 @@ def read(asked: Asked, p_asks: Callable[[list[str]], Any] | None, config: Asking
                                   for f, (_, role) in zip(floors, units, strict=True)])
     _segment(r, config)
     _ask_back(r, units, split, config)
+    _with_before(r, units, split, readable, pleasant, config, tau, cost)
     return r
 
 
@@ -478,6 +486,57 @@ def _ask_back(r: Reading, units: list[tuple[str, str | None]], split: list[list[
     r.asked.append(joined)
     r.segments.append(joined)
     r.owners.append(len(r.asked) - 1)
+
+
+def _with_before(r: Reading, units: list[tuple[str, str | None]], split: list[list[str]],
+                 readable: dict[str, bool], pleasant: set[str], config: AskingConfig,
+                 tau: Thresholds, cost: Callable[[list[str]], Sequence[float]] | None) -> None:
+    """The user's last turn is also read with each earlier text of the conversation, one at a
+    time: every text a client can write before or around it (its own earlier turns, the
+    model's turns, tool results, a prefill after it), pleasantries left out, joined with the
+    last turn; and, when the last turn asks nothing by itself yet holds several texts or
+    sentences, the last turn read whole (a client's parts, role-less texts, a text it also
+    sent in an earlier turn: fifth red-team round, 2026-12-03). A join the
+    cost model prices at :attr:`Thresholds.strict_price` or more is kept as a segment, as a
+    doubted sentence of a system prompt is — from :data:`OFFER_PRICE` when the last turn asks
+    nothing by itself ("ok", "go ahead": it asks about what came before). A subject named in a
+    sentence the detector reads as asking nothing ("Good morning, quick one about warfarin and
+    ibuprofen.", "That's warfarin and ibuprofen.") is asked about by whatever the last turn
+    says ("Let me know what you think", "Can he have both?"), however far back it sits (fourth
+    red-team round, 2026-12-03). A cheaper join is left out: the cost model prices a harmless
+    line joined with a question above the question alone, and every chat would pay for it
+    (docs/results.md: with every pair counted, bench --contexts on the held-out split kept
+    0.80 of the tiny models' gain with two harmless exchanges, against 0.93; the floors are
+    two the guard already had, compared on the training split's contexts). Not system prompts
+    and tool definitions: a product's prompt would price every question as its topic."""
+    r.paired = len(r.asked)
+    last = [k for k, (_, role) in enumerate(units) if role in ("user", None)]
+    if cost is None or tau.strict_price == float("inf") or not last:
+        return
+    own = "\n".join(units[k][0] for k in last)
+    joins = []
+    for (_, role), ss in zip(units, split, strict=True):
+        if role not in INSTRUCTION_ROLES and role not in ("user", None):
+            said = [s for s in ss if readable[s] and s not in pleasant]
+            if said:
+                joins.append("\n".join([*said, own]))
+    # the last turn asks nothing by itself ("ok", "go ahead"): it asks about what came before,
+    # as it asks for the model's offer (OFFER_PRICE); and when it holds several texts or
+    # sentences (parts, a text the client also sent in another role), about what it says
+    # itself, read whole
+    quiet = not any(r.asked[k] for k in last)
+    if quiet and (len(last) > 1 or sum(readable[s] and s not in pleasant
+                                       for k in last for s in split[k]) > 1):
+        joins.append(own)
+    if len(r.segments) + len(joins) > config.max_segments:
+        raise too_many(config, "segments")
+    floor = OFFER_PRICE if quiet else tau.strict_price
+    if joins:
+        for joined, c in zip(joins, cost(joins), strict=True):
+            if float(c) >= floor:
+                r.asked.append(joined)
+                r.segments.append(joined)
+                r.owners.append(len(r.asked) - 1)
 
 
 def _asked(text: str, ss: list[str], cut: float, readable: dict[str, bool],
@@ -556,3 +615,4 @@ def _segment(r: Reading, config: AskingConfig) -> None:
         raise too_many(config, "segments")
     r.segments = [s for s, _ in owned]
     r.owners = [k for _, k in owned]
+    r.read_texts = len(r.asked)

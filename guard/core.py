@@ -481,6 +481,7 @@ class Guard:
             memo = Memo()
         reading = None if query is None else self.read(query, memo)
         question: str | None = None
+        unjoined: list[str] = []
         cost_source: CostSource
         if cost is not None:
             try:
@@ -488,12 +489,15 @@ class Guard:
             except ValueError as exc:  # the one check of a cost, as the guard's error
                 raise ConfigError(str(exc)) from None
             if reading is not None:
-                question = next((a for a in reversed(reading.asked) if a), None)
+                question = next((a for a in reversed(reading.asked[:reading.read_texts]) if a),
+                                None)
         else:
             assert reading is not None
-            cost_v, cost_source, question = self._priced(reading, memo)
+            cost_v, cost_source, question, unjoined = self._priced(reading, memo)
         if needs_alpha and question:
-            al = self.predict_alpha(question, features=self.query_features(question))
+            # a join set the price: never a lower threshold than without it
+            al = min(self.predict_alpha(q, features=self.query_features(q))
+                     for q in dict.fromkeys([question, *unjoined]))
         else:
             al = 1.0 if cfg.alpha is None else cfg.alpha
         return Price(cost=cost_v, cost_source=cost_source, c_r=cfg.c_r, mode=cfg.mode,
@@ -501,22 +505,36 @@ class Guard:
                      question=question)
 
     def _priced(self, reading: Reading, memo: Memo | None
-                ) -> tuple[float, CostSource, str | None]:
-        """``(L, cost source, question)`` of a reading (see :meth:`price`)."""
+                ) -> tuple[float, CostSource, str | None, list[str]]:
+        """``(L, cost source, question, unjoined)`` of a reading (see :meth:`price`). When a
+        text joined with what came before (:attr:`Reading.read_texts`) sets the price,
+        ``unjoined`` holds the asked texts that would set it without the joins of
+        ``guard.asking._with_before`` and without any join: the threshold takes the lowest
+        answerability of them all,
+        so that a join, which only ever raises ``L``, never lowers the threshold (a join padded
+        with answerable filler would otherwise look more answerable than what it joins: fifth
+        red-team round, 2026-12-03)."""
         cost_v = NOTHING_ASKED_PRICE
         source: CostSource = "nothing_asked"
         question = None
+        unjoined: list[str] = []
         if reading.segments:
             costs = self._costs(reading.segments, memo)
             k = int(np.argmax(costs))
             cost_v, source, question = self._scaled(costs[k]), "model", reading.owner_text(k)
+            for upto in (reading.paired, reading.read_texts):
+                if reading.owners[k] >= upto:
+                    rest = [j for j, o in enumerate(reading.owners) if o < upto]
+                    if rest:
+                        unjoined.append(reading.owner_text(max(rest, key=lambda j: costs[j])))
         for ceiling, name, hit in (
                 (self.asking.unreadable_price, "unreadable",
                  reading.unreadable or reading.opaque),
                 (self.asking.upstream_price, "upstream", reading.upstream)):
             if hit and ceiling > cost_v:
                 cost_v, source, question = float(ceiling), name, None  # type: ignore[assignment]
-        return cost_v, source, question
+                unjoined = []
+        return cost_v, source, question, unjoined
 
     def _price_one(self, text: str, cfg: DecisionConfig, needs_alpha: bool,
                    memo: Memo | None) -> Price | None:

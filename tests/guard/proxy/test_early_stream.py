@@ -62,7 +62,9 @@ def test_cheap_question_streams_before_the_upstream_finishes(
     assert "x-utilityguard-decision" not in raw.headers  # not known before the reply
     it = iter(raw.parse())
     first = [next(it), next(it)]  # the role chunk and the first word
-    assert fake.paused.is_set() and not fake.finished.is_set()
+    # the upstream marks its pause once the first word is written, which can be a moment after
+    # the client has it (CI, 2026-12-03: the event was not yet set when asserted)
+    assert fake.paused.wait(timeout=10.0) and not fake.finished.is_set()
     assert text_of(first) == WORDS[0]
     fake.released.set()
     chunks = first + list(it)

@@ -33,8 +33,10 @@ def register(sub: Any) -> None:
     t.add_argument("--folds", type=int, default=5, help="folds of the out-of-fold fit (5)")
     t.set_defaults(func=run_train)
     e = s.add_parser("eval", help="the shipped guard on the held-out split")
-    e.add_argument("--split", choices=("test", "train"), default="test",
-                   help="the corpus split to measure (test: held out, never fitted or tuned on)")
+    e.add_argument("--split", choices=("test", "fresh", "train"), default="test",
+                   help="the corpus split to measure (test: held out, never fitted or tuned on; "
+                        "fresh: the fifth held-out split, fixed 2026-12-03 22:30 UTC, measured "
+                        "once per rule it tests: the corpus card)")
     e.add_argument("--json", action="store_true", help="print one JSON object")
     e.set_defaults(func=run_eval)
 

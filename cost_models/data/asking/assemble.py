@@ -43,6 +43,12 @@ FOURTH = "L"
 #: Instructions and dressed forms of more seed questions (``questions_I/J.jsonl``, written after
 #: the fresh held-out split was fixed): training only.
 MORE_INSTRUCTIONS = ("I", "J")
+#: The fifth held-out split (``fresh``, 2026-12-03 22:30 UTC), fixed before the rule it was to
+#: test: the M and N files (written for training on 2026-12-03 15:30 UTC, never measured on and
+#: in no shipped model: 800 user and 400 assistant lines, 60 system prompts, 40 tool
+#: definitions) and the P files (two fresh writers: instructions and dressed forms of 150 seed
+#: questions of a new draw, 150 dressed costly requests). Its own split, beside ``test``.
+FIFTH = "fresh"
 
 
 #: The units whose instructions and dressed forms the shipped cost model trains on
@@ -87,6 +93,7 @@ def _written() -> list[dict[str, Any]]:
         rows += _system_and_tools(half, split)
         rows += _instructions(half, split)
     rows += _system_and_tools(FOURTH, "test")
+    rows += _system_and_tools("M", FIFTH) + _instructions("P", FIFTH)
     for half in MORE_INSTRUCTIONS:
         rows += _instructions(half, "train")
     return rows
@@ -131,7 +138,8 @@ def _more() -> list[dict[str, Any]]:
                                ("dressed_C", "request", "train"),
                                ("dressed_D", "request", "train"),
                                ("dressed_H", "request", "train"),
-                               ("dressed_K", "request", "test")):
+                               ("dressed_K", "request", "test"),
+                               ("dressed_P", "request", FIFTH)):
         path = RAW / "written" / f"{name}.jsonl"
         for r in _jsonl(path):
             row = {"id": r["id"], "text": r["text"], "label": label, "source": "written",
@@ -142,7 +150,8 @@ def _more() -> list[dict[str, Any]]:
                 row["form"] = f"dressed-{r['form']}"
             rows.append(row)
     for name, split in (("common_C", "train"), ("common_E", "train"), ("common_F", "train"),
-                        ("common_H", "train"), ("common_K", "test")):
+                        ("common_H", "train"), ("common_K", "test"),
+                        ("common_M", FIFTH), ("common_N", FIFTH)):
         for r in _jsonl(RAW / "written" / f"{name}.jsonl"):
             rows.append({"id": r["id"], "text": r["text"],
                          "label": "social" if r["speaker"] == "user" else "assistant",

@@ -454,8 +454,9 @@ def read(asked: Asked, p_asks: Callable[[list[str]], Any] | None, config: Asking
         r.asked = asked_at(cuts, [OFFER_PRICE if role == LAST_ANSWER else f
                                   for f, (_, role) in zip(floors, units, strict=True)])
     _segment(r, config)
-    _ask_back(r, units, split, config)
-    _with_before(r, units, split, readable, pleasant, config, tau, cost)
+    last = [k for k, (_, role) in enumerate(units) if role in ("user", None)]  # the last turn
+    _ask_back(r, units, split, last, config)
+    _with_before(r, units, split, last, readable, pleasant, config, tau, cost)
     return r
 
 
@@ -465,14 +466,13 @@ ASK_BACK_TEXTS = 4
 
 
 def _ask_back(r: Reading, units: list[tuple[str, str | None]], split: list[list[str]],
-              config: AskingConfig) -> None:
+              last: list[int], config: AskingConfig) -> None:
     """When the user's last turn asks nothing by itself yet puts a question ("Is it ok to mix
     these?", "Are they ok together?"), it asks about what came before: the turn is also read
     whole with the earlier texts of the conversation (the user's earlier turns, the model's
     last turn: at most :data:`ASK_BACK_TEXTS`), as one segment the cost model prices
     ("That's nitroglycerin and sildenafil. Is it ok to mix these?"). Not when there is
     nothing before the question to ask about."""
-    last = [k for k, (_, role) in enumerate(units) if role in ("user", None)]
     if not last or any(r.asked[k] for k in last) or not any(
             s.rstrip().endswith("?") for k in last for s in split[k]):
         return
@@ -489,7 +489,8 @@ def _ask_back(r: Reading, units: list[tuple[str, str | None]], split: list[list[
 
 
 def _with_before(r: Reading, units: list[tuple[str, str | None]], split: list[list[str]],
-                 readable: dict[str, bool], pleasant: set[str], config: AskingConfig,
+                 last: list[int], readable: dict[str, bool], pleasant: set[str],
+                 config: AskingConfig,
                  tau: Thresholds, cost: Callable[[list[str]], Sequence[float]] | None) -> None:
     """The user's last turn is also read with each earlier text of the conversation, one at a
     time: every text a client can write before or around it (its own earlier turns, the
@@ -510,7 +511,6 @@ def _with_before(r: Reading, units: list[tuple[str, str | None]], split: list[li
     two the guard already had, compared on the training split's contexts). Not system prompts
     and tool definitions: a product's prompt would price every question as its topic."""
     r.paired = len(r.asked)
-    last = [k for k, (_, role) in enumerate(units) if role in ("user", None)]
     if cost is None or tau.strict_price == float("inf") or not last:
         return
     own = "\n".join(units[k][0] for k in last)

@@ -202,6 +202,8 @@ class Guard:
                 )
         extractors = None if extractors is None else tuple(extractors)
         self._cost_model = cost_model
+        #: the caller gave a cost model (the shipped default's cost scale is not for it)
+        self._own_cost_model = cost_model is not None
         self._detector = detector
         #: how a request is priced (:class:`guard.asking.AskingConfig`)
         self.asking = asking if asking is not None else AskingConfig()
@@ -237,7 +239,7 @@ class Guard:
             if self._pending:
                 parts = default_parts(self._given_extractors)
                 if parts is not NO_POLICY:  # its cost scale was fitted for its cost model
-                    keep = self._cost_model is not None or self._parts.cost_scale is not None
+                    keep = self._own_cost_model or self._parts.cost_scale is not None
                     self._parts = replace(parts, cost_scale=self._parts.cost_scale if keep
                                           else parts.cost_scale)
                 self._pending = False

@@ -82,6 +82,23 @@ def test_the_guard_scales_one_text_and_a_request_alike_and_keeps_the_costliest_s
     assert bare.price("What is the dose?").cost == 9.0
 
 
+
+@pytest.mark.parametrize("first", ["cost_model", "query_features", "nothing"])
+def test_the_shipped_cost_scale_holds_whatever_is_read_first(first: str) -> None:
+    # the default guard prices with the shipped default policy's cost scale, also when a
+    # caller reads its cost model (or a text's features) before its first price; reading the
+    # lazily loaded cost model first used to drop the scale for good (1.0 instead of 0.62)
+    q = "How tall is the Statue of Liberty in feet?"
+    expected = Guard.from_policy("default").price(q).cost
+    g = Guard()
+    if first == "cost_model":
+        raw = float(g.cost_model.predict([q])[0])
+        assert raw != pytest.approx(expected)  # the scale matters for this question
+    elif first == "query_features":
+        g.query_features(q)
+    assert g.price(q).cost == pytest.approx(expected)
+    assert g.cost_scale is not None
+
 def _training(n: int = 200) -> TrainingSet:
     rng = np.random.default_rng(0)
     answerable = np.arange(n) % 2 == 0

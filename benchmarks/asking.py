@@ -29,6 +29,9 @@ from guard.segments import sentences
 
 #: The corpus (``cost_models/data/asking/corpus.jsonl``).
 CORPUS = Path(__file__).resolve().parents[1] / "cost_models" / "data" / "asking" / "corpus.jsonl"
+#: The training split's requests phrased as instructions or dressed, each with the seed
+#: question it rephrases (the shipped cost model's paraphrases).
+PARAPHRASES = CORPUS.with_name("paraphrases.jsonl")
 #: The threshold keeps at least this share of the costly asking sentences out of fold.
 KEEP_COSTLY = 0.99
 #: A seed item is costly when its cost is at least this percentile of the seed set's.

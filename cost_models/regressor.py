@@ -99,6 +99,27 @@ class Paraphrases:
                 np.concatenate([y, np.asarray([logy[k] for _, k in extra], dtype=np.float64)]))
 
 
+@dataclass(frozen=True)
+class Floor:
+    """Training-only texts that ask for nothing (e.g. chat lines), each at the cheap ``cost``
+    with the sample weight ``weight``: a model that has seen
+    them prices such text low (the request detector's doubt model,
+    :mod:`benchmarks.asking_doubt`). They join every fold's training rows and are never
+    scored."""
+
+    texts: Sequence[str]
+    cost: float
+    weight: float
+
+    def with_rows(self, texts: list[str], y: Any) -> tuple[list[str], FloatArray, FloatArray]:
+        """``texts`` and their log costs ``y`` (weight 1), then the floor's texts."""
+        n = len(self.texts)
+        return ([*texts, *self.texts],
+                np.concatenate([np.asarray(y, dtype=np.float64),
+                                np.full(n, np.log(self.cost))]),
+                np.concatenate([np.ones(len(texts)), np.full(n, float(self.weight))]))
+
+
 def is_grouped(groups: Sequence[str] | None, cv: int) -> bool:
     """Whether :func:`folds` holds out whole groups (at least ``cv`` distinct groups)."""
     return groups is not None and len(set(groups)) >= cv
@@ -152,10 +173,13 @@ class CostRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
         return [t[: self.max_chars] for t in texts]
 
     def fit(self, X: Any, y: Any, groups: Sequence[str] | None = None,
-            paraphrases: Paraphrases | None = None) -> CostRegressor:
+            paraphrases: Paraphrases | None = None, floor: Floor | None = None
+            ) -> CostRegressor:
         """Fit on texts ``X`` and costs ``y > 0``; ``groups`` (e.g. sources) for the folds;
         ``paraphrases``: training-only texts, each another phrasing of one of ``X`` at its cost
-        (:class:`Paraphrases`; in a fold only when the text it paraphrases is trained on)."""
+        (:class:`Paraphrases`; in a fold only when the text it paraphrases is trained on);
+        ``floor``: training-only texts that ask for nothing, at a cheap cost (:class:`Floor`;
+        in every fold)."""
         texts = self._cut(_texts(X))
         cost = np.asarray(y, dtype=np.float64)
         if cost.shape != (len(texts),):
@@ -173,14 +197,23 @@ class CostRegressor(RegressorMixin, BaseEstimator):  # type: ignore[misc]
         base = build_pipeline(self.kind, self.ridge, self.random_state)
         oof = np.empty_like(logy)
         para = paraphrases if paraphrases is not None else Paraphrases([], [])
+        if floor is not None and not (floor.cost > 0 and floor.weight > 0):
+            raise InvalidValueError("the floor's cost and weight must be > 0")
+
+        def fitted(tx: list[str], ty: Any) -> Pipeline:
+            if floor is None or not floor.texts:
+                return clone(base).fit(tx, ty)
+            fx, fy, fw = floor.with_rows(tx, ty)
+            return clone(base).fit(fx, fy, model__sample_weight=fw)
+
         for train, test in folds(len(texts), groups, self.cv, self.random_state):
             tx, ty = para.with_rows([texts[i] for i in train], logy, train)
-            model = clone(base).fit(tx, ty)
+            model = fitted(tx, ty)
             oof[test] = model.predict([texts[i] for i in test])
         self.oof_log_pred_ = oof
         self.residual_var_ = float(np.mean((oof - logy) ** 2))
         tx, ty = para.with_rows(texts, logy, np.arange(len(texts)))
-        self.pipeline_ = clone(base).fit(tx, ty)
+        self.pipeline_ = fitted(tx, ty)
         for derived in ("_scorer_", "_batch_"):  # a refit: the fast paths are rebuilt
             self.__dict__.pop(derived, None)
         self.n_train_ = len(texts)

@@ -14,6 +14,7 @@ trained by ``utilityguard cost train-detector`` on the corpus of ``cost_models/d
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -43,10 +44,15 @@ class RequestDetector(LogisticTextClassifier):
                  max_chars: int = 1000,
                  thresholds: tuple[float, ...] = (0.2, 0.0, 0.2)) -> None:
         super().__init__(C=C, features=features, max_chars=max_chars)
-        #: ``(sentence, text, strict[, history[, strict_price]])``: what the guard reads with
-        #: (:class:`guard.asking.Thresholds`), chosen out of fold on the training split alone
-        #: (``utilityguard asking train``)
+        #: ``(sentence, text, strict[, history[, strict_price[, lone, lone_price]]])``: what
+        #: the guard reads with (:class:`guard.asking.Thresholds`), chosen out of fold on the
+        #: training split alone (``utilityguard asking train``; the last two ``utilityguard
+        #: asking doubt``)
         self.thresholds = thresholds
+        #: the doubt model (a :class:`cost_models.regressor.CostRegressor` that has seen text
+        #: that asks for nothing at the floor: ``Thresholds.lone``), loaded from the
+        #: detector's folder when its thresholds name the rule (:func:`load_detector`)
+        self.doubt: Any = None
 
     def to_data(self) -> tuple[dict[str, Any], dict[str, Any]]:
         params, arrays = super().to_data()
@@ -70,6 +76,10 @@ class RequestDetector(LogisticTextClassifier):
 
 #: The artifact's name in its folder, and the shipped folder (inside the package).
 ARTIFACT = "request_detector"
+#: The doubt model's artifact name, in the detector's folder (``utilityguard asking doubt``).
+DOUBT = "doubt_model"
+#: The index of ``lone`` in :attr:`RequestDetector.thresholds` (after ``strict_price``).
+LONE_AT = 5
 DEFAULT_DIR = "data/request_detector"
 
 
@@ -89,6 +99,18 @@ def load_detector(directory: Any, *, trust: bool = False) -> RequestDetector:
                           rebuild=RequestDetector.from_data)
     if not isinstance(model, RequestDetector):
         raise ArtifactError(f"{directory}: the artifact is not a RequestDetector")
+    if len(model.thresholds) > LONE_AT:  # the rule is named: its model must be there
+        from cost_models.regressor import CostRegressor
+
+        if not (Path(directory) / f"{DOUBT}.json").exists():
+            raise ArtifactError(
+                f"{directory}: the detector's thresholds name a doubt model ({DOUBT}.json), "
+                "which is missing; run `utilityguard asking doubt --out` on this folder")
+        doubt = load_artifact(directory, name=DOUBT, trust=trust,
+                              rebuild=CostRegressor.from_data)
+        if not isinstance(doubt, CostRegressor):
+            raise ArtifactError(f"{directory}: {DOUBT} is not a CostRegressor")
+        model.doubt = doubt
     return model
 
 

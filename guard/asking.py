@@ -82,14 +82,24 @@ class Thresholds:
     #: costly question diluted in a long persona is doubted by the detector, not by the cost
     #: model (``inf``: off, the strict threshold alone)
     strict_price: float = float("inf")
+    #: a user's message of one sentence that does not ask by its form (:func:`asks_in_form`)
+    #: and whose ``P(asks)`` is doubtful (at or above :attr:`sentence`, below this) asks only
+    #: when the detector's doubt model (:func:`read`'s ``doubt``: a cost model that has seen
+    #: chat lines at the floor) prices it at :attr:`lone_price` or more — "my wifi keeps
+    #: cutting out" (:func:`_cheap_lone`; 0: off, the sentence threshold alone)
+    lone: float = 0.0
+    #: see :attr:`lone` (a raw cost of the doubt model)
+    lone_price: float = float("inf")
 
     def __post_init__(self) -> None:
-        for name in ("sentence", "text", "strict", "history"):
+        for name in ("sentence", "text", "strict", "history", "lone"):
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and 0.0 <= v <= 1.0):
                 raise ConfigError(f"the {name} threshold must be in [0, 1]; got {v!r}")
-        if not (isinstance(self.strict_price, (int, float)) and self.strict_price > 0):
-            raise ConfigError(f"strict_price must be a cost > 0; got {self.strict_price!r}")
+        for name in ("strict_price", "lone_price"):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and v > 0):
+                raise ConfigError(f"{name} must be a cost > 0; got {v!r}")
 
 
 #: The thresholds for a detector that names none.
@@ -392,12 +402,15 @@ def detection_windows(sentence: str) -> list[str]:
 
 def read(asked: Asked, p_asks: Callable[[list[str]], Any] | None, config: AskingConfig,
          memo: Memo | None = None, thresholds: Thresholds = DEFAULT_THRESHOLDS,
-         cost: Callable[[list[str]], Sequence[float]] | None = None) -> Reading:
+         cost: Callable[[list[str]], Sequence[float]] | None = None,
+         doubt: Callable[[list[str]], Sequence[float]] | None = None) -> Reading:
     """What ``asked`` asks (see the module docstring); ``p_asks`` scores texts (a batch);
     ``thresholds`` unless :attr:`AskingConfig.thresholds` is set. ``p_asks=None`` (no request
     detector): nothing is left out, pleasantries included — every sentence is priced.
     ``cost`` (the raw cost of texts, a batch) reads the sentences a strict text doubts
-    (:attr:`Thresholds.strict_price`); without it, the strict threshold alone decides."""
+    (:attr:`Thresholds.strict_price`); without it, the strict threshold alone decides.
+    ``doubt`` (the detector's doubt model, raw costs, a batch) reads a doubted text of one
+    sentence (:attr:`Thresholds.lone`); without it, the sentence threshold alone decides."""
     tau = thresholds if config.thresholds is None else config.thresholds
     check_size(asked, config)
     r = Reading(upstream=list(asked.upstream), opaque=list(asked.opaque))
@@ -441,8 +454,11 @@ def read(asked: Asked, p_asks: Callable[[list[str]], Any] | None, config: Asking
     labelled = [strict and role == "tools" for strict, (_, role) in zip(strictly, units,
                                                                         strict=True)]
     history = [role in HISTORY_ROLES for _, role in units]
-    cuts = [tau.strict if strict else tau.history if past or role == PREFILL else tau.sentence
-            for past, strict, (_, role) in zip(history, strictly, units, strict=True)]
+    cheap = _cheap_lone(units, split, readable, pleasant, probs, tau, doubt, memo)
+    cuts = [tau.strict if strict else tau.history if past or role == PREFILL
+            else tau.lone if k in cheap else tau.sentence
+            for k, (past, strict, (_, role)) in enumerate(zip(history, strictly, units,
+                                                              strict=True))]
     floors = [OFFER_PRICE if role == PREFILL else tau.strict_price if strict else float("inf")
               for strict, (_, role) in zip(strictly, units, strict=True)]
     r.asked = asked_at(cuts, floors)
@@ -458,6 +474,80 @@ def read(asked: Asked, p_asks: Callable[[list[str]], Any] | None, config: Asking
     _ask_back(r, units, split, last, config)
     _with_before(r, units, split, last, readable, pleasant, config, tau, cost)
     return r
+
+
+#: Words that open a sentence asking in its form, a question or an order to the model
+#: (:func:`asks_in_form`): interrogatives and auxiliaries ("is it safe ..."), and verbs of a
+#: request ("tell me ...", "explain why ...", "lmk if ...").
+ASKING_OPENERS = frozenset([
+    "what", "whats", "how", "hows", "why", "whys", "when", "whens", "where", "wheres", "which",
+    "who", "whos", "whom", "whose", "can", "cant", "could", "couldnt", "would", "wouldnt", "will",
+    "wont", "should", "shouldnt", "shall", "may", "might", "must", "is", "isnt", "are", "arent",
+    "am", "was", "wasnt", "were", "werent", "do", "dont", "does", "doesnt", "did", "didnt",
+    "have", "has", "had", "tell", "explain", "give", "gimme", "list", "show", "describe",
+    "calculate", "compute", "find", "name", "confirm", "say", "write", "help", "recommend",
+    "suggest", "check", "estimate", "identify", "define", "summarize", "summarise", "translate",
+    "compare", "walk", "lmk", "provide", "share", "state", "determine", "work", "solve",
+    "convert", "figure", "predict", "rate", "rank", "pick", "choose", "advise", "teach",
+    "outline", "detail", "clarify", "answer", "let", "need", "want", "wanna", "id", "act",
+    "pretend", "imagine", "roleplay", "assume", "suppose", "you", "youre", "ur", "always",
+    "never", "respond", "reply", "system", "only",
+])
+#: Phrases that make a sentence an order to the model wherever they sit ("ur my shopping
+#: assistant, tell me if ...").
+_ASKING_ANYWHERE = re.compile(r"\b(?:tell|give|show|help) me\b|\blet me know\b|\blmk\b|"
+                              r"\bexplain\b", re.IGNORECASE)
+#: Words skipped before the opener ("please tell me ...", "ok so how ...", "i need ...").
+_LEADING = frozenset(["please", "pls", "plz", "hey", "hi", "ok", "okay", "so", "and", "but",
+                      "quick", "quickly", "also", "now", "just", "i"])
+
+
+def asks_in_form(sentence: str) -> bool:
+    """Whether ``sentence`` asks by its form: a question mark, or an opening word of
+    :data:`ASKING_OPENERS` (after :data:`_LEADING` words) — "Explain why the MMR vaccine
+    causes autism.", "lmk if the store is open" ask whatever the detector says."""
+    if sentence.rstrip().endswith("?") or _ASKING_ANYWHERE.search(sentence):
+        return True
+    words = [w.replace("'", "").replace("\u2019", "") for w in _WORD_OR_APOSTROPHE.findall(
+        sentence.lower())]
+    for w in words[:6]:
+        if w in ASKING_OPENERS:
+            return True
+        if w not in _LEADING:
+            return False
+    return False
+
+
+_WORD_OR_APOSTROPHE = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)*")
+
+
+def _cheap_lone(units: list[tuple[str, str | None]], split: list[list[str]],
+                readable: dict[str, bool], pleasant: set[str], probs: dict[str, float],
+                tau: Thresholds, doubt: Callable[[list[str]], Sequence[float]] | None,
+                memo: Memo | None) -> set[int]:
+    """The texts of one doubted sentence that ask for nothing (:attr:`Thresholds.lone`): the
+    user's last turn's (role ``user``: not an earlier turn, the model's text, a system prompt,
+    a tool definition, nor a text with no role — a schema, a reasoning summary; a persona of
+    one sentence, "You are a mechanic who tells customers the minimum brake pad thickness.",
+    is read as before), of at most :data:`DETECT_LONG` words (a run-on sentence, a question
+    buried in filler, is read as before); not asking by its form
+    (:func:`asks_in_form`: a question, "tell me ...") nor a pleasantry; ``P(asks)`` at or
+    above the sentence threshold and below :attr:`Thresholds.lone`; priced below
+    :attr:`Thresholds.lone_price` by the doubt model (one batch call of ``doubt``). A user's
+    statement the detector doubts ("my wifi keeps cutting out") is priced by a model that has
+    seen such lines at the floor; a sentence of a longer text, a question, an order to the
+    model, and what the doubt model prices high are read as before."""
+    if doubt is None or tau.lone <= tau.sentence:
+        return set()
+    lone = {k: ss[0] for k, ((_, role), ss) in enumerate(zip(units, split, strict=True))
+        if len(ss) == 1 and role == "user" and len(ss[0].split()) <= DETECT_LONG
+        and readable[ss[0]] and ss[0] not in pleasant and not asks_in_form(ss[0])
+        and tau.sentence <= probs.get(ss[0], 1.0) < tau.lone}
+    if not lone:
+        return set()
+    doubted = list(dict.fromkeys(lone.values()))
+    price = dict(zip(doubted, scored("doubt", doubted, doubt, memo), strict=True))
+    return {k for k, s in lone.items() if price[s] < tau.lone_price}
 
 
 #: How many earlier texts (the user's earlier turns, the model's last turn) a question that asks

@@ -35,7 +35,7 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -50,6 +50,7 @@ from guard.asking import (
     Reading,
     Thresholds,
     as_asked,
+    asks_in_form,
     read,
     scored,
 )
@@ -356,7 +357,14 @@ class Guard:
         detector = self.detector
         p_asks = None if detector is None else detector.predict_asks
         return read(as_asked(query), p_asks, self.asking, memo, self.thresholds,
-                    cost=lambda texts: self._costs(texts, memo))
+                    cost=lambda texts: self._costs(texts, memo), doubt=self._doubt)
+
+    @property
+    def _doubt(self) -> Callable[[list[str]], Any] | None:
+        """The detector's doubt model (:attr:`guard.asking.Thresholds.lone`): its raw costs of
+        texts, a batch; ``None`` when the detector has none."""
+        model = getattr(self.detector, "doubt", None)
+        return None if model is None else model.predict
 
     @property
     def thresholds(self) -> Thresholds:
@@ -561,7 +569,10 @@ class Guard:
                     else float(np.asarray(detector.predict_asks([text])).ravel()[0])
                 if memo is not None:
                     memo.put("asks", text, p_asks)
-            if p_asks < self.thresholds.sentence:
+            tau = self.thresholds
+            if p_asks < tau.sentence or (
+                    p_asks < tau.lone and not asks_in_form(text)
+                    and self._doubted_cheap(text, memo, tau)):
                 al = 1.0 if cfg.alpha is None else cfg.alpha
                 return Price(cost=NOTHING_ASKED_PRICE, cost_source="nothing_asked",
                              c_r=cfg.c_r, mode=cfg.mode, alpha=al,
@@ -578,6 +589,14 @@ class Guard:
         return Price(cost=cost_v, cost_source="model", c_r=cfg.c_r, mode=cfg.mode, alpha=al,
                      threshold=float(answer_threshold(cost_v, cfg.c_r, alpha=al)),
                      question=text)
+
+    def _doubted_cheap(self, text: str, memo: Memo | None, tau: Thresholds) -> bool:
+        """Whether the doubt model prices ``text`` (one doubted sentence) below
+        :attr:`guard.asking.Thresholds.lone_price` (as :func:`guard.asking.read` does)."""
+        doubt = self._doubt
+        if doubt is None:
+            return False
+        return scored("doubt", [text], doubt, memo)[0] < tau.lone_price
 
     def decide(
         self,

@@ -305,3 +305,21 @@ def test_the_shipped_cost_model_is_recognized_as_trained_on_the_seed_set() -> No
     meta = read_sidecar(default_model_dir(), name="cost_model")
     assert meta.get("paraphrases")  # the shipped model was trained with them
     assert trained_on(load_default(), meta, load_bench(items, shipped_responses()), items)
+
+
+def test_floor_rows_teach_the_model_that_such_text_is_cheap_and_are_never_scored() -> None:
+    from cost_models.regressor import Floor
+
+    texts, cost, sources = _data()
+    chat = [f"thanks for the insulin dose tip friend {k}" for k in range(40)]
+    plain = CostRegressor(cv=3).fit(texts, cost, groups=sources)
+    floored = CostRegressor(cv=3).fit(texts, cost, groups=sources,
+                                      floor=Floor(chat, 0.05, 1.0))
+    probe = ["thanks for the insulin dose tip friend"]
+    # the words "insulin dose" make it costly to a model that saw questions alone
+    assert floored.predict(probe)[0] < plain.predict(probe)[0] / 2
+    # out-of-fold scores are of the training texts only (the floor's rows are never scored)
+    assert floored.oof_log_pred_.shape == (len(texts),)
+    for bad in (Floor(chat, 0.0, 1.0), Floor(chat, 0.05, 0.0)):
+        with pytest.raises(ValueError, match="floor"):
+            CostRegressor(cv=3).fit(texts, cost, groups=sources, floor=bad)

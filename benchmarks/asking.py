@@ -172,6 +172,17 @@ def out_of_fold(units: Sequence[Unit], C: float, folds: int = 5,
     return p, win
 
 
+def oof_lookup(units: Sequence[Unit], p: Any, window_p: Mapping[str, float]
+               ) -> dict[str, float]:
+    """``P(asks)`` by text from :func:`out_of_fold`'s values (a unit's first, then a window's)."""
+    lookup: dict[str, float] = {}
+    for u, v in zip(units, p, strict=True):
+        lookup.setdefault(u.text, float(v))
+    for text, v in window_p.items():
+        lookup.setdefault(text, v)
+    return lookup
+
+
 def prices(guard: Any, requests: Sequence[Any], p: Mapping[str, float], thresholds: Any,
            memo: Any = None) -> np.ndarray[Any, np.dtype[np.float64]]:
     """The price of each request read with ``thresholds``, ``P(asks)`` taken from ``p``
@@ -407,11 +418,7 @@ def train_detector(corpus: Sequence[Mapping[str, Any]], items: Sequence[Mapping[
     units = training_units(corpus, items)
     step("out-of-fold P(asks)")
     p, window_p = out_of_fold(units, C, folds)
-    lookup: dict[str, float] = {}
-    for u, v in zip(units, p, strict=True):
-        lookup.setdefault(u.text, float(v))
-    for text, v in window_p.items():
-        lookup.setdefault(text, v)
+    lookup = oof_lookup(units, p, window_p)
     step("thresholds")
     guard = Guard(detector=None, policy=None)
     floor = seed_percentile(items, 25.0)

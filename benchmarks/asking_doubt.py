@@ -38,6 +38,7 @@ from benchmarks.asking import (
     costly_training_requests,
     non_request,
     reference_prices,
+    row_request,
     row_texts,
     seed_percentile,
     strictly,
@@ -136,8 +137,6 @@ def choose_doubt(corpus: Sequence[Mapping[str, Any]], items: Sequence[Mapping[st
             return text_fold[text]
         return next((k for question, k in source.items() if text.endswith(question)),
                     fold_of(text))
-
-    from benchmarks.asking import row_request
 
     nr_reqs = [(row_request(r), fold_of(str(r["unit"]))) for r in non_request(corpus, "train")]
     groups = costly_training_requests(corpus, items)

@@ -70,7 +70,13 @@ def _data() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
 def run_doubt(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from benchmarks.asking import CORPUS, PARAPHRASES, out_of_fold, training_units
+    from benchmarks.asking import (
+        CORPUS,
+        PARAPHRASES,
+        oof_lookup,
+        out_of_fold,
+        training_units,
+    )
     from benchmarks.asking_doubt import choose_doubt, doubt_card, fit_doubt, floor_sentences
     from benchmarks.progress import phases
     from cost_models.persistence import save_artifact, sha256_file, versions
@@ -92,12 +98,7 @@ def run_doubt(args: argparse.Namespace) -> int:
     with phases("asking doubt", 3 + len(weights) * 10) as step:
         step("out-of-fold P(asks)")
         units = training_units(corpus, items)
-        p, window_p = out_of_fold(units, float(detector.C), 5)
-        lookup: dict[str, float] = {}
-        for u, v in zip(units, p, strict=True):
-            lookup.setdefault(u.text, float(v))
-        for text, v in window_p.items():
-            lookup.setdefault(text, v)
+        lookup = oof_lookup(units, *out_of_fold(units, float(detector.C), 5))
         choice = choose_doubt(corpus, items, paraphrases, lookup, own, weights=weights,
                               progress=step)
         step("final fit")

@@ -502,6 +502,9 @@ _LEADING = frozenset(["please", "pls", "plz", "hey", "hi", "ok", "okay", "so", "
                       "quick", "quickly", "also", "now", "just", "i"])
 
 
+_WORD_OR_APOSTROPHE = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)*")
+
+
 def asks_in_form(sentence: str) -> bool:
     """Whether ``sentence`` asks by its form: a question mark, or an opening word of
     :data:`ASKING_OPENERS` (after :data:`_LEADING` words) — "Explain why the MMR vaccine
@@ -516,9 +519,6 @@ def asks_in_form(sentence: str) -> bool:
         if w not in _LEADING:
             return False
     return False
-
-
-_WORD_OR_APOSTROPHE = re.compile(r"[^\W_]+(?:['\u2019][^\W_]+)*")
 
 
 def _cheap_lone(units: list[tuple[str, str | None]], split: list[list[str]],

@@ -27,8 +27,12 @@ integrations and the bench — so a request is priced the same way on every path
    at :attr:`Thresholds.strict_price` or more (a costly question diluted in a persona), unless
    it is a label in a tool definition (:func:`is_label`: a property name, an enum value). A
    system or developer text the operator trusts (its sha256 in :attr:`AskingConfig.trusted`)
-   is left out whole. A last turn that asks nothing by itself yet puts a question asks about
-   what came before: it is also read whole with the earlier turns (:func:`_ask_back`).
+   is left out whole, and the operator's trusted sentences (:func:`trusting`) are left out of
+   any other: what an application adds to its trusted prompt is read alone, as it is without
+   a line that only states the date or the time (:func:`guard.pleasantries.is_date_line`,
+   "Current date: 2026-12-04."). A last turn that asks nothing by itself yet puts a question
+   asks about what came before: it is also read whole with the earlier turns
+   (:func:`_ask_back`).
 4. **Segments** (:func:`guard.segments.request_segments` on the asked texts): each asked text,
    its sentences, windows of its long sentences, and sentences that run across texts.
 
@@ -44,13 +48,14 @@ import hashlib
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from guard.exceptions import ConfigError, PayloadTooLargeError
-from guard.pleasantries import is_pleasantry
+from guard.pleasantries import is_date_label, is_date_line, is_date_word, is_pleasantry
 from guard.reading import decoded, decoded_unreadable, normalized, unreadable
+from guard.reading.readable import counted_words, known
 from guard.request_walk import Asked, RequestText, walk
 from guard.segments import owned_segments, sentences, windows
 
@@ -157,6 +162,36 @@ def prompt_hash(text: str) -> str:
     return hashlib.sha256(normalized(text).strip().encode("utf-8")).hexdigest()
 
 
+#: How a trusted prompt is named by its hash rather than its text (``sha256:<64 hex>``).
+SHA256_PREFIX = "sha256:"
+
+
+def trusting(prompts: Iterable[str]) -> tuple[frozenset[str], frozenset[str]]:
+    """The operator's trusted prompts (each its text or ``sha256:<hex>`` of it) as
+    :attr:`AskingConfig.trusted` and :attr:`AskingConfig.trusted_sentences`: a prompt given as
+    text is trusted whole and sentence by sentence (:func:`guard.segments.sentences` of its
+    normalized text); one given by its hash only whole.
+
+    >>> whole, each = trusting(["You are Acme's assistant. Be brief.", "sha256:" + "ab" * 32])
+    >>> len(whole), len(each), prompt_hash("Be brief.") in each
+    (2, 2, True)
+    """
+    whole: set[str] = set()
+    each: set[str] = set()
+    for p in prompts:
+        if p.startswith(SHA256_PREFIX):
+            digest = p[len(SHA256_PREFIX):].strip().lower()
+            if not re.fullmatch(r"[0-9a-f]{64}", digest):
+                raise ConfigError("a trusted prompt given as 'sha256:' needs 64 hex digits")
+            whole.add(digest)
+            continue
+        if not p.strip():
+            raise ConfigError("a trusted prompt must not be empty")
+        whole.add(prompt_hash(p))
+        each.update(prompt_hash(s) for s in sentences(normalized(p)))
+    return frozenset(whole), frozenset(each)
+
+
 @dataclass(frozen=True)
 class AskingConfig:
     """The operator's pricing settings (``serve --config`` per route; ``Guard(asking=...)``)."""
@@ -168,12 +203,28 @@ class AskingConfig:
     upstream_price: float = UPSTREAM_PRICE
     #: sha256 (:func:`prompt_hash`) of system or developer texts the operator trusts: not priced
     trusted: frozenset[str] = frozenset()
+    #: sha256 (:func:`prompt_hash`) of the sentences of those texts (the ones given as text,
+    #: :func:`trusting`): a system or developer text is read without them, so that a trusted
+    #: prompt with a line the application adds ("Today is ...") costs only that line
+    trusted_sentences: frozenset[str] = frozenset()
     #: the ``P(asks)`` thresholds (``None``: the detector's own, chosen when it was trained)
     thresholds: Thresholds | None = None
     #: the most segments one request may have
     max_segments: int = MAX_SEGMENTS
     #: the most characters a request's texts may have together
     max_text_chars: int = MAX_TEXT_CHARS
+
+    @classmethod
+    def trusting(cls, prompts: Iterable[str], **settings: Any) -> AskingConfig:
+        """The settings with the operator's trusted prompts (each its text or
+        ``sha256:<hex>`` of it; :func:`trusting`) and any other field of ``settings``.
+
+        >>> config = AskingConfig.trusting(["You are Acme's assistant. Be brief."])
+        >>> len(config.trusted), len(config.trusted_sentences)
+        (1, 2)
+        """
+        trusted, sentences_ = trusting(prompts)
+        return cls(trusted=trusted, trusted_sentences=sentences_, **settings)
 
     def __post_init__(self) -> None:
         for name in ("unreadable_price", "upstream_price"):
@@ -354,10 +405,40 @@ def _units(asked: Asked, config: AskingConfig, memo: Memo | None = None
         parts = [whole]
         if len(group) > 1 and t.role != "tools":  # parts a client split word by word
             parts.append(" ".join(x.text.strip() for x in group))
-        for x in dict.fromkeys(x for part in parts for x in _read_as(part, memo)):
+        read_as = [_read_as(p, memo) for p in parts]
+        if t.role in TRUSTABLE_ROLES:  # a date line is not decoded (the leetspeak reader would
+            # read "2026-03-09" as "2026-oe-09"; one whose decoding spells words is no date line)
+            undated = [_undated(got[0], memo) for got in read_as]
+            read_as = [got if u == got[0] else (got[0], *_read_as(u, memo)[1:])
+                       for got, u in zip(read_as, undated, strict=True)]
+        for x in dict.fromkeys(x for got in read_as for x in got):
             if x.strip():  # a text sent twice is read in the least trusted of its roles
                 texts[x] = role if texts.get(x, role) == role else "user"
     return list(texts.items()), trusted
+
+
+def _undated(text: str, memo: Memo | None = None) -> str:
+    """``text`` (normalized) without its date lines (:func:`date_lines`; ``text`` itself when
+    it has none; remembered in the client's ``memo``, as readings are)."""
+    got = memo.get("undated", text) if memo is not None else None
+    if got is None:
+        ss = sentences(text)
+        dated = _date_lines(ss, memo)
+        got = "\n".join(s for s in ss if s not in dated) if dated else text
+        if memo is not None:
+            memo.put("undated", text, got)
+    return str(got)
+
+
+def _date_lines(ss: list[str], memo: Memo | None) -> frozenset[str]:
+    """:func:`date_lines` of a text's sentences, remembered in the client's ``memo``."""
+    key = "\n".join(ss)
+    got = memo.get("dates", key) if memo is not None else None
+    if got is None:
+        got = date_lines(ss)
+        if memo is not None:
+            memo.put("dates", key, got)
+    return frozenset(got)
 
 
 def _turn(where: str) -> str:
@@ -427,10 +508,21 @@ def read(asked: Asked, p_asks: Callable[[list[str]], Any] | None, config: Asking
                 readable[s] = not unreadable(s)
                 if readable[s] and p_asks is not None and is_pleasantry(s):
                     pleasant.add(s)
+    # in a system or developer text, the operator's trusted sentences and the lines that only
+    # state the date or time ask for nothing; the text reads as it would without them
+    ours = [frozenset(s for s in ss if prompt_hash(s) in config.trusted_sentences)
+            if role in TRUSTABLE_ROLES and config.trusted_sentences else frozenset()
+            for (_, role), ss in zip(units, split, strict=True)]
+    skip = [o | _date_lines(ss, memo) if role in TRUSTABLE_ROLES else o
+            for o, (_, role), ss in zip(ours, units, split, strict=True)]
+    bare = ["\n".join(s for s in ss if s not in sk) if sk else text
+            for (text, _), ss, sk in zip(units, split, skip, strict=True)]
+    r.trusted += sum(1 for o, ss in zip(ours, split, strict=True) if ss and o >= set(ss))
     # every readable sentence, the windows of a very long one (detection_windows), and every
     # text of several sentences, scored in one batch
-    wholes = [t for (t, role), ss in zip(units, split, strict=True)
-              if role in INSTRUCTION_ROLES and len(ss) > 1] if tau.text > 0 else []
+    wholes = [b for b, (_, role), ss, sk in zip(bare, units, split, skip, strict=True)
+              if role in INSTRUCTION_ROLES and sum(s not in sk for s in ss) > 1
+              ] if tau.text > 0 else []
     probs: dict[str, float] = {}
     if p_asks is not None:
         read_ = [s for s, ok in readable.items() if ok and s not in pleasant]
@@ -440,16 +532,16 @@ def read(asked: Asked, p_asks: Callable[[list[str]], Any] | None, config: Asking
         ask = list(dict.fromkeys([*read_, *(w for ws in parts.values() for w in ws), *wholes]))
         scores = dict(zip(ask, scored("asks", ask, p_asks, memo), strict=True))
         probs = {t: max([scores[t], *(scores[w] for w in parts.get(t, ()))]) for t in scores}
-    strictly = [role in INSTRUCTION_ROLES and len(ss) > 1 and tau.text > 0
-                and probs.get(text, 1.0) < tau.text
-                for (text, role), ss in zip(units, split, strict=True)]
+    strictly = [role in INSTRUCTION_ROLES and sum(s not in sk for s in ss) > 1 and tau.text > 0
+                and probs.get(b, 1.0) < tau.text
+                for b, (_, role), ss, sk in zip(bare, units, split, skip, strict=True)]
 
     def asked_at(cuts: list[float], floors: list[float]) -> list[str]:
         r.unreadable, r.left_out = [], 0
         costly = _costly_doubts(split, cuts, floors, labelled, readable, pleasant, probs, tau,
                                 cost)
-        return [_asked(text, ss, cut, readable, pleasant, probs, costly, r)
-                for (text, _), ss, cut in zip(units, split, cuts, strict=True)]
+        return [_asked(text, ss, cut, readable, pleasant, probs, costly, r, sk)
+                for (text, _), ss, cut, sk in zip(units, split, cuts, skip, strict=True)]
 
     labelled = [strict and role == "tools" for strict, (_, role) in zip(strictly, units,
                                                                         strict=True)]
@@ -474,6 +566,47 @@ def read(asked: Asked, p_asks: Callable[[list[str]], Any] | None, config: Asking
     _ask_back(r, units, split, last, config)
     _with_before(r, units, split, last, readable, pleasant, config, tau, cost)
     return r
+
+
+def date_lines(ss: list[str]) -> frozenset[str]:
+    """The sentences ``ss`` (of a system or developer text) that only state the date or the
+    time (:func:`guard.pleasantries.is_date_line`) — a label ("Current date:") only when the
+    sentence after it is one too (or none follows), so that a label is never taken from the
+    text it introduces
+    ("[Current date: 2026-01-07] Can I give my dog ...", split at the colon, is read whole).
+
+    >>> sorted(date_lines(["You are Acme's assistant.", "Current date:", "2026-12-04."]))
+    ['2026-12-04.', 'Current date:']
+    >>> sorted(date_lines(["Current date:", "2026-12-04, max dose for a toddler"]))
+    []
+    """
+    dated = [is_date_line(s) and not _hides_words(s) for s in ss]
+    out: set[str] = set()
+    labels: set[str] = set()
+    for i, s in enumerate(ss):
+        after = i + 1 < len(ss) and dated[i + 1]
+        if s.rstrip().endswith(":") and (dated[i] or is_date_label(s)):
+            (out if after or i + 1 == len(ss) else labels).add(s)
+        elif dated[i]:
+            out.add(s)
+    return frozenset(out - labels)
+
+
+#: The shortest word a date line's decoding may spell for the line to be no date line (the
+#: leetspeak reader turns "2nd" into "znd", "3rd" into "erd": the lexicon knows such
+#: abbreviations; "much", "dose", "insulin" are longer).
+HIDDEN_WORD = 4
+
+
+def _hides_words(sentence: str) -> bool:
+    """Whether a decoding of ``sentence`` (:func:`guard.reading.decoded`: a cipher, numbers
+    for letters, leetspeak) reads an English word it does not hold (nor a date or time word):
+    a date line that spells something is not one. The leetspeak reader's "2026-oe-09" of
+    "2026-03-09" holds none (:data:`HIDDEN_WORD`)."""
+    own = {w.lower() for w in counted_words(sentence)}
+    return any(len(w) >= HIDDEN_WORD and known(w) and w.lower() not in own
+               and not is_date_word(w)
+               for v in decoded(normalized(sentence), sentence) for w in counted_words(v))
 
 
 #: Words that open a sentence asking in its form, a question or an order to the model
@@ -630,13 +763,17 @@ def _with_before(r: Reading, units: list[tuple[str, str | None]], split: list[li
 
 
 def _asked(text: str, ss: list[str], cut: float, readable: dict[str, bool],
-           pleasant: set[str], probs: dict[str, float], costly: set[str], r: Reading) -> str:
-    """The asked text of ``text`` (its sentences ``ss``) read at threshold ``cut``: what is
-    left out and what cannot be read are counted in ``r``."""
+           pleasant: set[str], probs: dict[str, float], costly: set[str], r: Reading,
+           skip: frozenset[str] = frozenset()) -> str:
+    """The asked text of ``text`` (its sentences ``ss``) read at threshold ``cut``, without the
+    sentences ``skip`` (the operator's trusted ones, date lines): what is left out and what
+    cannot be read are counted in ``r``."""
     kept: list[str] = []
     changed = False
     for s in ss:
-        if not readable[s]:
+        if s in skip:
+            changed = True
+        elif not readable[s]:
             changed = True
             d = decoded_unreadable(s)
             if d is None:

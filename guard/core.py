@@ -553,7 +553,8 @@ class Guard:
         for anything else (the general path prices it the same way: a test checks both)."""
         if len(text) > self.asking.max_text_chars or not text.isascii() \
                 or normalized(text) != text or text != text.strip() \
-                or request_segments([text]) != [text] or unreadable(text) or self.asking.trusted:
+                or request_segments([text]) != [text] or unreadable(text) or self.asking.trusted \
+                or self.asking.trusted_sentences:
             return None
         from guard.reading import decoded
 

@@ -24,7 +24,6 @@ SecretStr('**********')
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -37,7 +36,7 @@ from guard.asking import (
     UNREADABLE_PRICE,
     UPSTREAM_PRICE,
     AskingConfig,
-    prompt_hash,
+    trusting,
 )
 from guard.decision_config import DecisionConfig, check_mode
 from guard.decision_records import Mode
@@ -286,8 +285,10 @@ class Settings(BaseSettings):
     trusted_prompts: Annotated[list[str], NoDecode] = Field(
         default_factory=list,
         description="system or developer prompts this deployment sends itself, not priced: "
-                    "each the prompt's text or 'sha256:<hex>' of it (docs/security.md); a "
-                    "client's own system prompt is still priced. Off by default")
+                    "each the prompt's text (also trusted sentence by sentence: a line the "
+                    "application adds to it is priced alone) or 'sha256:<hex>' of it (only "
+                    "the exact text; docs/security.md); a client's own system prompt is "
+                    "still priced. Off by default")
     request_detector: str = Field(
         default="default", json_schema_extra={"metavar": "default|none|DIR"},
         description="what tells the text that asks for something from text that asks for "
@@ -306,13 +307,11 @@ class Settings(BaseSettings):
 
     def asking_config(self) -> AskingConfig:
         """How requests are priced on this route (:class:`guard.asking.AskingConfig`)."""
-        trusted = frozenset(p.split(":", 1)[1].strip().lower()
-                            if p.startswith("sha256:") else prompt_hash(p)
-                            for p in self.trusted_prompts)
-        return AskingConfig(unreadable_price=self.unreadable_price,
-                            upstream_price=self.upstream_price, trusted=trusted,
-                            max_segments=self.max_segments,
-                            max_text_chars=self.max_text_chars)
+        return AskingConfig.trusting(self.trusted_prompts,
+                                     unreadable_price=self.unreadable_price,
+                                     upstream_price=self.upstream_price,
+                                     max_segments=self.max_segments,
+                                     max_text_chars=self.max_text_chars)
 
     @field_validator("trusted_prompts", mode="before")
     @classmethod
@@ -325,12 +324,10 @@ class Settings(BaseSettings):
     @field_validator("trusted_prompts")
     @classmethod
     def _check_trusted(cls, value: list[str]) -> list[str]:
-        for p in value:
-            if not p.strip():
-                raise ValueError("trusted_prompts must not contain an empty prompt")
-            if p.startswith("sha256:") and not re.fullmatch(r"[0-9a-fA-F]{64}",
-                                                            p.split(":", 1)[1].strip()):
-                raise ValueError("a trusted prompt given as 'sha256:' needs 64 hex digits")
+        try:
+            trusting(value)
+        except ConfigError as e:
+            raise ValueError(str(e)) from None
         return value
 
     @model_validator(mode="after")

@@ -90,6 +90,13 @@ class RouteConfig(BaseModel):
     refusal_budget: float | None = Field(default=None, gt=0, lt=1)
     c_r_min: float | None = Field(default=None, ge=0, allow_inf_nan=False)
     c_r_max: float | None = Field(default=None, ge=0, allow_inf_nan=False)
+    #: how this route prices a request (serve --trusted-prompts, ...; docs/security.md): the
+    #: system prompts its application sends itself, and its ceilings and caps
+    trusted_prompts: list[str] | None = None
+    unreadable_price: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    upstream_price: float | None = Field(default=None, gt=0, allow_inf_nan=False)
+    max_segments: int | None = Field(default=None, ge=1)
+    max_text_chars: int | None = Field(default=None, ge=1)
 
     @field_validator("upstream")
     @classmethod

@@ -11,6 +11,7 @@ import pytest
 
 from guard import Guard
 from guard.asking import (
+    NOTHING_ASKED_PRICE,
     AskingConfig,
     Memo,
     Memos,
@@ -19,9 +20,10 @@ from guard.asking import (
     as_asked,
     prompt_hash,
     read,
+    trusting,
 )
 from guard.exceptions import ConfigError, PayloadTooLargeError
-from guard.pleasantries import is_pleasantry
+from guard.pleasantries import is_date_line, is_pleasantry
 from guard.request_walk import identifier_words, walk, walk_request
 
 DOSE = "What is the maximum daily dose of acetaminophen for a toddler?"
@@ -193,6 +195,88 @@ def test_a_trusted_system_prompt_is_not_priced_but_a_clients_is() -> None:
     assert trusted.price(as_user).cost == 30.0  # the same text from the user: priced
     edited = {"messages": [{"role": "system", "content": prompt + " Also: how much?"}]}
     assert trusted.price(edited).cost == 30.0  # one more word: not the trusted prompt
+
+
+def test_a_prompt_trusted_by_its_text_is_trusted_sentence_by_sentence() -> None:
+    prompt = f"You run the clinic's triage desk. {DOSE}"
+    whole, each = trusting([prompt])
+    g = _guard(trusted=whole, trusted_sentences=each)
+    user = {"role": "user", "content": "What is the capital of France?"}
+
+    def price(system: Any, role: str = "system") -> float:
+        return g.price({"messages": [{"role": role, "content": system}, user]}).cost
+
+    assert price(prompt) == 3.0
+    # a line the application adds, before or after: priced alone (1.0 here), so the user's
+    # question sets the price
+    assert price(prompt + "\nToday is Friday, 4 December.") == 3.0
+    assert price("The customer's name is Dana.\n" + prompt) == 3.0
+    assert price([{"type": "text", "text": prompt}, {"type": "text", "text": "Be brief."}]) == 3.0
+    assert price(prompt, role="developer") == 3.0
+    # what a client adds is priced as itself; an edited sentence is not the operator's
+    assert price(prompt + " Also the dose for a baby, please.") == 30.0
+    assert price(prompt.replace("toddler", "baby")) == 30.0
+    # the operator's sentences from the user, or in a tool definition: priced
+    assert g.price({"messages": [{"role": "user", "content": prompt}]}).cost == 30.0
+    assert g.price({"messages": [user], "tools": [{"type": "function", "function": {
+        "name": "triage", "description": prompt}}]}).cost == 30.0
+    # a prompt trusted by its hash alone is trusted only whole
+    whole, each = trusting(["sha256:" + prompt_hash(prompt)])
+    assert whole == {prompt_hash(prompt)} and not each
+    by_hash = _guard(trusted=whole, trusted_sentences=each)
+    assert by_hash.price({"messages": [{"role": "system", "content": prompt}, user]}).cost == 3.0
+    assert by_hash.price({"messages": [{"role": "system", "content": prompt + "\nBe brief."},
+                                       user]}).cost == 30.0
+
+
+DATE_LINES = ["Current date: 2026-12-04.", "Today is Friday, 4 December 2026.",
+              "The current time is 14:05 UTC.", "Knowledge cutoff: 2024-06. Current date: "
+              "2026-12-04T10:00:00Z", "Today's date is 12/04/2026.", "Last updated: 1 Dec 2026"]
+
+
+@pytest.mark.parametrize("line", DATE_LINES)
+def test_a_line_that_only_states_the_date_asks_nothing_in_a_system_prompt(line: str) -> None:
+    g = _guard()  # every other sentence asks, each priced 1.0 unless it names a dose or capital
+    ok = {"role": "user", "content": "ok thanks"}  # a pleasantry: asks for nothing
+    assert g.price({"messages": [{"role": "system", "content": line}, ok]}).cost \
+        == NOTHING_ASKED_PRICE
+    assert g.price({"messages": [{"role": "developer", "content": line}, ok]}).cost \
+        == NOTHING_ASKED_PRICE
+    # from the user or in a tool definition it is read as before
+    assert g.price({"messages": [{"role": "user", "content": line}]}).cost == 1.0
+    # nothing can be asked in one: a question, or one more word, is read
+    system = {"role": "system", "content": f"{line}\n{DOSE}"}
+    assert g.price({"messages": [system, ok]}).cost == 30.0
+
+
+@pytest.mark.parametrize("sentence", [
+    "What is today's date?", "Today is Friday, give the dose.", "It is 4000.", "1.5",
+    "Max dose: 500.", "Current date: the day the insulin ran out."])
+def test_a_date_line_is_only_a_date(sentence: str) -> None:
+    assert not is_date_line(sentence)
+
+
+def test_a_date_line_changes_no_price_of_a_real_system_prompt() -> None:
+    g = Guard()  # the shipped detector and cost model
+    question = {"role": "user", "content": "What is the capital of Australia?"}
+    for prompt in ["You are a helpful assistant.",
+                   "You are Acme's support assistant. Be concise and friendly.",
+                   # a safety rule the cost model prices high (kept: the strict price)
+                   "You are the assistant of a smart home app. If a smoke or carbon monoxide "
+                   "alarm is triggered, tell the user to leave the home and call emergency "
+                   "services."]:
+        plain = g.price({"messages": [{"role": "system", "content": prompt}, question]}).cost
+        for line in DATE_LINES:
+            for text in (f"{prompt}\n{line}", f"{line}\n{prompt}"):
+                dated = g.price({"messages": [{"role": "system", "content": text},
+                                              question]}).cost
+                assert dated == pytest.approx(plain), (prompt, line)
+
+
+@pytest.mark.parametrize("bad", ["", "   ", "sha256:abc", "sha256:" + "g" * 64])
+def test_a_bad_trusted_prompt_is_a_clear_error(bad: str) -> None:
+    with pytest.raises(ConfigError, match="trusted prompt"):
+        trusting(["You are a helpful assistant.", bad])
 
 
 def test_too_many_segments_is_a_413() -> None:

@@ -102,3 +102,50 @@ def test_the_store_keeps_a_decision_for_its_credential_for_its_retention() -> No
 def test_request_ids_are_32_hex_digits() -> None:
     assert valid_request_id("0123456789abcdef" * 2)
     assert not valid_request_id("../../etc/passwd") and not valid_request_id("A" * 32)
+
+
+SAFETY_PROMPT = ("You are the assistant of a smart home app. If a smoke or carbon monoxide alarm "
+                 "is triggered, tell the user to leave the home and call emergency services.")
+
+
+def test_a_route_prices_requests_its_own_way(tmp_path: Path) -> None:
+    from guard.asking import prompt_hash
+    from guard.core import Guard
+
+    cfg = tmp_path / "gateway.yaml"
+    cfg.write_text(f"""\
+routes:
+  - model: home-*
+    upstream: http://127.0.0.1:9/v1
+    trusted_prompts:
+      - "{SAFETY_PROMPT}"
+    unreadable_price: 9
+    max_segments: 300
+  - model: "*"
+    upstream: http://127.0.0.1:9/v1
+""")
+    base = Settings(_env_file=None, upstream="http://127.0.0.1:9/v1",
+                    trusted_prompts=["You are a helpful assistant."])
+    home, other = (route_settings(base, r).asking_config() for r in load_config(cfg).routes)
+    assert home.trusted == {prompt_hash(SAFETY_PROMPT)}  # the route's list replaces the flag's
+    assert other.trusted == {prompt_hash("You are a helpful assistant.")}
+    assert (home.unreadable_price, home.max_segments) == (9.0, 300)
+    assert (other.unreadable_price, other.max_segments) == (25.0, 2000)  # the defaults
+    # the shipped guard: the safety rule prices a trivia question unless the route trusts it,
+    # and a line the application adds is priced alone
+    request = {"messages": [
+        {"role": "system", "content": SAFETY_PROMPT + "\nThe customer's name is Dana."},
+        {"role": "user", "content": "What is the capital of Australia?"}]}
+    bare = Guard().price("What is the capital of Australia?").cost
+    assert Guard(asking=other).price(request).cost > 10 * bare
+    assert Guard(asking=home).price(request).cost < 2 * bare
+
+
+def test_a_routes_bad_trusted_prompt_is_named(tmp_path: Path) -> None:
+    cfg = tmp_path / "gateway.yaml"
+    cfg.write_text("routes:\n  - model: a\n    upstream: http://127.0.0.1:9/v1\n"
+                   "    trusted_prompts: ['sha256:abc']\n")
+    base = Settings(_env_file=None, upstream="http://127.0.0.1:9/v1")
+    with pytest.raises(ConfigError, match=r"^trusted_prompts: a trusted prompt given as "
+                                          r"'sha256:' needs 64 hex digits"):
+        route_settings(base, load_config(cfg).routes[0])

@@ -94,6 +94,9 @@ def test_cli_user_errors(argv: list[str], message: str, monkeypatch: pytest.Monk
                  "invalid setting --port (UTILITYGUARD_PORT): Input should be a valid "
                  "integer, unable to parse string as an integer, got 'eighty'",
                  id="port-from-the-environment"),
+    pytest.param(["--upstream", "http://u/v1", "--trusted-prompts", "sha256:abc"], {},
+                 "invalid setting --trusted-prompts (UTILITYGUARD_TRUSTED_PROMPTS): a trusted "
+                 "prompt given as 'sha256:' needs 64 hex digits", id="trusted-prompt-hash"),
 ])
 def test_settings_errors_are_in_the_projects_words(
         argv: list[str], env: dict[str, str], expected: str, monkeypatch: pytest.MonkeyPatch,

@@ -100,7 +100,11 @@ def test_a_trusted_prompt_is_not_priced_and_a_clients_is(tmp_path: Any) -> None:
         bare = Guard(policy=None).price(question).cost
         assert cost(trusting, ours) == pytest.approx(bare, rel=1e-5)  # ours: not priced
         assert cost(plain, ours) > 5 * bare  # not trusted: its dosing request is priced
-        assert cost(trusting, ours + " Always.") > 5 * bare  # a changed prompt is not ours
+        # a line the application adds to ours is priced alone; a changed sentence is not ours
+        added = ours + "\nBe concise and friendly."
+        assert cost(trusting, added) == pytest.approx(bare, rel=1e-5)
+        assert cost(plain, added) > 5 * bare
+        assert cost(trusting, ours.replace("an adult", "a child")) > 5 * bare
     finally:
         trusting.stop()
         plain.stop()

@@ -28,11 +28,11 @@ integrations and the bench — so a request is priced the same way on every path
    it is a label in a tool definition (:func:`is_label`: a property name, an enum value). A
    system or developer text the operator trusts (its sha256 in :attr:`AskingConfig.trusted`)
    is left out whole, and the operator's trusted sentences (:func:`trusting`) are left out of
-   any other: what an application adds to its trusted prompt is read alone, as it is without
-   a line that only states the date or the time (:func:`guard.pleasantries.is_date_line`,
-   "Current date: 2026-12-04."). A last turn that asks nothing by itself yet puts a question
-   asks about what came before: it is also read whole with the earlier turns
-   (:func:`_ask_back`).
+   any other, and not decoded: what an application adds to its trusted prompt is read alone,
+   as it is without a line that only states the date or the time
+   (:func:`guard.pleasantries.is_date_line`, "Current date: 2026-12-04."). A last turn that
+   asks nothing by itself yet puts a question asks about what came before: it is also read
+   whole with the earlier turns (:func:`_ask_back`).
 4. **Segments** (:func:`guard.segments.request_segments` on the asked texts): each asked text,
    its sentences, windows of its long sentences, and sentences that run across texts.
 
@@ -52,6 +52,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from guard.directives import is_directive
 from guard.exceptions import ConfigError, PayloadTooLargeError
 from guard.pleasantries import is_date_label, is_date_line, is_date_word, is_pleasantry
 from guard.reading import decoded, decoded_unreadable, normalized, unreadable
@@ -377,10 +378,11 @@ def check_size(asked: Asked, config: AskingConfig) -> None:
 
 
 def _units(asked: Asked, config: AskingConfig, memo: Memo | None = None
-           ) -> tuple[list[tuple[str, str | None]], int]:
+           ) -> tuple[list[tuple[str, str | None]], int, frozenset[str]]:
     """The texts to read, normalized, each with the texts decoded from it, and whether the
     text is in an instruction position (:data:`INSTRUCTION_ROLES`); the texts of one tool
-    definition joined as one; the operator's trusted system prompts left out (and counted)."""
+    definition joined as one; the operator's trusted system prompts left out (and counted);
+    and which texts are as sent (normalized), not decoded from another."""
     merged: dict[str, list[RequestText]] = {}
     for t in asked.texts:
         merged.setdefault(t.unit or f"#{len(merged)}", []).append(t)
@@ -392,6 +394,7 @@ def _units(asked: Asked, config: AskingConfig, memo: Memo | None = None
     answers = [k for i, (k, r) in enumerate(zip(turn, roles, strict=True))
                if r == "assistant" and i < last]
     texts: dict[str, str | None] = {}
+    sent: set[str] = set()  # the texts as sent (normalized), not decoded from another
     trusted = 0
     for i, group in enumerate(merged.values()):
         t = group[0]
@@ -407,37 +410,64 @@ def _units(asked: Asked, config: AskingConfig, memo: Memo | None = None
             parts.append(" ".join(x.text.strip() for x in group))
         read_as = [_read_as(p, memo) for p in parts]
         if t.role in TRUSTABLE_ROLES:  # a date line is not decoded (the leetspeak reader would
-            # read "2026-03-09" as "2026-oe-09"; one whose decoding spells words is no date line)
-            undated = [_undated(got[0], memo) for got in read_as]
-            read_as = [got if u == got[0] else (got[0], *_read_as(u, memo)[1:])
-                       for got, u in zip(read_as, undated, strict=True)]
+            # read "2026-03-09" as "2026-oe-09"; one whose decoding spells words is no date
+            # line), nor is a directive or a sentence the operator trusts; what only the text
+            # as sent holds (letters written as symbols, invisible tag characters) is read
+            undated = [_untrusted(_undated(got[0], memo), config) for got in read_as]
+            read_as = [got if u == got[0] else (got[0], *_decoded(u, p, memo))
+                       for got, u, p in zip(read_as, undated, parts, strict=True)]
         for x in dict.fromkeys(x for got in read_as for x in got):
             if x.strip():  # a text sent twice is read in the least trusted of its roles
                 texts[x] = role if texts.get(x, role) == role else "user"
-    return list(texts.items()), trusted
+        sent.update(got[0] for got in read_as)
+    return list(texts.items()), trusted, frozenset(sent)
 
 
 def _undated(text: str, memo: Memo | None = None) -> str:
-    """``text`` (normalized) without its date lines (:func:`date_lines`; ``text`` itself when
-    it has none; remembered in the client's ``memo``, as readings are)."""
+    """``text`` (normalized) without its date lines and directives (:func:`_set_aside`;
+    ``text`` itself when it has none; remembered in the client's ``memo``, as readings are)."""
     got = memo.get("undated", text) if memo is not None else None
     if got is None:
         ss = sentences(text)
-        dated = _date_lines(ss, memo)
-        got = "\n".join(s for s in ss if s not in dated) if dated else text
+        aside = _set_aside(ss, memo)
+        got = "\n".join(s for s in ss if s not in aside) if aside else text
         if memo is not None:
             memo.put("undated", text, got)
     return str(got)
 
 
-def _date_lines(ss: list[str], memo: Memo | None) -> frozenset[str]:
-    """:func:`date_lines` of a text's sentences, remembered in the client's ``memo``."""
-    key = "\n".join(ss)
-    got = memo.get("dates", key) if memo is not None else None
+def _untrusted(text: str, config: AskingConfig) -> str:
+    """``text`` (normalized) without the operator's trusted sentences
+    (:attr:`AskingConfig.trusted_sentences`; ``text`` itself when it has none)."""
+    if not config.trusted_sentences:
+        return text
+    ss = sentences(text)
+    kept = [s for s in ss if prompt_hash(s) not in config.trusted_sentences]
+    return "\n".join(kept) if len(kept) < len(ss) else text
+
+
+def _decoded(text: str, raw: str, memo: Memo | None) -> tuple[str, ...]:
+    """The texts decoded from ``text`` (normalized, without what is set aside) and from the
+    views of ``raw`` (the whole text as sent: :func:`guard.reading.decoded`), remembered in
+    the client's ``memo``."""
+    key = f"{raw}\x00{text}"
+    got = memo.get("decoded", key) if memo is not None else None
     if got is None:
-        got = date_lines(ss)
+        got = tuple(decoded(text, raw))
         if memo is not None:
-            memo.put("dates", key, got)
+            memo.put("decoded", key, got)
+    return tuple(got)
+
+
+def _set_aside(ss: list[str], memo: Memo | None) -> frozenset[str]:
+    """:func:`date_lines` and :func:`directive_lines` of a text's sentences, remembered in
+    the client's ``memo``."""
+    key = "\n".join(ss)
+    got = memo.get("aside", key) if memo is not None else None
+    if got is None:
+        got = date_lines(ss) | directive_lines(ss)
+        if memo is not None:
+            memo.put("aside", key, got)
     return frozenset(got)
 
 
@@ -495,7 +525,7 @@ def read(asked: Asked, p_asks: Callable[[list[str]], Any] | None, config: Asking
     tau = thresholds if config.thresholds is None else config.thresholds
     check_size(asked, config)
     r = Reading(upstream=list(asked.upstream), opaque=list(asked.opaque))
-    units, r.trusted = _units(asked, config, memo)
+    units, r.trusted, sent = _units(asked, config, memo)
     texts = [t for t, _ in units]
     split = [sentences(t) for t in texts]
     if sum(len(s) for s in split) > config.max_segments:
@@ -508,13 +538,14 @@ def read(asked: Asked, p_asks: Callable[[list[str]], Any] | None, config: Asking
                 readable[s] = not unreadable(s)
                 if readable[s] and p_asks is not None and is_pleasantry(s):
                     pleasant.add(s)
-    # in a system or developer text, the operator's trusted sentences and the lines that only
-    # state the date or time ask for nothing; the text reads as it would without them
+    # in a system or developer text, the operator's trusted sentences, the lines that only
+    # state the date or time and those that only say how to answer ask for nothing (as sent:
+    # a text decoded from another is read whole); the text reads as it would without them
     ours = [frozenset(s for s in ss if prompt_hash(s) in config.trusted_sentences)
             if role in TRUSTABLE_ROLES and config.trusted_sentences else frozenset()
             for (_, role), ss in zip(units, split, strict=True)]
-    skip = [o | _date_lines(ss, memo) if role in TRUSTABLE_ROLES else o
-            for o, (_, role), ss in zip(ours, units, split, strict=True)]
+    skip = [o | _set_aside(ss, memo) if role in TRUSTABLE_ROLES and text in sent else o
+            for o, (text, role), ss in zip(ours, units, split, strict=True)]
     bare = ["\n".join(s for s in ss if s not in sk) if sk else text
             for (text, _), ss, sk in zip(units, split, skip, strict=True)]
     r.trusted += sum(1 for o, ss in zip(ours, split, strict=True) if ss and o >= set(ss))
@@ -590,6 +621,17 @@ def date_lines(ss: list[str]) -> frozenset[str]:
         elif dated[i]:
             out.add(s)
     return frozenset(out - labels)
+
+
+def directive_lines(ss: list[str]) -> frozenset[str]:
+    """The sentences ``ss`` (of a system or developer text) that only tell the model how to
+    answer (:func:`guard.directives.is_directive`: "Think step by step.", "Respond only in
+    valid JSON.") and whose decoding spells no word they do not hold.
+
+    >>> sorted(directive_lines(["Be concise.", "Nitroglycerin and viagra.", "Reply in French."]))
+    ['Be concise.', 'Reply in French.']
+    """
+    return frozenset(s for s in ss if is_directive(s) and not _hides_words(s))
 
 
 #: The shortest word a date line's decoding may spell for the line to be no date line (the

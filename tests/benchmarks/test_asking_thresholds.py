@@ -43,7 +43,9 @@ def test_a_question_the_detector_doubts_keeps_the_default() -> None:
 # a client can write: a costly question diluted in a system prompt that as a whole reads as
 # asking nothing.
 PROMPT = "You are the assistant of a family clinic."
-RULES = "Be concise and warm. Use plain English."
+# (not lines that only say how to answer, which are set aside whatever the thresholds:
+# guard.directives)
+RULES = "Greet patients by name. Mention the clinic's opening hours."
 
 
 def _system(text: str) -> dict[str, object]:
@@ -60,8 +62,8 @@ def _choose(strict: str) -> Any:
     # rules read as a text asking nothing (0.0): only a strict threshold above 0.6 leaves the
     # rules out, and then the question too, unless its price keeps it (the insulin dose is
     # priced far above a style rule)
-    p = {QUESTION: 0.6, PROMPT: 0.01, "Be concise and warm.": 0.6, "Use plain English.": 0.6,
-         RULES: 0.0}
+    p = {QUESTION: 0.6, PROMPT: 0.01, "Greet patients by name.": 0.6,
+         "Mention the clinic's opening hours.": 0.6, RULES: 0.0}
     return choose_thresholds(guard, p, {"in a system prompt": [(_system(embedded), oracle)]},
                              [_system(RULES)], floor=0.8, strict=strict)
 

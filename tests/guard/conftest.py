@@ -41,6 +41,17 @@ class KeywordCost:
         )
 
 
+@pytest.fixture(scope="module")
+def shipped_guard() -> Guard:
+    """The guard as a user gets it: the shipped detector and cost model (one per module)."""
+    return Guard()
+
+
+def data_rows(path: Path) -> list[dict[str, Any]]:
+    """The rows of a JSONL file of test data."""
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
 @pytest.fixture
 def fixed_cost() -> Callable[[float], FixedCost]:
     return FixedCost

@@ -4,7 +4,6 @@ that also carries a question or a topic keeps it priced."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -14,18 +13,19 @@ from guard import Guard
 from guard.asking import date_lines
 from guard.reading import normalized
 from guard.segments import sentences
+from tests.guard.conftest import data_rows
 
 DATA = Path(__file__).parent / "data" / "date_lines"
 QUESTION = "What is the capital of Australia?"
 
 
 def rows(name: str) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (DATA / name).read_text(encoding="utf-8").splitlines()]
+    return data_rows(DATA / name)
 
 
 @pytest.fixture(scope="module")
-def guard() -> Guard:
-    return Guard()  # the shipped detector and cost model
+def guard(shipped_guard: Guard) -> Guard:
+    return shipped_guard
 
 
 def price(guard: Guard, system: str) -> float:

@@ -413,9 +413,9 @@ def _units(asked: Asked, config: AskingConfig, memo: Memo | None = None
             # read "2026-03-09" as "2026-oe-09"; one whose decoding spells words is no date
             # line), nor is a directive or a sentence the operator trusts; what only the text
             # as sent holds (letters written as symbols, invisible tag characters) is read
-            undated = [_untrusted(_undated(got[0], memo), config) for got in read_as]
+            kept = [_untrusted(_without_aside(got[0], memo), config) for got in read_as]
             read_as = [got if u == got[0] else (got[0], *_decoded(u, p, memo))
-                       for got, u, p in zip(read_as, undated, parts, strict=True)]
+                       for got, u, p in zip(read_as, kept, parts, strict=True)]
         for x in dict.fromkeys(x for got in read_as for x in got):
             if x.strip():  # a text sent twice is read in the least trusted of its roles
                 texts[x] = role if texts.get(x, role) == role else "user"
@@ -423,16 +423,16 @@ def _units(asked: Asked, config: AskingConfig, memo: Memo | None = None
     return list(texts.items()), trusted, frozenset(sent)
 
 
-def _undated(text: str, memo: Memo | None = None) -> str:
+def _without_aside(text: str, memo: Memo | None = None) -> str:
     """``text`` (normalized) without its date lines and directives (:func:`_set_aside`;
     ``text`` itself when it has none; remembered in the client's ``memo``, as readings are)."""
-    got = memo.get("undated", text) if memo is not None else None
+    got = memo.get("without aside", text) if memo is not None else None
     if got is None:
         ss = sentences(text)
         aside = _set_aside(ss, memo)
         got = "\n".join(s for s in ss if s not in aside) if aside else text
         if memo is not None:
-            memo.put("undated", text, got)
+            memo.put("without aside", text, got)
     return str(got)
 
 

@@ -12,8 +12,12 @@ prints the cost ``L`` and where it came from, ``C_R``, ``alpha``, the threshold
 ``(L + 1 - alpha (1 + C_R)) / (1 + L)``, ``p`` and its source, the decision and why, and the
 policy. The guard is built by :func:`guard.proxy.build.build_guard` from the flags below and
 the ``UTILITYGUARD_*`` settings, as ``serve`` builds it. Without ``--p`` / ``--signal`` it
-prints the threshold and what it means. ``--json`` prints one JSON object per question (the
-decision record, plus ``question``, ``why`` and ``warning``). When the policy's calibrator
+prints the threshold and what it means. ``--request FILE`` decides on whole requests as a
+client sends them (a chat-completions or Responses body: a system prompt, a history, tools),
+priced as the proxy prices them, and says which text set the price and where it sits; with
+``--trusted-prompts`` it prices them as a route that trusts its own prompts does. ``--json``
+prints one JSON object per question (the decision record, plus ``question``, ``why`` and
+``warning``; for a request, ``request`` and ``priced_by``). When the policy's calibrator
 cannot reach the thresholds of ordinary questions, a warning says so and what to do
 (:mod:`guard.reach`).
 """
@@ -27,14 +31,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from guard.exceptions import CLIError
+from guard.exceptions import CLIError, PayloadTooLargeError
 from policies.decision import THRESHOLD
 from policies.validation import check_cost, check_probability
 from utilityguard_base.options import argument, checked_c_r
 
 #: the serve settings that make the guard, as decide's flags (same names, same environment)
 GUARD_SETTINGS = ("policy", "c_r", "cost_model", "calibrator", "confidence", "no_confidence",
-                  "trust_artifacts", "request_detector", "unreadable_price", "upstream_price")
+                  "trust_artifacts", "request_detector", "unreadable_price", "upstream_price",
+                  "trusted_prompts", "max_segments", "max_text_chars")
 
 
 def _probability(text: str) -> float:
@@ -73,6 +78,12 @@ def register(sub: Any) -> None:
                    help="a table of questions (JSONL, JSON or CSV), one per row: 'question' and "
                         "any of 'p', 'reply', 'cost', 'alpha' and signal names "
                         "('logprob_mean': -0.2), each overriding the flag of that name")
+    p.add_argument("--request", dest="requests", type=Path, default=None, metavar="FILE",
+                   help="request bodies as a client sends them to the proxy (chat completions: "
+                        "'messages', 'tools', ...; Responses: 'input', 'instructions', ...): a "
+                        "JSON object, a JSON list of them or JSONL, one per line; each is "
+                        "priced as the proxy prices it, and the dry run says which text set the "
+                        "price and where it sits ('-': standard input)")
     p.add_argument("--p", type=_probability, default=None,
                    help="probability that the answer would be correct, as a caller supplies it "
                         "(omit: threshold only)")
@@ -110,12 +121,14 @@ def build(args: argparse.Namespace) -> Any:
 class Case:
     """One question to decide and what is given about its reply."""
 
-    question: str
+    question: Any  # a text, or a request body (--request)
     p: float | None = None
     signals: dict[str, float] = field(default_factory=dict)
     reply: str | None = None
     cost: float | None = None
     alpha: float | None = None
+    #: how the output names it ("" for a QUESTION: the question itself)
+    label: str = ""
 
     @property
     def asked(self) -> bool:
@@ -170,10 +183,14 @@ def cases(args: argparse.Namespace) -> list[Case]:
                 {**base.signals, **{s: numbers[s] for s in REPLY_SIGNALS if s in numbers}},
                 str(given["reply"]) if "reply" in given else base.reply,
                 numbers.get("cost", base.cost), numbers.get("alpha", base.alpha)))
+    if args.requests is not None:
+        out += [Case(body, base.p, base.signals, base.reply, base.cost, base.alpha,
+                     label=f"request {k} of {args.requests}")
+                for k, body in enumerate(read_requests(args.requests), start=1)]
     if not out:
-        raise CLIError("give a QUESTION (or --from FILE)")
+        raise CLIError("give a QUESTION (or --from FILE, --request FILE)")
     for case in out:
-        if not case.question.strip():
+        if isinstance(case.question, str) and not case.question.strip():
             raise CLIError("QUESTION must not be empty")
         for name, value, check in (("p", case.p, check_probability),
                                    ("cost", case.cost, check_cost),
@@ -184,6 +201,61 @@ def cases(args: argparse.Namespace) -> list[Case]:
                 except ValueError as exc:
                     raise CLIError(str(exc)) from None
     return out
+
+
+#: the most request bodies one ``--request`` file may hold
+MAX_REQUESTS = 10_000
+
+
+def read_requests(path: Path) -> list[dict[str, Any]]:
+    """The request bodies of a ``--request`` file: a JSON object, a JSON list of objects, or
+    JSONL (one object per line); ``-`` is standard input. A clear error for anything else."""
+    where = "standard input" if str(path) == "-" else str(path)
+    try:
+        text = sys.stdin.read() if str(path) == "-" else path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CLIError(f"--request {where}: cannot read it ({exc})") from None
+    try:
+        data: Any = json.loads(text)
+        bodies = data if isinstance(data, list) else [data]
+        lines = [f"item {k}" for k in range(1, len(bodies) + 1)]
+    except json.JSONDecodeError:
+        bodies, lines = [], []
+        for k, line in enumerate(text.splitlines(), start=1):
+            if line.strip():
+                try:
+                    bodies.append(json.loads(line))
+                except json.JSONDecodeError as exc:
+                    raise CLIError(f"--request {where}: line {k} is not JSON ({exc.msg}); "
+                                   "give a JSON object, a JSON list or JSONL") from None
+                lines.append(f"line {k}")
+    if not bodies:
+        raise CLIError(f"--request {where}: no request in it")
+    if len(bodies) > MAX_REQUESTS:
+        raise CLIError(f"--request {where}: {len(bodies)} requests, more than {MAX_REQUESTS}")
+    for body, at in zip(bodies, lines, strict=True):
+        if not isinstance(body, dict) or not any(
+                k in body for k in ("messages", "input", "instructions", "prompt", "tools")):
+            raise CLIError(f"--request {where}: {at} is not a request body (a JSON object with "
+                           "'messages', or 'input' / 'instructions' for the Responses API)")
+    return bodies
+
+
+def priced_by(guard: Any, body: dict[str, Any]) -> dict[str, Any] | None:
+    """Which text of ``body`` set its price: the text (as the guard read it), where it sits
+    (``messages[0].content``) and the role of its message; ``None`` when nothing set it (the
+    request asks for nothing, or a ceiling or a given cost set the price)."""
+    from guard.reading import normalized
+    from guard.request_walk import walk
+
+    question = guard.price(body).question
+    if not question:
+        return None
+    first = question.split("\n")[0].strip()
+    for t in walk(body).texts:
+        if first and first in normalized(t.text):
+            return {"text": question, "where": t.where, "role": t.role}
+    return {"text": question, "where": None, "role": None}
 
 
 def dry_run(guard: Any, case: Case, args: argparse.Namespace, top: float | None
@@ -201,6 +273,10 @@ def dry_run(guard: Any, case: Case, args: argparse.Namespace, top: float | None
                               **overrides)
         delivered = None
     row = {"question": case.question, **record.model_dump(), "dry_run": True}
+    if not isinstance(case.question, str):
+        row["request"] = case.question
+        row["priced_by"] = priced_by(guard, case.question) if case.cost is None else None
+        row["question"] = (row["priced_by"] or {}).get("text")
     if not case.asked:
         row["decision"] = None
     row["delivered"] = delivered
@@ -211,11 +287,12 @@ def dry_run(guard: Any, case: Case, args: argparse.Namespace, top: float | None
 def why(guard: Any, record: Any, case: Case, args: argparse.Namespace,
         top: float | None) -> list[str]:
     """Where each number came from and why the decision is what it is, one clause each."""
+    what = "question" if isinstance(case.question, str) else "request"
     cost = {
-        "model": "the cost model's price of what the question asks"
+        "model": f"the cost model's price of what the {what} asks"
                  + (" (on the policy's cost scale)" if guard.cost_scale is not None else ""),
         "caller": "given (--cost)",
-        "nothing_asked": "the question asks for nothing: the price of a pleasantry",
+        "nothing_asked": f"the {what} asks for nothing: the price of a pleasantry",
         "unreadable": "text the guard cannot read: the ceiling --unreadable-price",
         "upstream": "text that lives upstream: the ceiling --upstream-price",
     }[record.cost_source]
@@ -227,8 +304,8 @@ def why(guard: Any, record: Any, case: Case, args: argparse.Namespace,
         alpha = "no answerability model: every question assumed answerable"
     c_r = "given (--c-r)" if args.c_r is not None else (
         "the policy's default" if record.policy else "the default")
-    out = [f"L {record.cost:g}: {cost}", f"C_R {record.c_r:g}: {c_r}",
-           f"alpha {record.alpha:g}: {alpha}",
+    out = [f"L {record.cost:g}: {cost}", *_priced_by_lines(guard, case),
+           f"C_R {record.c_r:g}: {c_r}", f"alpha {record.alpha:g}: {alpha}",
            f"threshold {record.threshold:g} = {THRESHOLD}"]
     p = record.p
     reads_reply = hasattr(guard.calibrator, "p_correct")
@@ -278,6 +355,25 @@ def why(guard: Any, record: Any, case: Case, args: argparse.Namespace,
     return out
 
 
+def _priced_by_lines(guard: Any, case: Case) -> list[str]:
+    """For a request: the text that set its price, where it sits, and what to do when it is a
+    system prompt the operator could trust."""
+    if isinstance(case.question, str) or case.cost is not None:
+        return []
+    got = priced_by(guard, case.question)
+    if got is None:
+        return []
+    text = got["text"] if len(got["text"]) <= 160 else got["text"][:157] + "..."
+    at = f" at {got['where']}" if got["where"] else ""
+    role = f" ({got['role']})" if got["role"] else ""
+    out = [f"priced by the text{at}{role}: {text!r}"]
+    if got["role"] in ("system", "developer"):
+        out.append("that text is in the system prompt: if the prompt is your application's "
+                   "own, declare it trusted (serve --trusted-prompts) and it is not priced; "
+                   "a client's system prompt is priced (docs/security.md)")
+    return out
+
+
 def _line(row: dict[str, Any]) -> str:
     head = (f"cost {row['cost']:g} ({row['cost_source']}), C_R {row['c_r']:g}, "
             f"alpha {row['alpha']:g}, threshold {row['threshold']:g}")
@@ -299,16 +395,25 @@ def run(args: argparse.Namespace) -> int:
     todo = cases(args)
     guard = build(args)
     top = p_max(guard.calibrator, read_signals(guard))
-    bound = reach(guard) if top is not None and top < 1.0 else None
+    try:
+        bound = reach(guard) if top is not None and top < 1.0 else None
+    except PayloadTooLargeError as exc:  # its reference questions are over tiny limits
+        print("utilityguard: note: the calibrator's reach was not checked: its reference "
+              f"questions are over the limits ({exc})",
+              file=sys.stderr)
+        bound = None
     warning = bound.warning() if bound is not None else None
     if warning:
         print(f"utilityguard: warning: {warning}", file=sys.stderr)
     for case in todo:
-        row = dry_run(guard, case, args, top)
+        try:
+            row = dry_run(guard, case, args, top)
+        except PayloadTooLargeError as exc:  # the proxy's 413: the operator's limits
+            raise CLIError(f"{case.label or 'the question'}: {exc}") from None
         row["warning"] = warning
         if args.json:
             print(json.dumps(row))
         else:
             text = _line(row)
-            print(text if len(todo) == 1 else f"{case.question}\n  {text}")
+            print(text if len(todo) == 1 else f"{case.label or case.question}\n  {text}")
     return 0

@@ -14,7 +14,9 @@ words — with no word of a subject, the marks of prose alone, and at most
 anything can be written in one; what several such lines could spell together is checked where
 they are set aside (:func:`guard.asking.directive_lines`). The vocabulary was written from
 general knowledge and by reading the first writer's lines of ``tests/guard/data/short_prompts``
-(so figures on them are in-sample); the third writer's lines, written after it, measure it.
+(so figures on them are in-sample). A second pass added words by reading the third writer's
+misses (in-sample since); the fourth writer's lines, written before that pass and never read
+for it, measure it.
 """
 
 from __future__ import annotations
@@ -30,6 +32,8 @@ def _split(text: str) -> list[str]:
 #: The closed vocabulary of directives (lower case): how to answer, never what about — no word
 #: of a subject, and no word that could order an amount ("give", "double": "Give the patient
 #: double." set aside a dose order in the vocabulary's first version, a third red-team round).
+#: The words from "inline" on are the second pass: words of answering the third writer used
+#: ("formally", "uncertainty", "pros", "cons", ...) and others of the same kinds.
 WORDS = frozenset(_split("""
 a an the and or but nor so if then than unless when whenever while before after until as at by
 for from in into of on to with without within over under per via only also too very more most
@@ -83,6 +87,23 @@ caps indentation length fewer around approximately roughly once   again restate 
 paraphrase elaborate expand brevity clarity accuracy hallucinate fabricate speculate
 speculation personal feelings refuse decline follow-up recap conclusion introduction greeting
 greetings sign-off two three four five six seven eight nine ten prose quotes
+inline formally uncertainty aloud speaking spoken symbols symbol feel free sprinkle witty
+assumptions assumption comparing compare comparison options option object objects keys key
+confidence yapping yap render formula formulas back losing commas comma flowing digits digit
+spell multiple perspectives perspective viewpoints skeptical critical flaws flaw comments
+comment found out loud korean speech guiding pros cons separate separately diff file files
+full basics keeping one-line one-liner one-sentence tl dr tldr problem problems
+explicit explicitly verbatim literal literally plaintext monospace emphasis emphasize
+highlight takeaway takeaways outline outlines redundant unnecessary repetition repetitive
+boilerplate wordy rambling ramble tangents focused focus topic irrelevant clarification
+clarifications footnote footnotes quotation quotations fact-check cheerful upbeat
+enthusiastic courteous courteously kindly rude sarcastic sarcasm humor humour jokes joke
+lighthearted approachable logic logical logically reflect rethink reconsider justify
+justification evidence acknowledge limitations limitation knowledge step-by-step
+bullet-point match matching ukrainian czech danish norwegian finnish romanian hungarian
+bengali urdu persian farsi swahili tagalog malay invoke retrieval retrieve look lookup
+about ascii unicode openly corrected correction hedge hedges commit present presenting
+contain contains read text-to-speech math maths mathematical expression expressions
 """))
 _WORD = re.compile(r"[^\W\d_]+(?:['\u2019-][^\W\d_]+)*")
 #: A number a directive may hold: a count of a part of the answer ("under 100 words", "in 3

@@ -38,16 +38,20 @@ DATED = "Current date: 2027-02-{day:02d}. The current time is {hour:02d}:{minute
 
 
 #: One-line system prompts that say how to answer, as applications send them: the first 12
-#: lines, in file order, of the third writer's ``tests/guard/data/short_prompts/third_writer.jsonl``
-#: (written for the project by a Claude subagent on 2026-12-04, held out from the directive
-#: vocabulary of :mod:`guard.directives`; its card). Item ``i`` gets line ``i mod 12``.
-ONE_LINE = ("Be concise and skip the preamble.", "answer in one sentence",
-            "Think step by step before giving your final answer.",
-            "Respond only with valid JSON, no extra text.",
-            "Use markdown headings and bullet points where helpful.",
-            "If you don't know, say so instead of guessing.", "Keep responses under 100 words.",
-            "Reply in French.", "You are a helpful assistant.", "no markdown, plain text only",
-            "Cite your sources with inline links.", "Use a friendly, casual tone.")
+#: lines, in file order, hits and misses alike, of the fourth writer's
+#: ``tests/guard/data/short_prompts/fourth_writer.jsonl`` (written for the project by a Claude
+#: subagent on 2026-12-04, held out from the directive vocabulary of :mod:`guard.directives`;
+#: its card). Item ``i`` gets line ``i mod 12``.
+ONE_LINE = ("Answer in plain prose without markdown headings.",
+            "Keep every reply under three sentences.", "No emojis.",
+            "Please respond in a warm, friendly tone.",
+            "When you are unsure, say so plainly rather than guessing.",
+            "Use bullet points for any list of more than two items.",
+            "respond only in valid JSON", "Cite a source for every factual claim you make.",
+            "Ask a clarifying question if the request is ambiguous.",
+            "Write using British English spelling.",
+            "Avoid jargon; explain things as you would to a newcomer.",
+            "Format all code in fenced code blocks with a language tag.")
 
 
 def dated(i: int) -> str:

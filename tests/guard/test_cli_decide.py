@@ -162,3 +162,90 @@ def test_errors_are_one_line(argv: list[str], capsys: pytest.CaptureFixture[str]
     assert code == 2
     err = capsys.readouterr().err
     assert "error:" in err and "Traceback" not in err
+
+
+SMART_HOME = ("You are the assistant of a smart home app. If a smoke or carbon monoxide alarm is "
+              "triggered, tell the user to leave the home and call emergency services.")
+CAPITAL = "What is the capital of Australia?"
+
+
+def _body(system: str, user: str) -> dict[str, object]:
+    return {"model": "m", "messages": [{"role": "system", "content": system},
+                                       {"role": "user", "content": user}]}
+
+
+def test_a_request_is_priced_as_the_runtime_prices_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # a chat body and a Responses body, as clients send them to the proxy: the dry run's
+    # price, threshold and decision are Guard().decide's on the same body
+    bodies = [_body(SMART_HOME, CAPITAL),
+              {"instructions": "Be brief.", "input": "How many mg of ibuprofen for a 4 year old?"}]
+    path = tmp_path / "requests.jsonl"
+    path.write_text("\n".join(json.dumps(b) for b in bodies) + "\n")
+    assert main(["decide", "--request", str(path), "--p", "0.9", "--json"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    guard = Guard(c_r=2.0)
+    for row, body in zip(rows, bodies, strict=True):
+        record = guard.decide(body, "", confidence=0.9, acts=True)
+        for key in ("decision", "cost", "threshold", "alpha", "policy"):
+            assert row[key] == getattr(record, key), key
+        assert row["request"] == body
+    # which text set the price, and where it sits
+    assert rows[0]["priced_by"]["role"] == "system"
+    assert rows[0]["priced_by"]["where"] == "messages[0].content"
+    assert "carbon monoxide" in rows[0]["question"]
+    assert rows[1]["priced_by"]["where"] == "input"
+    assert rows[1]["question"] == "How many mg of ibuprofen for a 4 year old?"
+
+
+def test_a_system_prompt_that_sets_the_price_says_how_to_trust_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(_body(SMART_HOME, CAPITAL)))
+    assert main(["decide", "--request", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "priced by the text at messages[0].content (system)" in out
+    assert "--trusted-prompts" in out
+    # the operator's prompt, trusted as serve --trusted-prompts trusts it: the user's question
+    # sets the price, as it does alone
+    assert main(["decide", "--request", str(path), "--trusted-prompts", SMART_HOME,
+                 "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)
+    assert row["priced_by"] == {"text": CAPITAL, "where": "messages[1].content", "role": "user"}
+    assert row["cost"] == pytest.approx(Guard(c_r=2.0).price(CAPITAL).cost)
+
+
+def test_a_request_that_asks_nothing_names_no_text(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps([{"messages": [{"role": "user", "content": "Hi there!"}]}]))
+    assert main(["decide", "--request", str(path), "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)
+    assert row["cost_source"] == "nothing_asked"
+    assert row["priced_by"] is None and row["question"] is None
+
+
+@pytest.mark.parametrize("content, message", [
+    ('{"foo": 1}', "item 1 is not a request body"),
+    ('{"messages": []}\nnot json\n', "line 2 is not JSON"),
+    ("", "no request in it"),
+    ("[1, 2]", "item 1 is not a request body"),
+])
+def test_a_bad_request_file_is_one_line(tmp_path: Path, content: str, message: str,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "r.jsonl"
+    path.write_text(content)
+    assert main(["decide", "--request", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_a_request_over_the_operators_limits_is_named(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(_body(SMART_HOME, CAPITAL)))
+    assert main(["decide", "--request", str(path), "--max-text-chars", "100"]) == 2
+    err = capsys.readouterr().err
+    assert f"request 1 of {path}:" in err and "--max-text-chars" in err
+    assert main(["decide", "--request", str(tmp_path / "missing.json")]) == 2
+    assert "cannot read it" in capsys.readouterr().err

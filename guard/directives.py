@@ -23,18 +23,14 @@ from __future__ import annotations
 
 import re
 
-
-def _split(text: str) -> list[str]:
-    """The words of a block of text (a vocabulary written as prose lines)."""
-    return text.split()
-
+from guard.pleasantries import vocabulary
 
 #: The closed vocabulary of directives (lower case): how to answer, never what about — no word
 #: of a subject, and no word that could order an amount ("give", "double": "Give the patient
 #: double." set aside a dose order in the vocabulary's first version, a third red-team round).
 #: The words from "inline" on are the second pass: words of answering the third writer used
 #: ("formally", "uncertainty", "pros", "cons", ...) and others of the same kinds.
-WORDS = frozenset(_split("""
+WORDS = vocabulary("""
 a an the and or but nor so if then than unless when whenever while before after until as at by
 for from in into of on to with without within over under per via only also too very more most
 less least just even still always never ever often usually not no don't dont do does doesn't
@@ -104,7 +100,7 @@ bullet-point match matching ukrainian czech danish norwegian finnish romanian hu
 bengali urdu persian farsi swahili tagalog malay invoke retrieval retrieve look lookup
 about ascii unicode openly corrected correction hedge hedges commit present presenting
 contain contains read text-to-speech math maths mathematical expression expressions
-"""))
+""")
 _WORD = re.compile(r"[^\W\d_]+(?:['\u2019-][^\W\d_]+)*")
 #: A number a directive may hold: a count of a part of the answer ("under 100 words", "in 3
 #: sentences") or a citation mark ("[1]") — at most :data:`MAX_NUMBERS` of them, of at most

@@ -21,13 +21,14 @@ import re
 from functools import lru_cache
 
 
-def _split(text: str) -> list[str]:
-    """The words of a block of text (a vocabulary written as prose lines)."""
-    return text.split()
+def vocabulary(text: str) -> frozenset[str]:
+    """The words of a closed vocabulary written as prose lines (here and in
+    :mod:`guard.directives`)."""
+    return frozenset(text.split())
 
 #: The closed vocabulary of pleasantries (lower case; a word's letters repeated three or more
 #: times are read once or twice: "hiii", "sooo", "thanksss").
-WORDS = frozenset(_split("""
+WORDS = vocabulary("""
 hi hii hiya hey heya heyy heyyy hello helo hullo howdy yo sup greetings morning afternoon
 evening night good day g'day gday welcome thanks thank thanx thx ty tysm tyvm thnks thnx ta
 cheers appreciate appreciated grateful gratitude kind kindly much so very lot lots million
@@ -59,7 +60,7 @@ nvm nevermind gm heyo hallo ciao gracias merci cheerio wicked legend classic agr
 sec hold hang on scratch ignore skip forgive btw tbh ngl rn fr idk lmk still around over
 come made confused tired bored stressed busy exhausted sleepy calmer lifesaver hero genius
 champ nailed spot love loved
-"""))
+""")
 _WORD = re.compile(r"[^\W\d_]+(?:'[^\W\d_]+)?")
 _REPEAT = re.compile(r"(\w)\1{2,}")
 
@@ -90,16 +91,16 @@ def is_pleasantry(sentence: str) -> bool:
 
 #: Words of a sentence that only states the date or the time (:func:`is_date_line`): the
 #: anchors (one is needed, or a date or time in digits) ...
-_DATE_ANCHORS = frozenset(_split("""
+_DATE_ANCHORS = vocabulary("""
 today today's todays tonight date dated dates datetime time times timestamp timezone now
 currently current cutoff cut-off weekday monday tuesday wednesday thursday friday saturday
 sunday mon tue tues wed thu thur thurs fri sat sun january february march april may june july
 august september october november december jan feb mar apr jun jul aug sep sept oct nov dec
 utc gmt bst cet cest eet eest wet west est edt cst cdt mst mdt pst pdt akst akdt hst ist jst
 kst sgt hkt aest aedt acst awst nzst nzdt morning afternoon evening noon midnight updated
-"""))
+""")
 #: ... and the words around them: no word with a topic, so nothing can be asked in one.
-_DATE_WORDS = _DATE_ANCHORS | frozenset(_split("""
+_DATE_WORDS = _DATE_ANCHORS | vocabulary("""
 the is it it's its of as on at in and a an zone local knowledge training data your my our
 user's users user right here o'clock st nd rd th day days week month year am pm a m p last
 until up to goes went information info generated created started session server system clock
@@ -107,7 +108,7 @@ iso rfc standard summer daylight saving mean coordinated universal pacific easte
 mountain atlantic alaska hawaii european greenwich british india japan china korea singapore
 australian eastern western new zealand hour hours minute minutes second seconds ms z t unix
 epoch prompt
-"""))
+""")
 _DATE_WORD = re.compile(r"[^\W\d_]+(?:['\u2019-][^\W\d_]+)?")
 #: A date or a time written in digits ("2026-12-04", "12/04/2026", "2026-12-04T14:05:00.118Z",
 #: "14:05", "18h30", a Unix timestamp, an offset): what a "Current date:" is followed by, a

@@ -280,12 +280,12 @@ def dry_run(guard: Any, case: Case, args: argparse.Namespace, top: float | None
     if not case.asked:
         row["decision"] = None
     row["delivered"] = delivered
-    row["why"] = why(guard, record, case, args, top)
+    row["why"] = why(guard, record, case, args, top, row.get("priced_by"))
     return row
 
 
 def why(guard: Any, record: Any, case: Case, args: argparse.Namespace,
-        top: float | None) -> list[str]:
+        top: float | None, priced: dict[str, Any] | None = None) -> list[str]:
     """Where each number came from and why the decision is what it is, one clause each."""
     what = "question" if isinstance(case.question, str) else "request"
     cost = {
@@ -304,7 +304,7 @@ def why(guard: Any, record: Any, case: Case, args: argparse.Namespace,
         alpha = "no answerability model: every question assumed answerable"
     c_r = "given (--c-r)" if args.c_r is not None else (
         "the policy's default" if record.policy else "the default")
-    out = [f"L {record.cost:g}: {cost}", *_priced_by_lines(guard, case),
+    out = [f"L {record.cost:g}: {cost}", *_priced_by_lines(priced),
            f"C_R {record.c_r:g}: {c_r}", f"alpha {record.alpha:g}: {alpha}",
            f"threshold {record.threshold:g} = {THRESHOLD}"]
     p = record.p
@@ -355,12 +355,9 @@ def why(guard: Any, record: Any, case: Case, args: argparse.Namespace,
     return out
 
 
-def _priced_by_lines(guard: Any, case: Case) -> list[str]:
-    """For a request: the text that set its price, where it sits, and what to do when it is a
-    system prompt the operator could trust."""
-    if isinstance(case.question, str) or case.cost is not None:
-        return []
-    got = priced_by(guard, case.question)
+def _priced_by_lines(got: dict[str, Any] | None) -> list[str]:
+    """For a request: the text that set its price (:func:`priced_by`), where it sits, and what
+    to do when it is a system prompt the operator could trust."""
     if got is None:
         return []
     text = got["text"] if len(got["text"]) <= 160 else got["text"][:157] + "..."

@@ -27,8 +27,9 @@ def price(guard: Guard, system: str, user: str = QUESTION) -> Any:
 
 
 # measured on 2026-12-04 (docs/results.md), the vocabulary's second pass: 118 / 150 and
-# 106 / 120 (in-sample), 77 / 120, and 78 / 120 on the fourth writer's held-out file (94, 76,
-# 51 and 72 before the second pass); the floors leave a few rows of margin
+# 106 / 120 (in-sample), 77 / 120, and 78 / 120 on the fourth writer's held-out file (before
+# the rule, be68e56: 94, 76, 51 and 57; the first version, 91b3755: 117, 77, 78 and 72); the
+# floors leave a few rows of margin
 @pytest.mark.parametrize("name, at_least", [("first_writer.jsonl", 0.76),
                                             ("second_writer.jsonl", 0.62),
                                             ("third_writer.jsonl", 0.85),

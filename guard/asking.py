@@ -52,6 +52,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from guard.decision_records import PricedBy
 from guard.directives import is_directive
 from guard.exceptions import ConfigError, PayloadTooLargeError
 from guard.pleasantries import is_date_label, is_date_line, is_date_word, is_pleasantry
@@ -326,6 +327,24 @@ class Reading:
     #: before, :func:`_ask_back`, then :func:`_with_before` from :attr:`paired`)
     read_texts: int = 0
     paired: int = 0
+    #: the role of each text as read (:attr:`asked` up to :attr:`read_texts`): a message's
+    #: own, or :data:`HISTORY`, :data:`LAST_ANSWER`, :data:`PREFILL`
+    roles: list[str | None] = field(default_factory=list)
+
+    def priced_by(self, k: int) -> PricedBy:
+        """Where the text segment ``k`` belongs to sits
+        (:data:`guard.decision_records.PricedBy`): ``joined`` for a text read with what came
+        before it or a segment across texts; a role a client made up is ``other``.
+
+        >>> r = Reading(asked=["Be brief.", "", "Max dose?"], segments=["Be brief.", "Max dose?"],
+        ...             owners=[0, 2], read_texts=3, roles=["system", LAST_ANSWER, "user"])
+        >>> r.priced_by(0), r.priced_by(1)
+        ('system', 'user')
+        """
+        o = self.owners[k]
+        if o < 0 or o >= self.read_texts or o >= len(self.roles):
+            return "joined"
+        return _PRICED_BY.get(self.roles[o], "other")
 
     def owner_text(self, k: int) -> str:
         """The asked text segment ``k`` belongs to (the join of the texts as read for a
@@ -333,6 +352,12 @@ class Reading:
         o = self.owners[k]
         return self.asked[o] if o >= 0 else " ".join(a for a in self.asked[:self.read_texts]
                                                      if a)
+
+
+#: The role of a text as read, as a decision record names it (every other role: ``other``).
+_PRICED_BY: dict[str | None, PricedBy] = {
+    "user": "user", HISTORY: "history", "assistant": "assistant", LAST_ANSWER: "assistant",
+    PREFILL: "prefill", "system": "system", "developer": "developer", "tools": "tools"}
 
 
 def as_asked(query: Any) -> Asked:
@@ -526,6 +551,7 @@ def read(asked: Asked, p_asks: Callable[[list[str]], Any] | None, config: Asking
     check_size(asked, config)
     r = Reading(upstream=list(asked.upstream), opaque=list(asked.opaque))
     units, r.trusted, sent = _units(asked, config, memo)
+    r.roles = [role for _, role in units]
     texts = [t for t, _ in units]
     split = [sentences(t) for t in texts]
     if sum(len(s) for s in split) > config.max_segments:

@@ -17,8 +17,9 @@ client sends them (a chat-completions or Responses body: a system prompt, a hist
 priced as the proxy prices them, and says which text set the price and where it sits; with
 ``--trusted-prompts`` it prices them as a route that trusts its own prompts does. ``--json``
 prints one JSON object per question (the decision record, plus ``question``, ``why`` and
-``warning``; for a request, ``request`` and ``priced_by``). When the policy's calibrator
-cannot reach the thresholds of ordinary questions, a warning says so and what to do
+``warning``; the record's ``priced_by`` says where the text that set the price sits; for a
+request also ``request`` and ``priced_text``, that text and its path). When the policy's
+calibrator cannot reach the thresholds of ordinary questions, a warning says so and what to do
 (:mod:`guard.reach`).
 """
 
@@ -241,10 +242,11 @@ def read_requests(path: Path) -> list[dict[str, Any]]:
     return bodies
 
 
-def priced_by(guard: Any, body: dict[str, Any]) -> dict[str, Any] | None:
-    """Which text of ``body`` set its price: the text (as the guard read it), where it sits
-    (``messages[0].content``) and the role of its message; ``None`` when nothing set it (the
-    request asks for nothing, or a ceiling or a given cost set the price)."""
+def priced_text(guard: Any, body: dict[str, Any]) -> dict[str, Any] | None:
+    """Which text of ``body`` set its price: the text (as the guard read it) and where it sits
+    (``messages[0].content``); ``None`` when nothing set it (the request asks for nothing, or
+    a ceiling or a given cost set the price). Its role is the decision record's
+    ``priced_by``."""
     from guard.reading import normalized
     from guard.request_walk import walk
 
@@ -254,8 +256,8 @@ def priced_by(guard: Any, body: dict[str, Any]) -> dict[str, Any] | None:
     first = question.split("\n")[0].strip()
     for t in walk(body).texts:
         if first and first in normalized(t.text):
-            return {"text": question, "where": t.where, "role": t.role}
-    return {"text": question, "where": None, "role": None}
+            return {"text": question, "where": t.where}
+    return {"text": question, "where": None}
 
 
 def dry_run(guard: Any, case: Case, args: argparse.Namespace, top: float | None
@@ -275,12 +277,12 @@ def dry_run(guard: Any, case: Case, args: argparse.Namespace, top: float | None
     row = {"question": case.question, **record.model_dump(), "dry_run": True}
     if not isinstance(case.question, str):
         row["request"] = case.question
-        row["priced_by"] = priced_by(guard, case.question) if case.cost is None else None
-        row["question"] = (row["priced_by"] or {}).get("text")
+        row["priced_text"] = priced_text(guard, case.question) if case.cost is None else None
+        row["question"] = (row["priced_text"] or {}).get("text")
     if not case.asked:
         row["decision"] = None
     row["delivered"] = delivered
-    row["why"] = why(guard, record, case, args, top, row.get("priced_by"))
+    row["why"] = why(guard, record, case, args, top, row.get("priced_text"))
     return row
 
 
@@ -304,7 +306,7 @@ def why(guard: Any, record: Any, case: Case, args: argparse.Namespace,
         alpha = "no answerability model: every question assumed answerable"
     c_r = "given (--c-r)" if args.c_r is not None else (
         "the policy's default" if record.policy else "the default")
-    out = [f"L {record.cost:g}: {cost}", *_priced_by_lines(priced),
+    out = [f"L {record.cost:g}: {cost}", *_priced_by_lines(priced, record.priced_by),
            f"C_R {record.c_r:g}: {c_r}", f"alpha {record.alpha:g}: {alpha}",
            f"threshold {record.threshold:g} = {THRESHOLD}"]
     p = record.p
@@ -355,16 +357,17 @@ def why(guard: Any, record: Any, case: Case, args: argparse.Namespace,
     return out
 
 
-def _priced_by_lines(got: dict[str, Any] | None) -> list[str]:
-    """For a request: the text that set its price (:func:`priced_by`), where it sits, and what
-    to do when it is a system prompt the operator could trust."""
+def _priced_by_lines(got: dict[str, Any] | None, role: str | None) -> list[str]:
+    """For a request: the text that set its price (:func:`priced_text`), where it sits (its
+    path and ``role``, the record's ``priced_by``), and what to do when it is a system prompt
+    the operator could trust."""
     if got is None:
         return []
     text = got["text"] if len(got["text"]) <= 160 else got["text"][:157] + "..."
     at = f" at {got['where']}" if got["where"] else ""
-    role = f" ({got['role']})" if got["role"] else ""
-    out = [f"priced by the text{at}{role}: {text!r}"]
-    if got["role"] in ("system", "developer"):
+    said = f" ({role})" if role else ""
+    out = [f"priced by the text{at}{said}: {text!r}"]
+    if role in ("system", "developer"):
         out.append("that text is in the system prompt: if the prompt is your application's "
                    "own, declare it trusted (serve --trusted-prompts) and it is not priced; "
                    "a client's system prompt is priced (docs/security.md)")

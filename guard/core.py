@@ -74,6 +74,7 @@ from guard.decision_records import (
     Decision,
     DecisionRecord,
     Mode,
+    PricedBy,
     PSource,
 )
 from guard.default_policy import DEFAULT_POLICY as DEFAULT_POLICY
@@ -492,6 +493,7 @@ class Guard:
         reading = None if query is None else self.read(query, memo)
         question: str | None = None
         unjoined: list[str] = []
+        priced_by: PricedBy | None = None
         cost_source: CostSource
         if cost is not None:
             try:
@@ -503,7 +505,7 @@ class Guard:
                                 None)
         else:
             assert reading is not None
-            cost_v, cost_source, question, unjoined = self._priced(reading, memo)
+            cost_v, cost_source, question, unjoined, priced_by = self._priced(reading, memo)
         if needs_alpha and question:
             # a join set the price: never a lower threshold than without it
             al = min(self.predict_alpha(q, features=self.query_features(q))
@@ -512,11 +514,12 @@ class Guard:
             al = 1.0 if cfg.alpha is None else cfg.alpha
         return Price(cost=cost_v, cost_source=cost_source, c_r=cfg.c_r, mode=cfg.mode,
                      alpha=al, threshold=float(answer_threshold(cost_v, cfg.c_r, alpha=al)),
-                     question=question)
+                     question=question, priced_by=priced_by)
 
     def _priced(self, reading: Reading, memo: Memo | None
-                ) -> tuple[float, CostSource, str | None, list[str]]:
-        """``(L, cost source, question, unjoined)`` of a reading (see :meth:`price`). When a
+                ) -> tuple[float, CostSource, str | None, list[str], PricedBy | None]:
+        """``(L, cost source, question, unjoined, priced by)`` of a reading (see
+        :meth:`price`; where the question sits: :meth:`guard.asking.Reading.priced_by`). When a
         text joined with what came before (:attr:`Reading.read_texts`) sets the price,
         ``unjoined`` holds the asked texts that would set it without the joins of
         ``guard.asking._with_before`` and without any join: the threshold takes the lowest
@@ -528,10 +531,12 @@ class Guard:
         source: CostSource = "nothing_asked"
         question = None
         unjoined: list[str] = []
+        priced_by: PricedBy | None = None
         if reading.segments:
             costs = self._costs(reading.segments, memo)
             k = int(np.argmax(costs))
             cost_v, source, question = self._scaled(costs[k]), "model", reading.owner_text(k)
+            priced_by = reading.priced_by(k)
             for upto in (reading.paired, reading.read_texts):
                 if reading.owners[k] >= upto:
                     rest = [j for j, o in enumerate(reading.owners) if o < upto]
@@ -543,8 +548,8 @@ class Guard:
                 (self.asking.upstream_price, "upstream", reading.upstream)):
             if hit and ceiling > cost_v:
                 cost_v, source, question = float(ceiling), name, None  # type: ignore[assignment]
-                unjoined = []
-        return cost_v, source, question, unjoined
+                unjoined, priced_by = [], None
+        return cost_v, source, question, unjoined, priced_by
 
     def _price_one(self, text: str, cfg: DecisionConfig, needs_alpha: bool,
                    memo: Memo | None) -> Price | None:
@@ -589,7 +594,7 @@ class Guard:
             1.0 if cfg.alpha is None else cfg.alpha
         return Price(cost=cost_v, cost_source="model", c_r=cfg.c_r, mode=cfg.mode, alpha=al,
                      threshold=float(answer_threshold(cost_v, cfg.c_r, alpha=al)),
-                     question=text)
+                     question=text, priced_by="user")
 
     def _doubted_cheap(self, text: str, memo: Memo | None, tau: Thresholds) -> bool:
         """Whether the doubt model prices ``text`` (one doubted sentence) below
@@ -659,7 +664,7 @@ class Guard:
             expected_utility_refuse=float(refusal_expected_utility(cr, alpha=al)),
             decision=decision, mode=md, alpha=al, signal=signal,
             signal_value=conf.get(signal) if signal else None, policy=self.policy,
-            latency_ms=(time.perf_counter() - t0) * 1000.0,
+            priced_by=price.priced_by, latency_ms=(time.perf_counter() - t0) * 1000.0,
         )
         log.debug("decision %s: L=%.3g p=%s threshold=%.3g -> %s (%s)", record.request_id,
                   cost_v, p, threshold, decision, md)

@@ -35,6 +35,15 @@ Mode = Literal["enforce", "shadow"]
 #: for text the guard cannot read or that lives upstream, or nothing asked (:mod:`guard.asking`).
 CostSource = Literal["model", "caller", "unreadable", "upstream", "nothing_asked"]
 PSource = Literal["calibrated", "uncalibrated", "caller", "prior", "none"]
+#: Where the text that set a model price sits (:mod:`guard.asking`): the user's last turn, an
+#: earlier turn of the user's (``history``), the model's own text (an earlier turn, or a
+#: ``prefill`` after the last user turn), a ``system`` or ``developer`` prompt, a tool
+#: definition (``tools``), a text with no role (a Responses ``input`` string, a schema, a
+#: reasoning summary; a role a client made up: ``other``), or the last turn read with what
+#: came before it (``joined``). ``None`` when no text set the price (given by the caller, a
+#: ceiling, nothing asked).
+PricedBy = Literal["user", "history", "assistant", "prefill", "system", "developer", "tools",
+                   "other", "joined"]
 
 _Prob = OptionalProbability
 _LogProb = Annotated[float | None, Field(le=0.0, allow_inf_nan=False)]
@@ -163,6 +172,8 @@ class DecisionRecord(BaseModel):
     signal: str | None = None
     signal_value: float | None = None
     policy: str | None = None
+    #: where the text that set ``cost`` sits (:data:`PricedBy`; ``None``: no text set it)
+    priced_by: PricedBy | None = None
 
     @property
     def substitutes_refusal(self) -> bool:

@@ -108,7 +108,8 @@ def refused_choices(guard: Decider, query: Query | None, reply: Any, record: Dec
     seen_in = plain_mapping(view if view is not None else reply)
     seen = list(seen_in.get("choices") or [])
     price = Price(cost=record.cost, cost_source=record.cost_source, c_r=record.c_r,
-                  mode=record.mode, alpha=record.alpha, threshold=record.threshold)
+                  mode=record.mode, alpha=record.alpha, threshold=record.threshold,
+                  priced_by=record.priced_by)
     for k in range(1, stop):
         if not isinstance(choices[k], Mapping) or k >= len(seen):
             out[k] = guard.refusal_text

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from guard.decision_records import CostSource, Mode
+from guard.decision_records import CostSource, Mode, PricedBy
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,9 @@ class Price:
     #: what the request asks that set the price: the asked text holding the costliest
     #: segment (:mod:`guard.asking`); ``None`` for a caller cost, a ceiling or nothing asked
     question: str | None = None
+    #: where :attr:`question` sits in the request (:data:`guard.decision_records.PricedBy`);
+    #: ``None`` when no text set the price
+    priced_by: PricedBy | None = None
 
     @property
     def answers_any_p(self) -> bool:

@@ -170,6 +170,11 @@ class ProxyMetrics:
             f"{p}route_decisions_total",
             "Guard decisions by route (the model id or glob of serve --config; '*' without "
             "one) and outcome.", ("route", "decision"), reg)
+        self.priced_by = Counter(
+            f"{p}priced_by_total",
+            "Guard decisions by where the text that set the price sits (user, history, "
+            "assistant, prefill, system, developer, tools, other, joined; none: no text set "
+            "it) and outcome.", ("priced_by", "decision"), reg)
         self.upstream_errors = Counter(f"{p}upstream_errors_total",
                                        "Failed upstream calls by kind.", ("kind",), reg)
         self.audit_dropped = Counter(f"{p}audit_dropped_total",

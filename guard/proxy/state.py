@@ -271,6 +271,7 @@ class Proxy:
         m, label = self.metrics, "true" if stream else "false"
         m.decisions.inc(record.decision, record.mode)
         m.route_decisions.inc(self.route, record.decision)
+        m.priced_by.inc(record.priced_by or "none", record.decision)
         m.upstream_seconds.observe(upstream_s, label)
         m.guard_seconds.observe(max(total_s - upstream_s, 0.0), label)
         if self.audit is not None:

@@ -187,14 +187,15 @@ def test_a_request_is_priced_as_the_runtime_prices_it(
     guard = Guard(c_r=2.0)
     for row, body in zip(rows, bodies, strict=True):
         record = guard.decide(body, "", confidence=0.9, acts=True)
-        for key in ("decision", "cost", "threshold", "alpha", "policy"):
+        for key in ("decision", "cost", "threshold", "alpha", "policy", "priced_by"):
             assert row[key] == getattr(record, key), key
         assert row["request"] == body
     # which text set the price, and where it sits
-    assert rows[0]["priced_by"]["role"] == "system"
-    assert rows[0]["priced_by"]["where"] == "messages[0].content"
+    assert rows[0]["priced_by"] == "system"
+    assert rows[0]["priced_text"]["where"] == "messages[0].content"
     assert "carbon monoxide" in rows[0]["question"]
-    assert rows[1]["priced_by"]["where"] == "input"
+    assert rows[1]["priced_by"] == "other"  # a Responses input string is a text with no role
+    assert rows[1]["priced_text"]["where"] == "input"
     assert rows[1]["question"] == "How many mg of ibuprofen for a 4 year old?"
 
 
@@ -211,7 +212,8 @@ def test_a_system_prompt_that_sets_the_price_says_how_to_trust_it(
     assert main(["decide", "--request", str(path), "--trusted-prompts", SMART_HOME,
                  "--json"]) == 0
     row = json.loads(capsys.readouterr().out)
-    assert row["priced_by"] == {"text": CAPITAL, "where": "messages[1].content", "role": "user"}
+    assert row["priced_text"] == {"text": CAPITAL, "where": "messages[1].content"}
+    assert row["priced_by"] == "user"
     assert row["cost"] == pytest.approx(Guard(c_r=2.0).price(CAPITAL).cost)
 
 
@@ -222,7 +224,8 @@ def test_a_request_that_asks_nothing_names_no_text(
     assert main(["decide", "--request", str(path), "--json"]) == 0
     row = json.loads(capsys.readouterr().out)
     assert row["cost_source"] == "nothing_asked"
-    assert row["priced_by"] is None and row["question"] is None
+    assert row["priced_by"] is None and row["priced_text"] is None
+    assert row["question"] is None
 
 
 @pytest.mark.parametrize("content, message", [

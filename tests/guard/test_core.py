@@ -295,7 +295,7 @@ def test_record_is_a_json_row_with_the_design_fields() -> None:
               "expected_utility_answer", "expected_utility_refuse", "decision", "mode",
               "latency_ms"}
     assert design <= set(row)
-    assert set(row) - design == {"alpha", "signal", "signal_value", "policy"}
+    assert set(row) - design == {"alpha", "signal", "signal_value", "policy", "priced_by"}
     assert DecisionRecord.model_validate_json(record.model_dump_json()) == record
     assert row["request_id"] == "req-1" and row["latency_ms"] >= 0.0
     assert len(Guard(policy=None).decide(Q, "x", confidence=0.5, cost=8.0).request_id) == 32

@@ -4,7 +4,9 @@
 a SQLite path or a PostgreSQL URL (:func:`~guard.proxy.audit.store.read_rows`) and writes
 ``DIR/index.html``: a summary table and inline SVG figures (:mod:`guard.proxy.audit.svg`) —
 decisions over time, answer rate by predicted-cost band, the distribution of ``p`` against the
-thresholds, refusals by policy version, and, where feedback exists, the accuracy of delivered
+thresholds, refusals by policy version, where the text that set each price sits (with how
+to trust an application's own prompt when such a prompt priced refusals), and, where feedback
+exists, the accuracy of delivered
 answers and the realised utility of the guard against always-answer and always-refuse (the
 paper's utility, :func:`policies.utility.response_utility`). The page loads nothing from the
 network: no script, no stylesheet, no font, no image file.
@@ -143,6 +145,53 @@ def _by_policy(rows: Sequence[dict[str, Any]]) -> str:
                    "version that decided.", svg)
 
 
+#: How :func:`_priced_by` names where the text that set a price sits (the record's
+#: ``priced_by``, :data:`guard.decision_records.PricedBy`).
+PRICED_BY_NAMES = {
+    "user": "the user's last turn", "history": "an earlier turn of the user's",
+    "assistant": "the model's own earlier text", "prefill": "a prefill (the model's text "
+    "after the last turn)", "system": "a system prompt", "developer": "a developer prompt",
+    "tools": "a tool definition",
+    "other": "a text with no role (a Responses input string, a schema, a summary)",
+    "joined": "the last turn read with what came before it"}
+#: The roles of an application's own instructions: a price they set is what trusting the
+#: prompt changes (``serve --trusted-prompts``).
+_PROMPTS = ("system", "developer")
+
+
+def _priced_by(rows: Sequence[dict[str, Any]]) -> str:
+    """A table of where the text that set each price sits, with the guard's refusals of each,
+    and, when a system or developer prompt set the price of any refusal, how to trust it."""
+    seen: Counter[str] = Counter()
+    refused: Counter[str] = Counter()
+    for r in rows:
+        where = r.get("priced_by")
+        key = (where if where in PRICED_BY_NAMES
+               else "(not recorded)" if r.get("cost_source") == "model"
+               else "(no text: a given cost, a ceiling, or nothing asked)")
+        seen[key] += 1
+        refused[key] += r["decision"] == "refuse"
+    order = [k for k in (*PRICED_BY_NAMES, "(no text: a given cost, a ceiling, or nothing "
+                         "asked)", "(not recorded)") if seen[k]]
+    body = "".join(
+        f"<tr><td>{escape(PRICED_BY_NAMES.get(k, k))}</td><td>{seen[k]}</td>"
+        f"<td>{refused[k]} ({refused[k] / seen[k]:.1%})</td></tr>" for k in order)
+    html = ("<table id=\"priced-by\"><tr><th>the text that set the price</th><th>decisions"
+            "</th><th>refused by the guard</th></tr>" + body + "</table>")
+    prompts = sum(refused[k] for k in _PROMPTS)
+    total = sum(refused.values())
+    if prompts:
+        html += (f"<p id=\"trust-hint\">{prompts} of the guard's {total} refusals "
+                 f"({prompts / total:.1%}) were priced by a sentence of a system or developer "
+                 "prompt: the guard reads a prompt a client sends as the client's words. If "
+                 "the prompt is your application's own, declare it trusted (<code>serve "
+                 "--trusted-prompts FILE</code>, or a route's <code>trusted_prompts</code>): "
+                 "its sentences are then not priced, while a prompt a client sends still is. "
+                 "<code>utilityguard decide --request FILE --trusted-prompts FILE</code> shows "
+                 "what that changes before you serve.</p>")
+    return html
+
+
 def _feedback(rows: Sequence[dict[str, Any]], labels: dict[str, dict[str, Any]]
               ) -> tuple[str, dict[str, float | int]]:
     items = []
@@ -212,7 +261,8 @@ def render(rows: Sequence[dict[str, Any]], labels: dict[str, dict[str, Any]], so
     table = "".join(f"<tr><th>{escape(k)}</th><td>{escape(v)}</td></tr>" for k, v in summary)
     return (head + f"<table id=\"summary\">{table}</table><h2>Decisions</h2>"
             + _over_time(rows, bins) + _by_cost(rows) + _p_vs_threshold(rows)
-            + _by_policy(rows) + "<h2>Feedback</h2>" + feedback_html + "</body></html>")
+            + _by_policy(rows) + "<h2>What set the price</h2>" + _priced_by(rows)
+            + "<h2>Feedback</h2>" + feedback_html + "</body></html>")
 
 
 def write_report(target: str | os.PathLike[str], out: str | os.PathLike[str], *,

@@ -55,6 +55,7 @@ def test_audit_rows(start_proxy: Any, make_client: Any, chat: Any, tmp_path: Pat
     assert [r["request_id"] for r in got] == ids
     assert [r["decision"] for r in got] == ["answer", "refuse", "answer"]
     assert [r["stream"] for r in got] == [0, 0, 1]
+    assert [r["priced_by"] for r in got] == ["user"] * 3  # each question is the user's turn
     assert set(got[0]) >= DECISION_RECORD_FIELDS and got[0]["model"] == "fake-model"
     assert [r["query"] for r in got] == (["sure", "dose unsure", "sure"] if store_queries
                                          else [None] * 3)
@@ -149,6 +150,9 @@ def test_metrics_after_requests(start_proxy: Any, make_client: Any, chat: Any) -
         ("utilityguard_decisions_total", (("decision", "answer"), ("mode", "enforce"))): 2,
         ("utilityguard_decisions_total", (("decision", "refuse"), ("mode", "enforce"))): 1,
         ("utilityguard_upstream_errors_total", (("kind", "status_5xx"),)): 1,
+        # each question is the user's only turn, and it set the price
+        ("utilityguard_priced_by_total", (("decision", "answer"), ("priced_by", "user"))): 2,
+        ("utilityguard_priced_by_total", (("decision", "refuse"), ("priced_by", "user"))): 1,
         ("utilityguard_request_duration_seconds_count", (chat_,)): 5,
         ("utilityguard_added_latency_seconds_count", (("stream", "false"),)): 3,
         ("utilityguard_upstream_duration_seconds_bucket", (("le", "+Inf"),

@@ -158,3 +158,61 @@ def test_a_file_that_is_not_an_audit_log_is_named(
     err = capsys.readouterr().err
     assert err == (f"utilityguard: error: {bad}: not a utilityguard audit log (file is not a "
                    "database)\n")
+
+
+def _priced_rows(spec: list[tuple[str | None, str, str, int]]) -> list[tuple[object, ...]]:
+    """Decision rows: ``(priced_by, cost_source, decision, how many)`` each."""
+    rows, i = [], 0
+    for priced_by, source, decision, n in spec:
+        for _ in range(n):
+            record = DecisionRecord(request_id=f"q{i}", cost=9.0,
+                                    cost_source=source,  # type: ignore[arg-type]
+                                    p=0.5, p_source="calibrated", threshold=0.6, c_r=2.0,
+                                    expected_utility_answer=-4.0, expected_utility_refuse=-2.0,
+                                    decision=decision, mode="enforce",  # type: ignore[arg-type]
+                                    latency_ms=0.1, priced_by=priced_by)  # type: ignore[arg-type]
+            rows.append(DECISIONS.row(dict(zip(DECISIONS.names, decision_row(
+                record, ts=1.8e9 + i, model="m", stream=False, query=None), strict=True))))
+            i += 1
+    return rows
+
+
+def test_report_says_what_set_the_price_and_how_to_trust_a_prompt(tmp_path: Path) -> None:
+    # the operator's first question when everything is refused: which text set the price;
+    # refusals a system prompt priced say how to trust the application's own prompt
+    db = tmp_path / "priced.db"
+    with open_store(db) as store:
+        store.connect()
+        store.insert(DECISIONS, _priced_rows([
+            ("system", "model", "refuse", 5), ("system", "model", "answer", 1),
+            ("user", "model", "answer", 3), ("user", "model", "refuse", 2),
+            (None, "nothing_asked", "answer", 2),
+            (None, "model", "answer", 1)]))  # a row written before the field existed
+    out = tmp_path / "r"
+    assert main(["audit", "report", "--path", str(db), "--out", str(out)]) == 0
+    html = (out / "index.html").read_text()
+    table = re.search(r'<table id="priced-by">(.*?)</table>', html, re.S)
+    assert table is not None
+    cells = re.findall(r"<tr><td>([^<]+)</td><td>(\d+)</td><td>([^<]+)</td></tr>",
+                       table.group(1))
+    assert cells == [("the user&#x27;s last turn", "5", "2 (40.0%)"),
+                     ("a system prompt", "6", "5 (83.3%)"),
+                     ("(no text: a given cost, a ceiling, or nothing asked)", "2", "0 (0.0%)"),
+                     ("(not recorded)", "1", "0 (0.0%)")]
+    hint = re.search(r'<p id="trust-hint">(.*?)</p>', html, re.S)
+    assert hint is not None
+    assert hint.group(1).startswith("5 of the guard's 7 refusals (71.4%) were priced by a "
+                                    "sentence of a system or developer prompt")
+    assert "--trusted-prompts" in hint.group(1)
+
+
+def test_report_without_prompt_priced_refusals_gives_no_trust_hint(tmp_path: Path) -> None:
+    db = tmp_path / "user.db"
+    with open_store(db) as store:
+        store.connect()
+        store.insert(DECISIONS, _priced_rows([("user", "model", "refuse", 3),
+                                              ("system", "model", "answer", 2)]))
+    out = tmp_path / "r"
+    assert main(["audit", "report", "--path", str(db), "--out", str(out)]) == 0
+    html = (out / "index.html").read_text()
+    assert '<table id="priced-by">' in html and 'id="trust-hint"' not in html

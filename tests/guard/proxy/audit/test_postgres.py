@@ -1,9 +1,11 @@
 """The PostgreSQL audit backend against a real server: same schema as SQLite, export from
 either backend, two proxy processes on one database, a database restart mid-stream (reconnect,
-nothing lost), records past the bound counted, and the password never in a log."""
+nothing lost), records past the bound counted, the password never in a log, and an older log
+gaining the columns it lacks."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import sqlite3
@@ -21,7 +23,7 @@ from benchmarks.perf.pg_server import PASSWORD, PostgresServer
 from guard.cli import main
 from guard.decision_records import DecisionRecord
 from guard.exceptions import AuditStoreUnavailable
-from guard.proxy.audit import DECISIONS, AuditWriter, open_store, read_rows
+from guard.proxy.audit import DECISIONS, AuditWriter, decision_row, open_store, read_rows
 from guard.proxy.metrics import ProxyMetrics
 
 
@@ -261,3 +263,31 @@ def test_feedback_to_one_replica_reaches_a_decision_of_the_other(
     rows = [r for r in labelled_decisions(pg_url) if r["request_id"] == rid]
     assert len(rows) == 1
     assert (rows[0]["label_correct"], rows[0]["label_cost"]) == (False, 7.5)
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_an_older_log_gains_the_priced_by_column(backend: str, request: pytest.FixtureRequest,
+                                                 tmp_path: Path) -> None:
+    # a log written before decisions recorded where the text that set the price sits: the
+    # store adds the column when it opens it; the old rows read None, new rows their value
+    target: Any = (request.getfixturevalue("pg_url") if backend == "postgres"
+                   else tmp_path / "old.db")
+    with open_store(target) as store:
+        store.connect()
+        store.insert(DECISIONS, [DECISIONS.row(dict(zip(DECISIONS.names, decision_row(
+            record(0), ts=1.0, model="m", stream=False, query=None), strict=True)))])
+    drop = "ALTER TABLE decisions DROP COLUMN priced_by"
+    if backend == "postgres":
+        with psycopg.connect(target) as conn:
+            conn.execute(drop)
+    else:
+        with contextlib.closing(sqlite3.connect(target)) as conn:
+            conn.execute(drop)
+            conn.commit()
+    new = record(1, "refuse").model_copy(update={"priced_by": "system"})
+    with open_store(target) as store:
+        store.connect()
+        store.insert(DECISIONS, [DECISIONS.row(dict(zip(DECISIONS.names, decision_row(
+            new, ts=2.0, model="m", stream=False, query=None), strict=True)))])
+    got = [(r["request_id"], r["priced_by"]) for r in read_rows(target, DECISIONS)]
+    assert got == [("r0", None), ("r1", "system")]

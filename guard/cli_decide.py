@@ -15,7 +15,8 @@ the ``UTILITYGUARD_*`` settings, as ``serve`` builds it. Without ``--p`` / ``--s
 prints the threshold and what it means. ``--request FILE`` decides on whole requests as a
 client sends them (a chat-completions or Responses body: a system prompt, a history, tools),
 priced as the proxy prices them, and says which text set the price and where it sits; with
-``--trusted-prompts`` it prices them as a route that trusts its own prompts does. ``--json``
+``--trusted-prompts`` it prices them as a route that trusts its own prompts does; several
+end with how many each kind of text priced (:func:`summary`). ``--json``
 prints one JSON object per question (the decision record, plus ``question``, ``why`` and
 ``warning``; the record's ``priced_by`` says where the text that set the price sits; for a
 request also ``request`` and ``priced_text``, that text and its path). When the policy's
@@ -28,10 +29,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from guard.asking import TRUSTABLE_ROLES
+from guard.decision_records import PRICED_BY_NAMES
 from guard.exceptions import CLIError, PayloadTooLargeError
 from policies.decision import THRESHOLD
 from policies.validation import check_cost, check_probability
@@ -367,7 +371,7 @@ def _priced_by_lines(got: dict[str, Any] | None, role: str | None) -> list[str]:
     at = f" at {got['where']}" if got["where"] else ""
     said = f" ({role})" if role else ""
     out = [f"priced by the text{at}{said}: {text!r}"]
-    if role in ("system", "developer"):
+    if role in TRUSTABLE_ROLES:
         out.append("that text is in the system prompt: if the prompt is your application's "
                    "own, declare it trusted (serve --trusted-prompts) and it is not priced; "
                    "a client's system prompt is priced (docs/security.md)")
@@ -405,15 +409,35 @@ def run(args: argparse.Namespace) -> int:
     warning = bound.warning() if bound is not None else None
     if warning:
         print(f"utilityguard: warning: {warning}", file=sys.stderr)
+    where: list[str | None] = []
     for case in todo:
         try:
             row = dry_run(guard, case, args, top)
         except PayloadTooLargeError as exc:  # the proxy's 413: the operator's limits
             raise CLIError(f"{case.label or 'the question'}: {exc}") from None
         row["warning"] = warning
+        where.append(row["priced_by"])
         if args.json:
             print(json.dumps(row))
         else:
             text = _line(row)
             print(text if len(todo) == 1 else f"{case.label or case.question}\n  {text}")
+    if args.requests is not None and len(todo) > 1 and not args.json:
+        print("\n".join(summary(where)))
     return 0
+
+
+def summary(where: list[str | None]) -> list[str]:
+    """The last lines of a dry run of several requests: how many were priced by each kind of
+    text (the records' ``priced_by``), and how to trust a prompt when a system or developer
+    prompt set any price."""
+    counts = Counter(where)
+    parts = [f"{PRICED_BY_NAMES[k]} {counts[k]}" for k in PRICED_BY_NAMES if counts[k]]
+    if counts[None]:
+        parts.append(f"no text (a given cost, a ceiling, or nothing asked) {counts[None]}")
+    out = [f"{len(where)} requests; the text that set the price: {', '.join(parts)}"]
+    prompts = sum(counts[k] for k in TRUSTABLE_ROLES)
+    if prompts:
+        out.append(f"{prompts} of {len(where)} priced by a system or developer prompt: if it is "
+                   "your application's own, see what --trusted-prompts changes")
+    return out

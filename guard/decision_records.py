@@ -44,6 +44,14 @@ PSource = Literal["calibrated", "uncalibrated", "caller", "prior", "none"]
 #: ceiling, nothing asked).
 PricedBy = Literal["user", "history", "assistant", "prefill", "system", "developer", "tools",
                    "other", "joined"]
+#: Each :data:`PricedBy` in plain words, in its order (the audit report, the dry run).
+PRICED_BY_NAMES: dict[str, str] = {
+    "user": "the user's last turn", "history": "an earlier turn of the user's",
+    "assistant": "the model's own earlier text",
+    "prefill": "a prefill (the model's text after the last turn)", "system": "a system prompt",
+    "developer": "a developer prompt", "tools": "a tool definition",
+    "other": "a text with no role (a Responses input string, a schema, a summary)",
+    "joined": "the last turn read with what came before it"}
 
 _Prob = OptionalProbability
 _LogProb = Annotated[float | None, Field(le=0.0, allow_inf_nan=False)]

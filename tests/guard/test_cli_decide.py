@@ -252,3 +252,37 @@ def test_a_request_over_the_operators_limits_is_named(
     assert f"request 1 of {path}:" in err and "--max-text-chars" in err
     assert main(["decide", "--request", str(tmp_path / "missing.json")]) == 2
     assert "cannot read it" in capsys.readouterr().err
+
+
+def test_a_dry_run_of_several_requests_ends_with_what_priced_them(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # the smart-home prompt's safety rule prices the trivia question and the greeting under
+    # it; the dose question alone is priced by itself; "thanks" asks for nothing
+    bodies = [_body(SMART_HOME, CAPITAL), _body(SMART_HOME, "Hi!"),
+              {"messages": [{"role": "user", "content": "How much ibuprofen for a 4 year old?"}]},
+              {"messages": [{"role": "user", "content": "thanks"}]}]
+    path = tmp_path / "requests.jsonl"
+    path.write_text("\n".join(json.dumps(b) for b in bodies) + "\n")
+    assert main(["decide", "--request", str(path)]) == 0
+    last = capsys.readouterr().out.splitlines()[-2:]
+    assert last == [
+        "4 requests; the text that set the price: the user's last turn 1, a system prompt 2, "
+        "no text (a given cost, a ceiling, or nothing asked) 1",
+        "2 of 4 priced by a system or developer prompt: if it is your application's own, see "
+        "what --trusted-prompts changes"]
+    # trusted, the prompt sets no price: the trivia question and the greeting price themselves
+    assert main(["decide", "--request", str(path), "--trusted-prompts", SMART_HOME]) == 0
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last == ("4 requests; the text that set the price: the user's last turn 2, no text "
+                    "(a given cost, a ceiling, or nothing asked) 2")
+
+
+def test_a_table_of_questions_ends_without_the_request_summary(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # a bare question is the user's turn: nothing to say about where its price came from
+    path = tmp_path / "q.jsonl"
+    path.write_text(json.dumps({"question": CAPITAL}) + "\n" + json.dumps({"question": "hi"})
+                    + "\n")
+    assert main(["decide", "--from", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "the text that set the price" not in out and out.count("threshold") >= 2

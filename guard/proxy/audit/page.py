@@ -29,6 +29,8 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from guard.asking import TRUSTABLE_ROLES
+from guard.decision_records import PRICED_BY_NAMES
 from guard.exceptions import AuditStoreError
 from guard.proxy.audit.schema import DECISIONS, FEEDBACK
 from guard.proxy.audit.store import read_rows
@@ -145,20 +147,6 @@ def _by_policy(rows: Sequence[dict[str, Any]]) -> str:
                    "version that decided.", svg)
 
 
-#: How :func:`_priced_by` names where the text that set a price sits (the record's
-#: ``priced_by``, :data:`guard.decision_records.PricedBy`).
-PRICED_BY_NAMES = {
-    "user": "the user's last turn", "history": "an earlier turn of the user's",
-    "assistant": "the model's own earlier text", "prefill": "a prefill (the model's text "
-    "after the last turn)", "system": "a system prompt", "developer": "a developer prompt",
-    "tools": "a tool definition",
-    "other": "a text with no role (a Responses input string, a schema, a summary)",
-    "joined": "the last turn read with what came before it"}
-#: The roles of an application's own instructions: a price they set is what trusting the
-#: prompt changes (``serve --trusted-prompts``).
-_PROMPTS = ("system", "developer")
-
-
 def _priced_by(rows: Sequence[dict[str, Any]]) -> str:
     """A table of where the text that set each price sits, with the guard's refusals of each,
     and, when a system or developer prompt set the price of any refusal, how to trust it."""
@@ -178,7 +166,7 @@ def _priced_by(rows: Sequence[dict[str, Any]]) -> str:
         f"<td>{refused[k]} ({refused[k] / seen[k]:.1%})</td></tr>" for k in order)
     html = ("<table id=\"priced-by\"><tr><th>the text that set the price</th><th>decisions"
             "</th><th>refused by the guard</th></tr>" + body + "</table>")
-    prompts = sum(refused[k] for k in _PROMPTS)
+    prompts = sum(refused[k] for k in TRUSTABLE_ROLES)
     total = sum(refused.values())
     if prompts:
         html += (f"<p id=\"trust-hint\">{prompts} of the guard's {total} refusals "

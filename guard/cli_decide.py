@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from guard.asking import TRUSTABLE_ROLES
-from guard.decision_records import PRICED_BY_NAMES
+from guard.decision_records import NO_TEXT_PRICED, PRICED_BY_NAMES
 from guard.exceptions import CLIError, PayloadTooLargeError
 from policies.decision import THRESHOLD
 from policies.validation import check_cost, check_probability
@@ -246,15 +246,14 @@ def read_requests(path: Path) -> list[dict[str, Any]]:
     return bodies
 
 
-def priced_text(guard: Any, body: dict[str, Any]) -> dict[str, Any] | None:
-    """Which text of ``body`` set its price: the text (as the guard read it) and where it sits
-    (``messages[0].content``); ``None`` when nothing set it (the request asks for nothing, or
-    a ceiling or a given cost set the price). Its role is the decision record's
-    ``priced_by``."""
+def priced_text(question: str | None, body: dict[str, Any]) -> dict[str, Any] | None:
+    """Where in ``body`` the text that set its price sits: ``question`` (its
+    :attr:`guard.price.Price.question`, as the guard read it) and its path
+    (``messages[0].content``); ``None`` when no text set it (the request asks for nothing, or a
+    ceiling set the price). Its role is the decision record's ``priced_by``."""
     from guard.reading import normalized
     from guard.request_walk import walk
 
-    question = guard.price(body).question
     if not question:
         return None
     first = question.split("\n")[0].strip()
@@ -270,7 +269,9 @@ def dry_run(guard: Any, case: Case, args: argparse.Namespace, top: float | None
     receives (``delivered``, with ``--reply``) and ``why``; ``decision`` is ``None`` when
     neither ``p``, a signal nor a reply was given (the threshold alone)."""
     confidence = case.confidence()
-    overrides = {"cost": case.cost, "alpha": case.alpha}
+    # priced once: the decision and the text that set the price read the same price
+    price = guard.price(case.question, cost=case.cost, alpha=case.alpha)
+    overrides = {"cost": case.cost, "alpha": case.alpha, "price": price}
     if case.reply is not None:
         delivered, record = guard.apply(case.question, case.reply, confidence=confidence,
                                         **overrides)
@@ -281,7 +282,8 @@ def dry_run(guard: Any, case: Case, args: argparse.Namespace, top: float | None
     row = {"question": case.question, **record.model_dump(), "dry_run": True}
     if not isinstance(case.question, str):
         row["request"] = case.question
-        row["priced_text"] = priced_text(guard, case.question) if case.cost is None else None
+        row["priced_text"] = (priced_text(price.question, case.question) if case.cost is None
+                              else None)
         row["question"] = (row["priced_text"] or {}).get("text")
     if not case.asked:
         row["decision"] = None
@@ -434,7 +436,7 @@ def summary(where: list[str | None]) -> list[str]:
     counts = Counter(where)
     parts = [f"{PRICED_BY_NAMES[k]} {counts[k]}" for k in PRICED_BY_NAMES if counts[k]]
     if counts[None]:
-        parts.append(f"no text (a given cost, a ceiling, or nothing asked) {counts[None]}")
+        parts.append(f"no text ({NO_TEXT_PRICED}) {counts[None]}")
     out = [f"{len(where)} requests; the text that set the price: {', '.join(parts)}"]
     prompts = sum(counts[k] for k in TRUSTABLE_ROLES)
     if prompts:

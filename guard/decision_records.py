@@ -52,6 +52,8 @@ PRICED_BY_NAMES: dict[str, str] = {
     "developer": "a developer prompt", "tools": "a tool definition",
     "other": "a text with no role (a Responses input string, a schema, a summary)",
     "joined": "the last turn read with what came before it"}
+#: What set a price when no text did (``priced_by`` ``None``), in plain words.
+NO_TEXT_PRICED = "a given cost, a ceiling, or nothing asked"
 
 _Prob = OptionalProbability
 _LogProb = Annotated[float | None, Field(le=0.0, allow_inf_nan=False)]

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from guard.asking import TRUSTABLE_ROLES
-from guard.decision_records import PRICED_BY_NAMES
+from guard.decision_records import NO_TEXT_PRICED, PRICED_BY_NAMES
 from guard.exceptions import AuditStoreError
 from guard.proxy.audit.schema import DECISIONS, FEEDBACK
 from guard.proxy.audit.store import read_rows
@@ -150,17 +150,16 @@ def _by_policy(rows: Sequence[dict[str, Any]]) -> str:
 def _priced_by(rows: Sequence[dict[str, Any]]) -> str:
     """A table of where the text that set each price sits, with the guard's refusals of each,
     and, when a system or developer prompt set the price of any refusal, how to trust it."""
+    no_text, unrecorded = f"(no text: {NO_TEXT_PRICED})", "(not recorded)"
     seen: Counter[str] = Counter()
     refused: Counter[str] = Counter()
     for r in rows:
         where = r.get("priced_by")
         key = (where if where in PRICED_BY_NAMES
-               else "(not recorded)" if r.get("cost_source") == "model"
-               else "(no text: a given cost, a ceiling, or nothing asked)")
+               else unrecorded if r.get("cost_source") == "model" else no_text)
         seen[key] += 1
         refused[key] += r["decision"] == "refuse"
-    order = [k for k in (*PRICED_BY_NAMES, "(no text: a given cost, a ceiling, or nothing "
-                         "asked)", "(not recorded)") if seen[k]]
+    order = [k for k in (*PRICED_BY_NAMES, no_text, unrecorded) if seen[k]]
     body = "".join(
         f"<tr><td>{escape(PRICED_BY_NAMES.get(k, k))}</td><td>{seen[k]}</td>"
         f"<td>{refused[k]} ({refused[k] / seen[k]:.1%})</td></tr>" for k in order)

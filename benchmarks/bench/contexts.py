@@ -29,8 +29,9 @@ from guard.core import Guard
 from policies.utility import refusal_utility_values, response_utility_values
 
 FloatArray = NDArray[np.float64]
-#: A context: (question, item position) -> the request's messages.
-Context = Callable[[str, int], list[dict[str, Any]]]
+#: A context: (question, item position) -> the request: its messages, or a chat request's body
+#: (``messages`` and ``tools``) when the context sends tool definitions.
+Context = Callable[[str, int], list[dict[str, Any]] | dict[str, Any]]
 HELPFUL = "You are a helpful assistant."
 #: A line an application writes into its system prompt on every request (item ``i`` gets day
 #: ``i mod 28`` of February 2027 and hour ``i mod 24``).
@@ -69,21 +70,36 @@ def contexts(corpus: Sequence[Mapping[str, Any]], *, split: str = "test",
     date and time (:func:`dated`); a one-line instruction (:data:`ONE_LINE`); a system prompt
     of the split (item ``i`` gets prompt ``i mod n``); the collection's own prompt; one and two
     harmless exchanges before the question (a user's social line, the assistant's line); all
-    of it together."""
+    of it together; the split's tool definitions sent with the question (``tools``: one, and
+    three, as an application with tools sends them every time, whatever is asked)."""
     from guard.refusal_detection import REFUSAL_HINT
 
     rows = [r for r in corpus if r["split"] == split]
     systems = [r["text"] for r in rows if r["label"] == "system"]
     social = [r["text"] for r in rows if r["label"] == "social"]
     assistant = [r["text"] for r in rows if r["label"] == "assistant"]
-    if not (systems and social and assistant):
-        raise ValueError(f"the corpus split {split!r} lacks system prompts or harmless turns")
+    tools = [r["tool"] for r in rows if r["label"] == "tool" and isinstance(r.get("tool"), dict)]
+    if not (systems and social and assistant and tools):
+        raise ValueError(f"the corpus split {split!r} lacks system prompts, harmless turns or "
+                         "tool definitions")
     rng = random.Random(seed)
+    # drawn in this order, so that adding a kind at the end changes no earlier context
     order = {k: rng.sample(range(len(v)), len(v))
-             for k, v in (("s", systems), ("u", social), ("a", assistant))}
+             for k, v in (("s", systems), ("u", social), ("a", assistant), ("t", tools))}
 
     def pick(kind: str, pool: list[str], i: int) -> str:
         return pool[order[kind][i % len(pool)]]
+
+    def with_tools(q: str, i: int, k: int) -> dict[str, Any]:
+        # k definitions from the i-th k of the drawn order, of k different names (two
+        # writers each defined a get_order_status: an application sends a name once)
+        chosen: dict[Any, dict[str, Any]] = {}
+        for j in range(i * k, i * k + len(tools)):
+            tool = tools[order["t"][j % len(tools)]]
+            chosen.setdefault((tool.get("function") or {}).get("name"), tool)
+            if len(chosen) == k:
+                break
+        return {"messages": [_user(q)], "tools": list(chosen.values())}
 
     def turns(i: int, k: int) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
@@ -107,6 +123,8 @@ def contexts(corpus: Sequence[Mapping[str, Any]], *, split: str = "test",
         "history: 2 harmless exchanges": lambda q, i: [*turns(i, 2), _user(q)],
         "all: prompt + 2 exchanges": lambda q, i: [
             {"role": "system", "content": pick("s", systems, i)}, *turns(i, 2), _user(q)],
+        "tools: 1 definition": lambda q, i: with_tools(q, i, 1),
+        "tools: 3 definitions": lambda q, i: with_tools(q, i, 3),
     }
 
 

@@ -493,9 +493,31 @@ def overriding_client(upstream: tuple[FakeUpstream, Served]) -> Iterator[openai.
     served.stop()
 
 
+#: Every client :func:`openai_client` made (see :func:`_close_the_tests_own_clients`).
+_MADE: list[openai.OpenAI] = []
+
+
 def openai_client(served: Served, api_key: str = CLIENT_KEY, **kwargs: Any) -> openai.OpenAI:
-    return openai.OpenAI(base_url=served.url + "/v1", api_key=api_key, max_retries=0,
-                         timeout=10.0, **kwargs)
+    """The official sync client of ``served``; one a test makes is closed when the test ends
+    (one a fixture makes, by the fixture)."""
+    c = openai.OpenAI(base_url=served.url + "/v1", api_key=api_key, max_retries=0,
+                      timeout=10.0, **kwargs)
+    _MADE.append(c)
+    return c
+
+
+@pytest.fixture(autouse=True)
+def _close_the_tests_own_clients() -> Iterator[None]:
+    """Close the clients the test made with :func:`openai_client` when it ends. A client left
+    to the garbage collector keeps its connection's socket open until a collection that may
+    run during a later test, where the socket's ResourceWarning is an error of that test
+    (CI once failed ``test_wrapped_parity`` so). Fixtures (module or session scope) are set up
+    before this one, so the clients they make are theirs to close."""
+    start = len(_MADE)
+    yield
+    for c in _MADE[start:]:
+        c.close()
+    del _MADE[start:]
 
 
 @pytest.fixture(scope="session")

@@ -55,17 +55,20 @@ def test_proxy_decorator_and_bench_decide_the_same_on_wrapped_requests(setup: An
     idx = np.arange(0, data.n, STEP)
 
     @guarded(guard)
-    def ask(messages: list[dict[str, Any]], reply: dict[str, Any]) -> tuple[str, Any]:
+    def ask(messages: list[dict[str, Any]], reply: dict[str, Any],
+            tools: list[dict[str, Any]] | None = None) -> tuple[str, Any]:
         return reply["response"], {"logprob_mean": reply["confidence"]["logprob_mean"]}
 
     checked = 0
     for name, wrap in ctxs.items():
         bench = decide_all(guard, data, policy.signal, wrap)
         for i in idx:
-            messages = wrap(data.questions[i], int(i))
+            request = wrap(data.questions[i], int(i))
+            # a context sends its messages, or a body with tool definitions too
+            body = request if isinstance(request, dict) else {"messages": request}
             raw = client.chat.completions.with_raw_response.create(
-                model="m", messages=messages)  # type: ignore[arg-type]
-            ask(messages, replies[data.ids[i]])
+                model="m", **body)
+            ask(body["messages"], replies[data.ids[i]], tools=body.get("tools"))
             mine = last_decision()
             assert mine is not None
             proxy_cost = float(raw.headers["x-utilityguard-cost"])

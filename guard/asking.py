@@ -25,10 +25,7 @@ integrations and the bench — so a request is priced the same way on every path
    whole asks for nothing (its own ``P(asks)`` below :attr:`Thresholds.text`), where only a
    sentence that clearly asks is kept — or one the detector doubts that the cost model prices
    at :attr:`Thresholds.strict_price` or more (a costly question diluted in a persona), unless
-   it is a label in a tool definition (:func:`is_label`: a property name, an enum value); in
-   a tool definition read so, a sentence the detector is sure of is kept only when it also
-   asks by its form (:func:`tool_line_asks`) or is priced at :data:`TOOL_STATEMENT_PRICE` or
-   more — a tool's lines say what it does and name its fields. A
+   it is a label in a tool definition (:func:`is_label`: a property name, an enum value). A
    system or developer text the operator trusts (its sha256 in :attr:`AskingConfig.trusted`)
    is left out whole, and the operator's trusted sentences (:func:`trusting`) are left out of
    any other, and not decoded: what an application adds to its trusted prompt is read alone,
@@ -600,9 +597,8 @@ def read(asked: Asked, p_asks: Callable[[list[str]], Any] | None, config: Asking
         r.unreadable, r.left_out = [], 0
         costly = _costly_doubts(split, cuts, floors, labelled, readable, pleasant, probs, tau,
                                 cost)
-        return [_asked(text, ss, cut, readable, pleasant, probs, costly, r, sk, tool)
-                for (text, _), ss, cut, sk, tool in zip(units, split, cuts, skip, labelled,
-                                                         strict=True)]
+        return [_asked(text, ss, cut, readable, pleasant, probs, costly, r, sk)
+                for (text, _), ss, cut, sk in zip(units, split, cuts, skip, strict=True)]
 
     labelled = [strict and role == "tools" for strict, (_, role) in zip(strictly, units,
                                                                         strict=True)]
@@ -836,12 +832,10 @@ def _with_before(r: Reading, units: list[tuple[str, str | None]], split: list[li
 
 def _asked(text: str, ss: list[str], cut: float, readable: dict[str, bool],
            pleasant: set[str], probs: dict[str, float], costly: set[str], r: Reading,
-           skip: frozenset[str] = frozenset(), tool: bool = False) -> str:
+           skip: frozenset[str] = frozenset()) -> str:
     """The asked text of ``text`` (its sentences ``ss``) read at threshold ``cut``, without the
     sentences ``skip`` (the operator's trusted ones, date lines): what is left out and what
-    cannot be read are counted in ``r``. In a tool definition read strictly (``tool``), a
-    sentence that does not ask by its form is kept only for its price
-    (:func:`tool_line_asks`)."""
+    cannot be read are counted in ``r``."""
     kept: list[str] = []
     changed = False
     for s in ss:
@@ -854,8 +848,7 @@ def _asked(text: str, ss: list[str], cut: float, readable: dict[str, bool],
                 r.unreadable.append(s)
             else:
                 kept.append(d)
-        elif s in pleasant or ((probs.get(s, 1.0) < cut or (tool and not tool_line_asks(s)))
-                               and s not in costly):
+        elif s in pleasant or (probs.get(s, 1.0) < cut and s not in costly):
             changed = True
             r.left_out += 1
         else:
@@ -872,19 +865,6 @@ def _asked(text: str, ss: list[str], cut: float, readable: dict[str, bool],
 #: question.
 LABEL_WORDS = 2
 _WORD = re.compile(r"[^\W_]+")
-#: In a tool definition read strictly, a line the detector says asks (at the strict threshold)
-#: but that does not ask by its form (:func:`tool_line_asks`) is kept when the cost model
-#: prices it at this raw cost or more (a doubted line needs :attr:`Thresholds.strict_price`).
-#: A tool's lines say what it does and name its fields ("Read the current state of connected
-#: gas detectors.", "Only files the user may open are returned.", "is html", "sick_visit",
-#: "C"): the detector, which has seen few tool definitions, reads many of them as asking, and
-#: a held-out writer's tools raised the price of a trivia question beside them in 109 of 180
-#: requests. A request a client hides in a tool is a question, an order, or costly: the red
-#: team's "The assistant must complete for the user: 'Taking a $150,000 second mortgage on
-#: your home to buy cryptocurrency is a ___ idea ...'" (raw 6.4) is kept by this price; 2 of
-#: the 20 such lines of the test split's tools are priced between it and the strict price, and
-#: the trivia price beside those tools is unchanged as often with 6 as with 8 (201 of 240).
-TOOL_STATEMENT_PRICE = 6.0
 
 
 def is_label(sentence: str) -> bool:
@@ -897,19 +877,6 @@ def is_label(sentence: str) -> bool:
     return "?" not in sentence and len(_WORD.findall(sentence)) <= LABEL_WORDS
 
 
-def tool_line_asks(sentence: str) -> bool:
-    """Whether a line of a tool definition asks by its form: a label (:func:`is_label`) only
-    by a ``?`` (the opener test would take "is html", a flag's name, for a question), any
-    other line as :func:`asks_in_form` says.
-
-    >>> tool_line_asks("is html"), tool_line_asks("dose ok?"), tool_line_asks("Explain the dose.")
-    (False, True, True)
-    >>> tool_line_asks("Read the current state of connected gas detectors.")
-    False
-    """
-    return "?" in sentence if is_label(sentence) else asks_in_form(sentence)
-
-
 def _costly_doubts(split: list[list[str]], cuts: list[float], floors: list[float],
                    labelled: list[bool], readable: dict[str, bool], pleasant: set[str],
                    probs: dict[str, float], tau: Thresholds,
@@ -919,25 +886,17 @@ def _costly_doubts(split: list[list[str]], cuts: list[float], floors: list[float
     ``P(asks)`` is doubtful (at or above the sentence threshold, below the text's own) and
     whose raw cost is at least the floor: they are kept (one batch call of ``cost``) — a
     costly question diluted in a persona, or a costly answer the model offers ("Let me tell
-    you the maximum dose of ..."). In a text of ``labelled`` (a tool definition read
-    strictly) a line the detector is sure of that does not ask by its form is kept from
-    :data:`TOOL_STATEMENT_PRICE`, and a label (:func:`is_label`) never for its price: it is
-    kept only when it asks by a ``?`` and the detector is sure of it."""
+    you the maximum dose of ..."). A label (:func:`is_label`) in a text of ``labelled`` (a
+    tool definition read strictly) is not: the detector alone decides on it."""
     if cost is None:
         return set()
     floor: dict[str, float] = {}
     for ss, cut, f, has_labels in zip(split, cuts, floors, labelled, strict=True):
         if cut > tau.sentence and f != float("inf"):
             for s in ss:
-                p = probs.get(s, 1.0)
-                if not readable[s] or s in pleasant or p < tau.sentence or (
-                        has_labels and is_label(s)):
-                    continue
-                if p < cut:  # doubted
+                if readable[s] and s not in pleasant and tau.sentence <= probs.get(s, 1.0) < cut \
+                        and not (has_labels and is_label(s)):
                     floor[s] = min(f, floor.get(s, f))
-                elif has_labels and not tool_line_asks(s):  # a tool's line, not asking by form
-                    g = min(f, TOOL_STATEMENT_PRICE)
-                    floor[s] = min(g, floor.get(s, g))
     if not floor:
         return set()
     doubted = list(floor)

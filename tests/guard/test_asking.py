@@ -793,12 +793,11 @@ def test_a_question_about_what_another_sentence_names_is_priced() -> None:
 def test_a_label_in_a_tool_definition_is_left_to_the_detector() -> None:
     """A tool's property names and enum values are read one per line; the cost model's price of
     one or two words is noise (the shipped one prices "units" 8.3), so in a tool definition
-    read strictly a doubted label is never kept for its price; nor is one the detector says
-    asks (its ``P(asks)`` of a field's name is noise too: "is html" 1.0) unless it asks by a
-    ``?`` (2026-12-04: :func:`guard.asking.tool_line_asks`). A doubted line of three words or
-    more, and a question of two ("Both safe?"), are kept for their price as before; so are two
-    words in a system prompt (red team, 2026-12-03: "The user takes nitroglycerin and wants
-    sildenafil.\nBoth safe?") and in a prefill."""
+    read strictly a doubted label is never kept for its price — only a label the detector says
+    asks (at the strict threshold) is. A doubted line of three words or more, and a question of
+    two ("Both safe?"), are kept for their price as before; so are two words in a system prompt
+    (red team, 2026-12-03: "The user takes nitroglycerin and wants sildenafil.\nBoth safe?")
+    and in a prefill."""
     class Listed(Doubts):  # P(asks) of the listed texts; every other text asks for nothing
         def predict_asks(self, X: Sequence[str]) -> Any:
             return np.array([self.p.get(x, 0.0) for x in X])
@@ -818,8 +817,7 @@ def test_a_label_in_a_tool_definition_is_left_to_the_detector() -> None:
     assert g.price(tool("dose", "name")).cost_source == "nothing_asked"
     assert g.price(tool("dose_mg", "name")).cost_source == "nothing_asked"
     assert g.price(tool("max_dose_mg", "name")).cost == 30.0  # three words: kept for its price
-    # the detector says it asks (0.9), but a label asks only by a "?"
-    assert g.price(tool("ask_dose", "name")).cost_source == "nothing_asked"
+    assert g.price(tool("ask_dose", "name")).cost == 30.0  # the detector says it asks (0.9)
     assert g.price(tool("name", "dose_mg", "dose ok?")).cost == 30.0  # a question: kept
     system = {"messages": [{"role": "system", "content": "dose:\nBe kind.\nBe brief."}]}
     assert g.price(system).cost == 30.0  # two words in a system prompt: kept for the price

@@ -30,7 +30,9 @@ integrations and the bench — so a request is priced the same way on every path
    is left out whole, and the operator's trusted sentences (:func:`trusting`) are left out of
    any other, and not decoded: what an application adds to its trusted prompt is read alone,
    as it is without a line that only states the date or the time
-   (:func:`guard.pleasantries.is_date_line`, "Current date: 2026-12-04."). A last turn that
+   (:func:`guard.pleasantries.is_date_line`, "Current date: 2026-12-04."); so is a tool
+   definition the operator declares as its application's own, exactly
+   (:mod:`guard.trusted_tools`). A last turn that
    asks nothing by itself yet puts a question asks about what came before: it is also read
    whole with the earlier turns (:func:`_ask_back`).
 4. **Segments** (:func:`guard.segments.request_segments` on the asked texts): each asked text,
@@ -60,6 +62,7 @@ from guard.reading import decoded, decoded_unreadable, normalized, unreadable
 from guard.reading.readable import counted_words, known
 from guard.request_walk import Asked, RequestText, walk
 from guard.segments import owned_segments, sentences, windows
+from guard.trusted_tools import tool_key
 
 #: Default price (``L``, after any cost scale) of a sentence the cost model cannot read.
 UNREADABLE_PRICE = 25.0
@@ -209,6 +212,9 @@ class AskingConfig:
     #: :func:`trusting`): a system or developer text is read without them, so that a trusted
     #: prompt with a line the application adds ("Today is ...") costs only that line
     trusted_sentences: frozenset[str] = frozenset()
+    #: :func:`guard.trusted_tools.tool_key` of the tool definitions the operator declares as
+    #: its application's own (``serve --trusted-tools``): not priced
+    trusted_tools: frozenset[str] = frozenset()
     #: the ``P(asks)`` thresholds (``None``: the detector's own, chosen when it was trained)
     thresholds: Thresholds | None = None
     #: the most segments one request may have
@@ -371,6 +377,35 @@ def as_asked(query: Any) -> Asked:
     return walk(query)
 
 
+def client_strings(asked: Asked, config: AskingConfig) -> list[str]:
+    """The texts of ``asked`` that are not the operator's: without the system or developer
+    texts it trusts whole, the tool definitions it declared (:attr:`AskingConfig.trusted_tools`)
+    and, in a system or developer text, its trusted sentences (what a client wrote is the rest).
+
+    >>> config = AskingConfig.trusting(["Be brief."])
+    >>> client_strings(walk({"messages": [{"role": "system", "content": "Be brief."},
+    ...     {"role": "user", "content": "Hi?"}]}), config)
+    ['Hi?']
+    """
+    if not (config.trusted or config.trusted_sentences or config.trusted_tools):
+        return asked.strings()
+    merged: dict[str, list[RequestText]] = {}
+    for t in asked.texts:
+        merged.setdefault(t.unit or f"#{len(merged)}", []).append(t)
+    out: list[str] = []
+    for group in merged.values():
+        role = group[0].role
+        if role == "tools" and config.trusted_tools and tool_key(group) in config.trusted_tools:
+            continue
+        if role in TRUSTABLE_ROLES:
+            if config.trusted and prompt_hash("\n".join(x.text for x in group)) in config.trusted:
+                continue
+            out.extend(_untrusted(normalized(x.text), config) for x in group)
+            continue
+        out.extend(x.text for x in group)
+    return [t for t in out if t.strip()]
+
+
 #: What ends a sentence (:func:`guard.segments.sentences`), counted at C speed.
 _ENDS = (". ", "? ", "! ", "; ", ": ", "\n")
 
@@ -429,6 +464,9 @@ def _units(asked: Asked, config: AskingConfig, memo: Memo | None = None
         whole = "\n".join(x.text for x in group)
         if t.role in TRUSTABLE_ROLES and config.trusted and prompt_hash(whole) in config.trusted:
             trusted += 1
+            continue
+        if t.role == "tools" and config.trusted_tools and tool_key(group) in config.trusted_tools:
+            trusted += 1  # a tool definition the operator declared, exactly
             continue
         parts = [whole]
         if len(group) > 1 and t.role != "tools":  # parts a client split word by word

@@ -15,7 +15,8 @@ the ``UTILITYGUARD_*`` settings, as ``serve`` builds it. Without ``--p`` / ``--s
 prints the threshold and what it means. ``--request FILE`` decides on whole requests as a
 client sends them (a chat-completions or Responses body: a system prompt, a history, tools),
 priced as the proxy prices them, and says which text set the price and where it sits; with
-``--trusted-prompts`` it prices them as a route that trusts its own prompts does; several
+``--trusted-prompts`` / ``--trusted-tools`` it prices them as a route that trusts its own
+prompts or tool definitions does; several
 end with how many each kind of text priced (:func:`summary`). ``--json``
 prints one JSON object per question (the decision record, plus ``question``, ``why`` and
 ``warning``; the record's ``priced_by`` says where the text that set the price sits; for a
@@ -44,7 +45,7 @@ from utilityguard_base.options import argument, checked_c_r
 #: the serve settings that make the guard, as decide's flags (same names, same environment)
 GUARD_SETTINGS = ("policy", "c_r", "cost_model", "calibrator", "confidence", "no_confidence",
                   "trust_artifacts", "request_detector", "unreadable_price", "upstream_price",
-                  "trusted_prompts", "max_segments", "max_text_chars")
+                  "trusted_prompts", "trusted_tools", "max_segments", "max_text_chars")
 
 
 def _probability(text: str) -> float:
@@ -377,6 +378,10 @@ def _priced_by_lines(got: dict[str, Any] | None, role: str | None) -> list[str]:
         out.append("that text is in the system prompt: if the prompt is your application's "
                    "own, declare it trusted (serve --trusted-prompts) and it is not priced; "
                    "a client's system prompt is priced (docs/security.md)")
+    elif role == "tools":
+        out.append("that text is in a tool definition: if the tool is your application's own, "
+                   "declare it trusted (serve --trusted-tools FILE, the JSON of your tools) and "
+                   "it is not priced; a client's tool is priced (docs/security.md)")
     return out
 
 
@@ -442,4 +447,7 @@ def summary(where: list[str | None]) -> list[str]:
     if prompts:
         out.append(f"{prompts} of {len(where)} priced by a system or developer prompt: if it is "
                    "your application's own, see what --trusted-prompts changes")
+    if counts["tools"]:
+        out.append(f"{counts['tools']} of {len(where)} priced by a tool definition: if the tools "
+                   "are your application's own, see what --trusted-tools changes")
     return out

@@ -639,7 +639,7 @@ class Guard:
         threshold = price.threshold
         decision: Decision
         conf = Confidence.coerce(confidence)
-        if conf.verbal is not None and query is not None and self.dictated(query):
+        if conf.verbal is not None and query is not None and self.dictated(query, self.asking):
             conf = conf.model_copy(update={"verbal": None})  # the client's words, not the model's
         # the reply as delivered (its confidence line removed), as the calibrator was fitted
         p, p_source, signal = self.probability(
@@ -672,14 +672,17 @@ class Guard:
         return record
 
     @staticmethod
-    def dictated(query: Any) -> bool:
-        """The request says what confidence the reply should state
+    def dictated(query: Any, asking: AskingConfig | None = None) -> bool:
+        """The client's part of the request says what confidence the reply should state
         (:func:`guard.confidence.verbal.dictates_confidence`): its stated confidence is then
-        not read."""
-        from guard.asking import as_asked
+        not read. The operator's own texts (``asking``'s trusted prompts, sentences and tool
+        definitions: :func:`guard.asking.client_strings`) are not the client's words."""
+        from guard.asking import as_asked, client_strings
         from guard.confidence.verbal import dictates_confidence
 
-        return dictates_confidence(as_asked(query).strings())
+        asked = as_asked(query)
+        return dictates_confidence(client_strings(asked, asking) if asking is not None
+                                   else asked.strings())
 
     def clean(self, text: str) -> str:
         """``text`` as delivered: each extractor's ``clean`` applied (the verbal extractor

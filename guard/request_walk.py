@@ -57,6 +57,35 @@ FREE_KEYS = frozenset({"parameters", "schema", "input_schema", "output_schema", 
 #: Keys whose mapping is keyed by names the client chose: every key there is read as words.
 NAMED_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions",
                         "dependentSchemas", "variables"})
+#: The Responses API's built-in tools (their ``type``): an API that takes them does not show
+#: their settings (:data:`TOOL_CONFIG_KEYS`) to the model, and a server that renders a tool's
+#: JSON into the prompt takes only ``function`` tools.
+BUILT_IN_TOOLS = frozenset({
+    "file_search", "web_search", "web_search_preview", "web_search_preview_2025_03_11",
+    "web_search_2025_08_26", "computer_use_preview", "computer_use", "code_interpreter",
+    "image_generation", "local_shell", "shell", "mcp", "apply_patch"})
+#: The ``type`` of a tool, or of an object in one, that the APIs define (Chat Completions,
+#: Responses' built-in tools, their options): skipped in a tool definition, where any other
+#: ``type`` is read (:data:`TOOL_SKIPPED`).
+TOOL_TYPES = BUILT_IN_TOOLS | frozenset({
+    "function", "custom", "grammar", "text", "approximate", "auto", "json_schema",
+    "json_object", "eq", "ne", "gt", "gte", "lt", "lte", "and", "or", "in", "nin"})
+#: Keys of a built-in tool (:data:`BUILT_IN_TOOLS`) that configure it — ids, addresses,
+#: credentials, sizes, settings — and are not text the model reads: skipped there (read, a
+#: ``file_search`` tool's vector store id priced a trivia question 1.39 instead of 0.63), read
+#: in any other tool.
+TOOL_CONFIG_KEYS = frozenset({
+    "vector_store_ids", "server_url", "connector_id", "authorization", "headers",
+    "require_approval", "container", "file_ids", "search_context_size", "ranking_options",
+    "max_num_results", "filters", "user_location", "display_width", "display_height",
+    "environment", "background", "input_fidelity", "moderation", "output_compression",
+    "output_format", "partial_images", "quality", "size", "input_image_mask",
+    "allowed_domains"})
+#: Keys of :data:`SKIP_KEYS` still skipped in a tool definition (what they hold is no text: an
+#: address, an opaque blob); under any other key of :data:`SKIP_KEYS` a tool's text is read —
+#: an API that takes a tool defines none of them (``id``, ``metadata``, ``user``, ...), and a
+#: server that renders the tool's JSON into the prompt shows them to the model.
+TOOL_SKIPPED = frozenset({"url", "image_url", "encrypted_content", "signature"})
 #: A key of a free-form mapping this long (or with spaces) is read as text.
 KEY_CHARS = 20
 #: JSON schema type names: the value of a free-form ``type`` that is not text.
@@ -205,12 +234,17 @@ class _Walk:
     def mapping(self, m: Any, role: str | None, where: str, depth: int) -> None:
         items = m.items() if isinstance(m, Mapping) else _attributes(m)
         own = read_field(m, "role")
-        role = own if isinstance(own, str) else role
+        if isinstance(own, str) and role != "tools":  # a tool definition stays one, whatever
+            role = own  # "role" a client writes in it
         if read_field(m, "type") == "item_reference":
             self.out.upstream.append(f"{where}.item_reference")
             return
+        tool = role == "tools"
+        built_in = tool and read_field(m, "type") in BUILT_IN_TOOLS
         for key, v in items:
             path = f"{where}.{key}" if where else str(key)
+            if built_in and key in TOOL_CONFIG_KEYS:
+                continue
             if key in FREE_KEYS:
                 self.value(v, role, path, depth + 1, free=True)
                 continue
@@ -238,10 +272,23 @@ class _Walk:
                                                   _unit(role, path)))
                 continue
             if key in SKIP_KEYS:
+                if tool and _read_in_tool(key, v):  # a client's text, where no API puts one
+                    self.value(v, role, path, depth + 1, free=True)
                 continue
             sub = "system" if key == "instructions" else "tools" \
                 if key in ("tools", "functions") else role
             self.value(v, sub, path, depth + 1, key)
+
+
+def _read_in_tool(key: str, v: Any) -> bool:
+    """A value under a key of :data:`SKIP_KEYS` in a tool definition is read: every one but
+    a ``type`` the APIs define (:data:`TOOL_TYPES`, a JSON schema type) and the keys of
+    :data:`TOOL_SKIPPED`."""
+    if key in TOOL_SKIPPED:
+        return False
+    if key == "type":
+        return isinstance(v, str) and v not in TOOL_TYPES and not _schema_type(v)
+    return True
 
 
 def _schema_type(v: Any) -> bool:

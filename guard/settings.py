@@ -43,6 +43,7 @@ from guard.decision_records import Mode
 from guard.exceptions import ConfigError
 from guard.refusal_budget import BudgetConfig
 from guard.refusal_detection import DEFAULT_REFUSAL_TEXT
+from guard.trusted_tools import load_trusted_tools
 from policies import DEFAULT_C_R
 from utilityguard_base.bounds import Probability, RefusalCost
 
@@ -289,6 +290,13 @@ class Settings(BaseSettings):
                     "application adds to it is priced alone) or 'sha256:<hex>' of it (only "
                     "the exact text; docs/security.md); a client's own system prompt is "
                     "still priced. Off by default")
+    trusted_tools: Path | None = Field(
+        default=None, json_schema_extra={"metavar": "FILE"},
+        description="a JSON file of the tool definitions this deployment sends itself (a list, "
+                    "or a request body with 'tools'), not priced when a request carries one "
+                    "exactly (any key order, chat or Responses form); a tool a client writes, "
+                    "or one of them with a text changed, is still priced. Off by default "
+                    "(docs/security.md)")
     request_detector: str = Field(
         default="default", json_schema_extra={"metavar": "default|none|DIR"},
         description="what tells the text that asks for something from text that asks for "
@@ -307,7 +315,8 @@ class Settings(BaseSettings):
 
     def asking_config(self) -> AskingConfig:
         """How requests are priced on this route (:class:`guard.asking.AskingConfig`)."""
-        return AskingConfig.trusting(self.trusted_prompts,
+        tools = load_trusted_tools(self.trusted_tools) if self.trusted_tools else frozenset()
+        return AskingConfig.trusting(self.trusted_prompts, trusted_tools=tools,
                                      unreadable_price=self.unreadable_price,
                                      upstream_price=self.upstream_price,
                                      max_segments=self.max_segments,
@@ -328,6 +337,16 @@ class Settings(BaseSettings):
             trusting(value)
         except ConfigError as e:
             raise ValueError(str(e)) from None
+        return value
+
+    @field_validator("trusted_tools")
+    @classmethod
+    def _check_tools(cls, value: Path | None) -> Path | None:
+        if value is not None:
+            try:
+                load_trusted_tools(value)
+            except ConfigError as e:
+                raise ValueError(str(e)) from None
         return value
 
     @model_validator(mode="after")

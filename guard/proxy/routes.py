@@ -93,6 +93,9 @@ class RouteConfig(BaseModel):
     #: how this route prices a request (serve --trusted-prompts, ...; docs/security.md): the
     #: system prompts its application sends itself, and its ceilings and caps
     trusted_prompts: list[str] | None = None
+    #: a JSON file of the tool definitions this route's application sends (serve
+    #: --trusted-tools; a relative path is read from the process's working directory)
+    trusted_tools: Path | None = None
     unreadable_price: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     upstream_price: float | None = Field(default=None, gt=0, allow_inf_nan=False)
     max_segments: int | None = Field(default=None, ge=1)

@@ -217,6 +217,41 @@ def test_a_system_prompt_that_sets_the_price_says_how_to_trust_it(
     assert row["cost"] == pytest.approx(Guard(c_r=2.0).price(CAPITAL).cost)
 
 
+#: An application's tool whose safety line the cost model prices like a question about gas.
+CO_TOOL = {"type": "function", "function": {
+    "name": "co_alarm_status",
+    "description": "If a carbon monoxide alarm is sounding, tell the user to get everyone "
+                   "outside and call emergency services."}}
+
+
+def test_a_tool_that_sets_the_price_says_how_to_trust_it(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path, tools = tmp_path / "r.json", tmp_path / "tools.json"
+    path.write_text(json.dumps({"model": "m", "tools": [CO_TOOL], "messages": [
+        {"role": "user", "content": CAPITAL}]}))
+    tools.write_text(json.dumps([CO_TOOL]))
+    assert main(["decide", "--request", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "priced by the text at tools[0].function.name (tools): 'co alarm status\\nIf a " \
+           "carbon monoxide alarm" in out  # the tool is read as one text
+    assert "declare it trusted (serve --trusted-tools FILE" in out
+    # the application's tools, trusted as serve --trusted-tools trusts them: the question alone
+    assert main(["decide", "--request", str(path), "--trusted-tools", str(tools),
+                 "--json"]) == 0
+    row = json.loads(capsys.readouterr().out)
+    assert row["priced_text"] == {"text": CAPITAL, "where": "messages[0].content"}
+    assert row["priced_by"] == "user"
+    assert row["cost"] == pytest.approx(Guard(c_r=2.0).price(CAPITAL).cost)
+    # several requests end with how many a tool priced
+    path.write_text(json.dumps({"tools": [CO_TOOL], "messages": [
+        {"role": "user", "content": CAPITAL}]}) + "\n" + json.dumps(
+        {"messages": [{"role": "user", "content": CAPITAL}]}) + "\n")
+    assert main(["decide", "--request", str(path)]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "1 of 2 priced by a tool definition: if the tools are your application's own, see "
+        "what --trusted-tools changes")
+
+
 def test_a_request_that_asks_nothing_names_no_text(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "r.json"

@@ -5,7 +5,7 @@ a SQLite path or a PostgreSQL URL (:func:`~guard.proxy.audit.store.read_rows`) a
 ``DIR/index.html``: a summary table and inline SVG figures (:mod:`guard.proxy.audit.svg`) —
 decisions over time, answer rate by predicted-cost band, the distribution of ``p`` against the
 thresholds, refusals by policy version, where the text that set each price sits (with how
-to trust an application's own prompt when such a prompt priced refusals), and, where feedback
+to trust an application's own prompt or tools when they priced refusals), and, where feedback
 exists, the accuracy of delivered
 answers and the realised utility of the guard against always-answer and always-refuse (the
 paper's utility, :func:`policies.utility.response_utility`). The page loads nothing from the
@@ -149,7 +149,8 @@ def _by_policy(rows: Sequence[dict[str, Any]]) -> str:
 
 def _priced_by(rows: Sequence[dict[str, Any]]) -> str:
     """A table of where the text that set each price sits, with the guard's refusals of each,
-    and, when a system or developer prompt set the price of any refusal, how to trust it."""
+    and, when a system or developer prompt or a tool definition set the price of any refusal,
+    how to trust it."""
     no_text, unrecorded = f"(no text: {NO_TEXT_PRICED})", "(not recorded)"
     seen: Counter[str] = Counter()
     refused: Counter[str] = Counter()
@@ -172,10 +173,21 @@ def _priced_by(rows: Sequence[dict[str, Any]]) -> str:
                  f"({prompts / total:.1%}) were priced by a sentence of a system or developer "
                  "prompt: the guard reads a prompt a client sends as the client's words. If "
                  "the prompt is your application's own, declare it trusted (<code>serve "
-                 "--trusted-prompts FILE</code>, or a route's <code>trusted_prompts</code>): "
+                 "--trusted-prompts \"&lt;the prompt&gt;\"</code>, or a route's "
+                 "<code>trusted_prompts</code>): "
                  "its sentences are then not priced, while a prompt a client sends still is. "
-                 "<code>utilityguard decide --request FILE --trusted-prompts FILE</code> shows "
-                 "what that changes before you serve.</p>")
+                 "<code>utilityguard decide --request FILE --trusted-prompts \"&lt;the "
+                 "prompt&gt;\"</code> shows what that changes before you serve.</p>")
+    tools = refused["tools"]
+    if tools:
+        html += (f"<p id=\"trust-tools-hint\">{tools} of the guard's {total} refusals "
+                 f"({tools / total:.1%}) were priced by a tool definition: the guard reads a "
+                 "tool a client sends as the client's words. If the tools are your "
+                 "application's own, declare them trusted (<code>serve --trusted-tools "
+                 "FILE</code>, the JSON of your tool definitions, or a route's "
+                 "<code>trusted_tools</code>): they are then not priced, while a tool a client "
+                 "writes still is. <code>utilityguard decide --request FILE --trusted-tools "
+                 "FILE</code> shows what that changes before you serve.</p>")
     return html
 
 

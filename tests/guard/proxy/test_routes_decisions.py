@@ -4,6 +4,7 @@ count, and the credential that made the request."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -139,6 +140,38 @@ routes:
     bare = Guard().price("What is the capital of Australia?").cost
     assert Guard(asking=other).price(request).cost > 10 * bare
     assert Guard(asking=home).price(request).cost < 2 * bare
+
+
+def test_a_route_trusts_its_own_tools(tmp_path: Path) -> None:
+    from guard.core import Guard
+
+    tool = {"type": "function", "function": {
+        "name": "co_alarm_status",
+        "description": "If a carbon monoxide alarm is sounding, tell the user to get everyone "
+                       "outside and call emergency services."}}
+    (tmp_path / "tools.json").write_text(json.dumps([tool]))
+    cfg = tmp_path / "gateway.yaml"
+    cfg.write_text(f"""\
+routes:
+  - model: home-*
+    upstream: http://127.0.0.1:9/v1
+    trusted_tools: {tmp_path / "tools.json"}
+  - model: "*"
+    upstream: http://127.0.0.1:9/v1
+""")
+    base = Settings(_env_file=None, upstream="http://127.0.0.1:9/v1")
+    home, other = (route_settings(base, r).asking_config() for r in load_config(cfg).routes)
+    request = {"messages": [{"role": "user", "content": "What is the capital of Australia?"}],
+               "tools": [tool]}
+    bare = Guard().price("What is the capital of Australia?").cost
+    assert Guard(asking=other).price(request).cost > 10 * bare
+    assert Guard(asking=home).price(request).cost == bare
+    # a route's file that is not there is named when the gateway is read
+    cfg.write_text("routes:\n  - model: a\n    upstream: http://127.0.0.1:9/v1\n"
+                   f"    trusted_tools: {tmp_path / 'none.json'}\n")
+    with pytest.raises(ConfigError, match=r"^trusted_tools: .*none\.json: cannot read the "
+                                          r"trusted tools"):
+        route_settings(base, load_config(cfg).routes[0])
 
 
 def test_a_routes_bad_trusted_prompt_is_named(tmp_path: Path) -> None:

@@ -97,6 +97,10 @@ def test_cli_user_errors(argv: list[str], message: str, monkeypatch: pytest.Monk
     pytest.param(["--upstream", "http://u/v1", "--trusted-prompts", "sha256:abc"], {},
                  "invalid setting --trusted-prompts (UTILITYGUARD_TRUSTED_PROMPTS): a trusted "
                  "prompt given as 'sha256:' needs 64 hex digits", id="trusted-prompt-hash"),
+    pytest.param(["--upstream", "http://u/v1", "--trusted-tools", "tools.json"], {},
+                 "invalid setting --trusted-tools (UTILITYGUARD_TRUSTED_TOOLS): tools.json: "
+                 "cannot read the trusted tools: No such file or directory",
+                 id="trusted-tools-missing"),
 ])
 def test_settings_errors_are_in_the_projects_words(
         argv: list[str], env: dict[str, str], expected: str, monkeypatch: pytest.MonkeyPatch,

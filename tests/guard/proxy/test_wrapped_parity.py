@@ -1,6 +1,6 @@
 """Wrapped requests (issue 34): the proxy, the decorator and the bench decide the same; an
-operator's trusted system prompt is not priced, a client's is; a request with too much to
-price is refused with 413.
+operator's trusted system prompt and tool definitions are not priced, a client's are; a
+request with too much to price is refused with 413.
 
 Real servers on 127.0.0.1 and the official ``openai`` client; the shipped ``smollm2`` policy,
 request detector and cost model; the upstream replays SmolLM2's recorded replies.
@@ -108,6 +108,44 @@ def test_a_trusted_prompt_is_not_priced_and_a_clients_is(tmp_path: Any) -> None:
         assert cost(trusting, added) == pytest.approx(bare, rel=1e-5)
         assert cost(plain, added) > 5 * bare
         assert cost(trusting, ours.replace("an adult", "a child")) > 5 * bare
+    finally:
+        trusting.stop()
+        plain.stop()
+        upstream.stop()
+
+
+def test_trusted_tools_are_not_priced_and_a_clients_are(tmp_path: Any) -> None:
+    from guard.proxy import create_app
+    from tests.guard.proxy.test_adversarial_pricing import LowConfidenceUpstream
+
+    ours = {"type": "function", "function": {
+        "name": "lookup_max_dose",
+        "description": "Look up the maximum daily dose of a drug for a patient by weight.",
+        "parameters": {"type": "object", "properties": {
+            "drug": {"type": "string", "description": "the drug's generic name"}}}}}
+    (tmp_path / "tools.json").write_text(json.dumps([ours]))
+    question = "What is the capital of France?"
+    upstream = Served(LowConfidenceUpstream().app())
+    trusting = Served(create_app(proxy_settings(upstream.url, trusted_tools=tmp_path / "tools.json",
+                                                read_timeout=30.0)))
+    plain = Served(create_app(proxy_settings(upstream.url, read_timeout=30.0)))
+    try:
+        def sent(served: Served, tool: dict[str, Any]) -> tuple[float, str]:
+            raw = openai_client(served).chat.completions.with_raw_response.create(
+                model="m", messages=[{"role": "user", "content": question}],
+                tools=[tool])  # type: ignore[list-item]
+            return (float(raw.headers["x-utilityguard-cost"]),
+                    raw.headers["x-utilityguard-decision"])
+
+        bare = Guard(policy=None).price(question).cost
+        # ours, at p = 0.5 (the upstream's logprobs): priced as the question alone, delivered
+        assert sent(trusting, ours) == (pytest.approx(bare, rel=1e-5), "answer")
+        cost, decision = sent(plain, ours)  # not trusted: its dosing line is priced
+        assert cost > 5 * bare and decision == "refuse"
+        # a client's copy with one word changed is not ours
+        theirs = json.loads(json.dumps(ours).replace("maximum daily", "lethal"))
+        cost, decision = sent(trusting, theirs)
+        assert cost > 5 * bare and decision == "refuse"
     finally:
         trusting.stop()
         plain.stop()

@@ -206,6 +206,24 @@ def test_report_says_what_set_the_price_and_how_to_trust_a_prompt(tmp_path: Path
     assert "--trusted-prompts" in hint.group(1)
 
 
+def test_report_says_how_to_trust_tools_that_priced_refusals(tmp_path: Path) -> None:
+    db = tmp_path / "tools.db"
+    with open_store(db) as store:
+        store.connect()
+        store.insert(DECISIONS, _priced_rows([("user", "model", "refuse", 1),
+                                              ("tools", "model", "refuse", 3),
+                                              ("tools", "model", "answer", 1)]))
+    out = tmp_path / "r"
+    assert main(["audit", "report", "--path", str(db), "--out", str(out)]) == 0
+    html = (out / "index.html").read_text()
+    assert '<p id="trust-hint">' not in html  # no prompt priced a refusal
+    hint = re.search(r'<p id="trust-tools-hint">(.*?)</p>', html, re.S)
+    assert hint is not None
+    assert hint.group(1).startswith("3 of the guard's 4 refusals (75.0%) were priced by a "
+                                    "tool definition")
+    assert "--trusted-tools" in hint.group(1)
+
+
 def test_report_without_prompt_priced_refusals_gives_no_trust_hint(tmp_path: Path) -> None:
     db = tmp_path / "user.db"
     with open_store(db) as store:

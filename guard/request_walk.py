@@ -58,8 +58,8 @@ FREE_KEYS = frozenset({"parameters", "schema", "input_schema", "output_schema", 
 NAMED_MAPS = frozenset({"properties", "patternProperties", "$defs", "definitions",
                         "dependentSchemas", "variables"})
 #: The Responses API's built-in tools (their ``type``): an API that takes them does not show
-#: their settings (:data:`TOOL_CONFIG_KEYS`) to the model, and a server that renders a tool's
-#: JSON into the prompt takes only ``function`` tools.
+#: their settings (:data:`TOOL_CONFIG_KEYS`) to the model (a settings key in any other tool is
+#: read).
 BUILT_IN_TOOLS = frozenset({
     "file_search", "web_search", "web_search_preview", "web_search_preview_2025_03_11",
     "web_search_2025_08_26", "computer_use_preview", "computer_use", "code_interpreter",
@@ -84,7 +84,7 @@ TOOL_CONFIG_KEYS = frozenset({
 #: Keys of :data:`SKIP_KEYS` still skipped in a tool definition (what they hold is no text: an
 #: address, an opaque blob); under any other key of :data:`SKIP_KEYS` a tool's text is read —
 #: an API that takes a tool defines none of them (``id``, ``metadata``, ``user``, ...), and a
-#: server that renders the tool's JSON into the prompt shows them to the model.
+#: server that passes the tool's JSON to its chat template may show them to the model.
 TOOL_SKIPPED = frozenset({"url", "image_url", "encrypted_content", "signature"})
 #: A key of a free-form mapping this long (or with spaces) is read as text.
 KEY_CHARS = 20

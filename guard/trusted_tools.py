@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from guard.exceptions import ConfigError
-from guard.request_walk import RequestText, walk
+from guard.request_walk import BUILT_IN_TOOLS, RequestText, walk
 
 #: The largest trusted-tools file read (bytes).
 MAX_TOOLS_BYTES = 8 * 1024 * 1024
@@ -66,7 +66,9 @@ def tool_key(texts: Sequence[RequestText]) -> str:
 def tool_keys(tools: Sequence[Any]) -> frozenset[str]:
     """The :func:`tool_key` of each tool definition of ``tools`` (a list of JSON objects, as
     an application sends them in ``tools`` or ``functions``); :class:`ConfigError` for one
-    that is not an object or holds no text the model reads.
+    that is not an object or holds no text the model reads. A built-in tool of the Responses
+    API that holds none (``{"type": "file_search", ...}``: its settings are not text) is passed
+    over: there is nothing of it to trust.
 
     >>> len(tool_keys([{"type": "function", "function": {"name": "get_weather"}}]))
     1
@@ -79,6 +81,8 @@ def tool_keys(tools: Sequence[Any]) -> frozenset[str]:
             raise ConfigError(f"tools[{i}] is not a tool definition (a JSON object); got "
                               f"{type(tool).__name__}")
         texts = [t for t in walk({"tools": [tool]}).texts if t.role == "tools"]
+        if not texts and tool.get("type") in BUILT_IN_TOOLS:
+            continue
         if not texts:
             raise ConfigError(f"tools[{i}] holds no text the model reads (no name, no "
                               "description)")

@@ -194,9 +194,10 @@ class Proxy:
         return self.settings.allow_client_overrides or key_in(key, self.override_keys)
 
     def announce(self) -> None:
-        """Say once, at start-up, which policy decides each route (or that none does), and
-        warn when a route's calibrator cannot reach the thresholds of ordinary questions
-        (:mod:`guard.reach`: no reply would be answered on most of them)."""
+        """Say once, at start-up, which policy decides each route (or that none does), how many
+        of the operator's own prompts and tools it does not price, and warn when a route's
+        calibrator cannot reach the thresholds of ordinary questions (:mod:`guard.reach`: no
+        reply would be answered on most of them)."""
         from guard.reach import reach
 
         for route in self.root.table.routes:
@@ -206,6 +207,11 @@ class Proxy:
             warning = bound.warning() if bound is not None else None
             if warning is not None:
                 log.warning("%s%s", who, warning)
+            trusted = guard.asking
+            if trusted.trusted or trusted.trusted_tools:
+                log.info("%snot pricing the operator's own %d system prompt(s) and %d tool "
+                         "definition(s) (--trusted-prompts, --trusted-tools)", who,
+                         len(trusted.trusted), len(trusted.trusted_tools))
             if guard.policy is not None:
                 log.info("%sdeciding with policy %s (C_R %s)", who, guard.policy, guard.c_r)
             elif guard.calibrator is None:

@@ -1,8 +1,8 @@
 """Which fields of a tool definition are read (``guard.request_walk``): a client's text under a
 key no API defines in a tool (``id``, ``metadata``, ``user``, a ``type`` of its own) is read — a
-server that renders the tool's JSON into the prompt shows it to the model — while the settings
-of the Responses API's built-in tools (ids, addresses, credentials, sizes) are not text, and
-leave the price of the question as it is.
+server that passes the tool's JSON to its chat template may show it to the model — while the
+settings of the Responses API's built-in tools (ids, addresses, credentials, sizes) are not
+text, and leave the price of the question as it is.
 
 The shipped guard; the expectations are stated by hand: a hidden question is refused at
 p = 0.3 beside "Go ahead." (it is, sent alone), and a built-in tool's settings leave the price

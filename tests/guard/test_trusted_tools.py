@@ -115,7 +115,10 @@ def test_a_costly_question_beside_a_trusted_tool_is_priced_as_itself(
 def test_the_file_is_a_list_of_tools_or_a_request_body(tmp_path: Path) -> None:
     a, b = tmp_path / "a.json", tmp_path / "b.json"
     a.write_text(json.dumps([DOSE_TOOL, WEATHER_TOOL]))
-    b.write_text(json.dumps({"model": "m", "messages": [], "tools": [WEATHER_TOOL, DOSE_TOOL]}))
+    # an application's whole tools list, a built-in tool with it (its settings are not text:
+    # nothing of it is priced, nothing to trust)
+    b.write_text(json.dumps({"model": "m", "messages": [], "tools": [
+        WEATHER_TOOL, {"type": "file_search", "vector_store_ids": ["vs_1"]}, DOSE_TOOL]}))
     assert load_trusted_tools(a) == load_trusted_tools(b)
     assert len(load_trusted_tools(a)) == 2
 

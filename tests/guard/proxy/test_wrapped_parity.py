@@ -114,7 +114,8 @@ def test_a_trusted_prompt_is_not_priced_and_a_clients_is(tmp_path: Any) -> None:
         upstream.stop()
 
 
-def test_trusted_tools_are_not_priced_and_a_clients_are(tmp_path: Any) -> None:
+def test_trusted_tools_are_not_priced_and_a_clients_are(
+        tmp_path: Any, caplog: pytest.LogCaptureFixture) -> None:
     from guard.proxy import create_app
     from tests.guard.proxy.test_adversarial_pricing import LowConfidenceUpstream
 
@@ -125,6 +126,7 @@ def test_trusted_tools_are_not_priced_and_a_clients_are(tmp_path: Any) -> None:
             "drug": {"type": "string", "description": "the drug's generic name"}}}}}
     (tmp_path / "tools.json").write_text(json.dumps([ours]))
     question = "What is the capital of France?"
+    caplog.set_level("INFO", logger="guard")
     upstream = Served(LowConfidenceUpstream().app())
     trusting = Served(create_app(proxy_settings(upstream.url, trusted_tools=tmp_path / "tools.json",
                                                 read_timeout=30.0)))
@@ -140,6 +142,9 @@ def test_trusted_tools_are_not_priced_and_a_clients_are(tmp_path: Any) -> None:
         bare = Guard(policy=None).price(question).cost
         # ours, at p = 0.5 (the upstream's logprobs): priced as the question alone, delivered
         assert sent(trusting, ours) == (pytest.approx(bare, rel=1e-5), "answer")
+        # the operator was told at start-up what is not priced
+        assert "not pricing the operator's own 0 system prompt(s) and 1 tool definition(s)" \
+            in caplog.text
         cost, decision = sent(plain, ours)  # not trusted: its dosing line is priced
         assert cost > 5 * bare and decision == "refuse"
         # a client's copy with one word changed is not ours

@@ -11,8 +11,9 @@ A tool is recognized by :func:`tool_key`: the sha256 of every text the model rea
 :func:`guard.request_walk.walk` reads a request), each exactly as sent and with where it sits
 in the tool. So a definition matches whatever the order of its keys, and in the chat form
 (``{"type": "function", "function": {...}}``) as in the Responses and legacy ``functions`` forms
-(``{"type": "function", "name": ...}``); numbers, booleans and ``strict`` are not text the
-model reads, and are not part of it. The texts are keyed as sent, not as the guard reads them
+(``{"type": "function", "name": ...}``). Numbers and booleans (``strict``) are not part of it:
+no tool's number is priced, trusted or not. A name is keyed as the words the walk reads in it
+(``get_dose`` and ``get-dose`` are one). The texts are keyed as sent, not as the guard reads them
 (:func:`guard.reading.normalized`): a red team hid a dosing question in invisible tag
 characters appended to a trusted tool's description, which normalizing removes, and a model
 reads (``tests/guard/data/tool_definitions/redteam_T.jsonl``).

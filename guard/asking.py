@@ -389,21 +389,35 @@ def client_strings(asked: Asked, config: AskingConfig) -> list[str]:
     """
     if not (config.trusted or config.trusted_sentences or config.trusted_tools):
         return asked.strings()
+    out: list[str] = []
+    for group in _groups(asked):
+        if _operators(group, config):
+            continue
+        if group[0].role in TRUSTABLE_ROLES:
+            out.extend(_untrusted(normalized(x.text), config) for x in group)
+        else:
+            out.extend(x.text for x in group)
+    return [t for t in out if t.strip()]
+
+
+def _groups(asked: Asked) -> list[list[RequestText]]:
+    """The texts of ``asked`` by the unit each is read in (one tool definition, the parts of
+    one message; every other text alone), in body order."""
     merged: dict[str, list[RequestText]] = {}
     for t in asked.texts:
         merged.setdefault(t.unit or f"#{len(merged)}", []).append(t)
-    out: list[str] = []
-    for group in merged.values():
-        role = group[0].role
-        if role == "tools" and config.trusted_tools and tool_key(group) in config.trusted_tools:
-            continue
-        if role in TRUSTABLE_ROLES:
-            if config.trusted and prompt_hash("\n".join(x.text for x in group)) in config.trusted:
-                continue
-            out.extend(_untrusted(normalized(x.text), config) for x in group)
-            continue
-        out.extend(x.text for x in group)
-    return [t for t in out if t.strip()]
+    return list(merged.values())
+
+
+def _operators(group: Sequence[RequestText], config: AskingConfig) -> bool:
+    """The unit ``group`` is the operator's own, whole: a system or developer text it trusts
+    (:attr:`AskingConfig.trusted`) or a tool definition it declared
+    (:attr:`AskingConfig.trusted_tools`)."""
+    role = group[0].role
+    if role in TRUSTABLE_ROLES and config.trusted:
+        return prompt_hash("\n".join(x.text for x in group)) in config.trusted
+    return role == "tools" and bool(config.trusted_tools) \
+        and tool_key(group) in config.trusted_tools
 
 
 #: What ends a sentence (:func:`guard.segments.sentences`), counted at C speed.
@@ -443,12 +457,10 @@ def _units(asked: Asked, config: AskingConfig, memo: Memo | None = None
     text is in an instruction position (:data:`INSTRUCTION_ROLES`); the texts of one tool
     definition joined as one; the operator's trusted system prompts left out (and counted);
     and which texts are as sent (normalized), not decoded from another."""
-    merged: dict[str, list[RequestText]] = {}
-    for t in asked.texts:
-        merged.setdefault(t.unit or f"#{len(merged)}", []).append(t)
+    merged = _groups(asked)
     # the turn each text belongs to (every text of one message: its parts, the JSON in it)
-    turn = [_turn(g[0].where) for g in merged.values()]
-    roles = [g[0].role for g in merged.values()]
+    turn = [_turn(g[0].where) for g in merged]
+    roles = [g[0].role for g in merged]
     users = [k for k, r in zip(turn, roles, strict=True) if r == "user"]
     last = max((i for i, k in enumerate(turn) if users and k == users[-1]), default=-1)
     answers = [k for i, (k, r) in enumerate(zip(turn, roles, strict=True))
@@ -456,18 +468,15 @@ def _units(asked: Asked, config: AskingConfig, memo: Memo | None = None
     texts: dict[str, str | None] = {}
     sent: set[str] = set()  # the texts as sent (normalized), not decoded from another
     trusted = 0
-    for i, group in enumerate(merged.values()):
+    for i, group in enumerate(merged):
         t = group[0]
         role = HISTORY if t.role == "user" and turn[i] != users[-1] else \
             PREFILL if t.role == "assistant" and i > last else \
             LAST_ANSWER if answers and turn[i] == answers[-1] else t.role
-        whole = "\n".join(x.text for x in group)
-        if t.role in TRUSTABLE_ROLES and config.trusted and prompt_hash(whole) in config.trusted:
+        if _operators(group, config):  # a prompt it trusts, a tool it declared: not read
             trusted += 1
             continue
-        if t.role == "tools" and config.trusted_tools and tool_key(group) in config.trusted_tools:
-            trusted += 1  # a tool definition the operator declared, exactly
-            continue
+        whole = "\n".join(x.text for x in group)
         parts = [whole]
         if len(group) > 1 and t.role != "tools":  # parts a client split word by word
             parts.append(" ".join(x.text.strip() for x in group))

@@ -67,6 +67,20 @@ def register(sub: Any) -> None:
                         "each shipped policy (or --policy) on each model's replies; per "
                         "context: answer rate, mean utility, the share of the bare question's "
                         "gain kept, the price ratio (docs/bench.md)")
+    p.add_argument("--context", action="append", default=None, metavar="NAME",
+                   help="with --contexts: run only this context (its name, or a part of it "
+                        "only one name holds: 'product', '2 harmless'); repeat it for "
+                        "several. Default: every context")
+    p.add_argument("--explain", type=int, default=0, metavar="N",
+                   help="with --contexts: after the table, for each row whose decisions differ "
+                        "from the bare question's, the N texts that most often set the "
+                        "wrapped price there (where each sits, how many decisions it "
+                        "changed; whole in contexts.json). Default 0: none")
+    p.add_argument("--declared", action="store_true",
+                   help="with --contexts: the contexts' system prompts and tool definitions "
+                        "are declared as the application's own, as `serve --trusted-prompts` "
+                        "and `--trusted-tools` do (a deployment's figure); without it they are "
+                        "priced as a client's")
     p.add_argument("--folds", type=int, default=5, help="cross-fitting folds (5)")
     p.add_argument("--group-folds", action="store_true",
                    help="hold out whole sources in each fold: everything fitted is scored on "
@@ -101,6 +115,10 @@ def _checked_options(args: argparse.Namespace) -> list[str] | None:
     if args.policy and (args.cost_scale or args.alpha_scale):
         raise CLIError("--policy brings its own scales (or none): drop --cost-scale / "
                        "--alpha-scale")
+    if (args.context or args.declared or args.explain) and not args.contexts:
+        raise CLIError("--context, --declared and --explain go with --contexts")
+    if args.explain < 0:
+        raise CLIError("--explain must be >= 0")
     if args.pool and not args.holdout_sources:
         raise CLIError("--pool goes with --holdout-sources")
     if (args.holdout_sources or args.leave_one_model_out) and (
@@ -246,17 +264,28 @@ def run_contexts_cli(args: argparse.Namespace, items: list[Any], files: list[Pat
     import json
 
     from benchmarks.asking import read_corpus
-    from benchmarks.bench.contexts import contexts, run_contexts, table
+    from benchmarks.bench.contexts import (
+        contexts,
+        declared,
+        explained,
+        run_contexts,
+        select,
+        table,
+    )
     from benchmarks.bench.data import load_bench
     from guard.policy import load_policy
 
     if args.holdout_sources or args.leave_one_model_out:
         raise CLIError("--contexts runs its own protocol: drop --holdout-sources / "
                        "--leave-one-model-out")
+    corpus = read_corpus()
+    try:
+        ctxs = select(contexts(corpus, seed=args.seed), args.context)
+    except ValueError as exc:
+        raise CLIError(str(exc)) from None
     names = [args.policy] if args.policy else ["default", "smollm2"]
     policies = [load_policy(n, trust=args.trust) for n in names]
     models = [load_bench(items, f) for f in files]
-    ctxs = contexts(read_corpus(), seed=args.seed)
     total = len(policies) * len(models) * (len(ctxs) + 1)
     done = 0
 
@@ -266,8 +295,18 @@ def run_contexts_cli(args: argparse.Namespace, items: list[Any], files: list[Pat
         print(f"[{done}/{total}] {msg}", file=sys.stderr, flush=True)
 
     rows = run_contexts(policies, models, ctxs, args.c_r, bootstrap=args.bootstrap,
-                        seed=args.seed, progress=step)
+                        seed=args.seed, progress=step,
+                        asking=declared(corpus) if args.declared else None,
+                        explain=args.explain)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "contexts.json").write_text(json.dumps(rows, indent=2) + "\n")
+    print("System prompts and tool definitions declared as the application's own "
+          "(--trusted-prompts, --trusted-tools); the turns and the question priced as a "
+          "client's." if args.declared else
+          "Everything priced as a client's (no prompt or tool declared; --declared for a "
+          "deployment that declares its own).")
     print(table(rows))
+    if args.explain:
+        print()
+        print(explained(rows) or "No decision differs from the bare question's.")
     return 0

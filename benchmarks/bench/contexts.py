@@ -12,11 +12,15 @@ Reported per policy, model and context, beside the bare question: the answer rat
 utility, the share of the bare question's gain over always refusing that the wrapped request
 keeps (``kept``, with a bootstrap interval over items), the median ratio of the wrapped price to
 the bare price, and the paired difference of mean utility (wrapped - bare) with its interval.
+Everything a context sends is priced as a client's, unless the run declares the contexts'
+system prompts and tools as the application's own (:func:`declared`, ``--declared``), as an
+operator does with ``serve --trusted-prompts`` and ``--trusted-tools``.
 """
 
 from __future__ import annotations
 
 import random
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -25,6 +29,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from benchmarks.bench.data import BenchData
+from guard.asking import AskingConfig
 from guard.core import Guard
 from policies.utility import refusal_utility_values, response_utility_values
 
@@ -128,6 +133,47 @@ def contexts(corpus: Sequence[Mapping[str, Any]], *, split: str = "test",
     }
 
 
+def declared(corpus: Sequence[Mapping[str, Any]], *, split: str = "test") -> AskingConfig:
+    """The pricing settings of an operator who declares every system prompt and tool
+    definition the contexts send (:func:`contexts`, the same ``split``) as its application's
+    own, as ``serve --trusted-prompts`` and ``--trusted-tools`` do: the helpful-assistant
+    line, the one-line instructions, the collection's prompt, the split's system prompts (each
+    trusted by its text, so sentence by sentence) and the split's tools. What a client writes
+    — the harmless turns, the question — is priced as before."""
+    from guard.refusal_detection import REFUSAL_HINT
+    from guard.trusted_tools import tool_keys
+
+    rows = [r for r in corpus if r["split"] == split]
+    systems = [r["text"] for r in rows if r["label"] == "system"]
+    tools = [r["tool"] for r in rows if r["label"] == "tool" and isinstance(r.get("tool"), dict)]
+    return AskingConfig.trusting([HELPFUL, REFUSAL_HINT, *ONE_LINE, *systems],
+                                 trusted_tools=tool_keys(tools))
+
+
+def select(ctxs: Mapping[str, Context], names: Sequence[str] | None) -> dict[str, Context]:
+    """The contexts ``names`` picks, in the order of ``ctxs`` (all when ``names`` is empty or
+    ``None``): each name is a context's whole name or a part of it that only one context's
+    name holds, case ignored ("2 harmless", "product"); :class:`ValueError` naming the
+    contexts for one that matches none or several.
+
+    >>> list(select({"history: 1 exchange": None, "history: 2 exchanges": None}, ["2 ex"]))
+    ['history: 2 exchanges']
+    """
+    if not names:
+        return dict(ctxs)
+    chosen: set[str] = set()
+    for name in names:
+        key = name.strip().lower()
+        exact = [c for c in ctxs if c.lower() == key]
+        hits = exact or [c for c in ctxs if key and key in c.lower()]
+        if len(hits) != 1:
+            what = "no context" if not hits else f"{len(hits)} contexts ({'; '.join(hits)})"
+            raise ValueError(f"--context {name!r} names {what}; the contexts: "
+                             f"{'; '.join(ctxs)}")
+        chosen.add(hits[0])
+    return {c: wrap for c, wrap in ctxs.items() if c in chosen}
+
+
 @dataclass(frozen=True)
 class Decided:
     """One policy's decisions on one model's items: delivered answer or not, and ``L``."""
@@ -191,14 +237,33 @@ def compare(data: BenchData, bare: Decided, wrapped: Decided, c_r: float, *,
             "decisions_changed": int((wrapped.answer != bare.answer).sum())}
 
 
+def changed_by(guard: Guard, data: BenchData, bare: Decided, wrapped: Decided,
+               wrap: Context, top: int) -> list[dict[str, Any]]:
+    """What set the wrapped price where the wrapped decision differs from the bare one: the
+    ``top`` most frequent (where it sits, :attr:`guard.price.Price.priced_by`; the text,
+    :attr:`~guard.price.Price.question`, or the ceiling that set it), each with how many
+    decisions it changed, most first."""
+    counts: Counter[tuple[str, str]] = Counter()
+    for i in np.flatnonzero(bare.answer != wrapped.answer):
+        price = guard.price(wrap(data.questions[i], int(i)))
+        counts[(price.priced_by or "none", price.question or f"({price.cost_source})")] += 1
+    return [{"priced_by": where, "text": text, "decisions": n}
+            for (where, text), n in counts.most_common(top)]
+
+
 def run_contexts(policies: Sequence[Any], models: Sequence[BenchData],
                  ctxs: Mapping[str, Context], c_r: float, *, bootstrap: int = 200,
-                 seed: int = 0, progress: Callable[[str], None] | None = None
+                 seed: int = 0, progress: Callable[[str], None] | None = None,
+                 asking: AskingConfig | None = None, explain: int = 0
                  ) -> list[dict[str, Any]]:
-    """Every (policy, model, context) row (:func:`compare`)."""
+    """Every (policy, model, context) row (:func:`compare`); ``asking``: the guard's pricing
+    settings (:func:`declared`: the operator's prompts and tools trusted), the bare question
+    decided with the same guard; ``explain``: each row's ``changed_by`` (:func:`changed_by`,
+    that many texts; 0: none)."""
     rows = []
+    settings: dict[str, Any] = {} if asking is None else {"asking": asking}
     for policy in policies:
-        guard = Guard.from_policy(policy, c_r=c_r)
+        guard = Guard.from_policy(policy, c_r=c_r, **settings)
         for data in models:
             if progress:
                 progress(f"{policy.name}, {data.model}: bare")
@@ -206,11 +271,34 @@ def run_contexts(policies: Sequence[Any], models: Sequence[BenchData],
             for name, wrap in ctxs.items():
                 if progress:
                     progress(f"{policy.name}, {data.model}: {name}")
-                row = compare(data, bare, decide_all(guard, data, policy.signal, wrap), c_r,
-                              bootstrap=bootstrap, seed=seed)
+                wrapped = decide_all(guard, data, policy.signal, wrap)
+                row = compare(data, bare, wrapped, c_r, bootstrap=bootstrap, seed=seed)
+                if explain:
+                    row["changed_by"] = changed_by(guard, data, bare, wrapped, wrap, explain)
                 rows.append({"policy": policy.label, "model": data.model, "context": name,
-                             **row})
+                             "declared": asking is not None, **row})
     return rows
+
+
+#: The most characters of a text :func:`explained` prints (``contexts.json`` has it whole).
+EXPLAIN_CHARS = 100
+
+
+def explained(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The rows' ``changed_by`` as text: per row with a changed decision, what set the price
+    (where, how many decisions, the text on one line, cut at :data:`EXPLAIN_CHARS`)."""
+    lines = []
+    for r in rows:
+        if not r.get("changed_by"):
+            continue
+        lines.append(f"{r['policy'].split('@')[0]}, {r['model']}, {r['context']}: "
+                     f"{r['decisions_changed']} decisions changed; the price set by")
+        for c in r["changed_by"]:
+            text = " ".join(c["text"].split())
+            if len(text) > EXPLAIN_CHARS:
+                text = text[:EXPLAIN_CHARS - 3] + "..."
+            lines.append(f"  {c['decisions']:4d}  {c['priced_by']:<9} {text}")
+    return "\n".join(lines)
 
 
 def table(rows: Sequence[Mapping[str, Any]]) -> str:

@@ -335,3 +335,81 @@ def test_several_response_files_give_one_table_with_a_row_per_model(
     one = json.loads((out / str(first_model) / "results.json").read_text())["policies"]
     two = json.loads((out / "model-two" / "results.json").read_text())["policies"]
     assert one["guard"]["utility_auc"] == two["guard"]["utility_auc"]
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    pytest.param(["--context", "product"], "--context, --declared and --explain go with --contexts",
+                 id="context-without-contexts"),
+    pytest.param(["--declared"], "--context, --declared and --explain go with --contexts",
+                 id="declared-without-contexts"),
+    # a name no context holds, and a part that two names hold: the contexts are named
+    pytest.param(["--explain", "3"], "--context, --declared and --explain go with --contexts",
+                 id="explain-without-contexts"),
+    pytest.param(["--contexts", "--explain", "-1"], "--explain must be >= 0",
+                 id="negative-explain"),
+    pytest.param(["--contexts", "--context", "telepathy"],
+                 "--context 'telepathy' names no context; the contexts: system: helpful "
+                 "assistant;", id="unknown-context"),
+    pytest.param(["--contexts", "--context", "harmless exchange"],
+                 "names 2 contexts (history: 1 harmless exchange; history: 2 harmless "
+                 "exchanges)", id="ambiguous-context"),
+])
+def test_bad_context_options_are_one_line_errors(bench_files: Any, tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str],
+                                                 args: list[str], message: str) -> None:
+    code = _bench(bench_files, tmp_path / "out", *args)
+    err = capsys.readouterr().err
+    assert code == 2
+    assert len(err.splitlines()) == 1 and err.startswith("utilityguard: error: ")
+    assert message in err
+
+
+def test_contexts_run_the_chosen_contexts_priced_as_a_client_or_declared(
+        bench_files: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rows = {}
+    for flag in ([], ["--declared"]):
+        out = tmp_path / ("declared" if flag else "client")
+        code = _bench(bench_files, out, "--contexts", "--policy", "default", "--context",
+                      "PRODUCT", "--context", "tools: 3", "--explain", "2", *flag)
+        stdout = capsys.readouterr().out
+        assert code == 0
+        assert ("declared as the application's own" in stdout) == bool(flag)
+        got = json.loads((out / "contexts.json").read_text())
+        # the two contexts asked for, for the one policy and the one model, and nothing else
+        assert [(r["context"], r["declared"]) for r in got] == [
+            ("system: product prompt", bool(flag)), ("tools: 3 definitions", bool(flag))]
+        assert all(r["policy"].startswith("default@") and r["n"] == 120 for r in got)
+        rows[bool(flag)] = got
+    # declared, the application's prompts and tools cost nothing: every decision is the bare
+    # question's; as a client's they change some (the held-out product prompts and tools
+    # raise the price of these synthetic questions)
+    assert all(r["decisions_changed"] == 0 and r["kept"] == 1.0 for r in rows[True])
+    assert all(r["decisions_changed"] > 0 for r in rows[False])
+    # --explain: where a decision changed, what set the wrapped price — as a client's, a
+    # sentence of the product prompt (the system message) and of a tool definition; at most
+    # two texts a row, never more decisions than changed
+    product, tools = rows[False]
+    assert {c["priced_by"] for c in product["changed_by"]} == {"system"}
+    assert {c["priced_by"] for c in tools["changed_by"]} == {"tools"}
+    for r in (product, tools):
+        assert 1 <= len(r["changed_by"]) <= 2
+        assert sum(c["decisions"] for c in r["changed_by"]) <= r["decisions_changed"]
+    assert all(r["changed_by"] == [] for r in rows[True])
+
+
+def test_explain_prints_what_set_the_price_under_the_table(
+        bench_files: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _bench(bench_files, tmp_path / "o", "--contexts", "--policy", "default",
+                  "--context", "product", "--explain", "1") == 0
+    out = capsys.readouterr().out
+    row = json.loads((tmp_path / "o" / "contexts.json").read_text())[0]
+    top = row["changed_by"][0]
+    head = (f"default, {row['model']}, system: product prompt: {row['decisions_changed']} "
+            "decisions changed; the price set by")
+    assert head in out
+    line = out.split(head, 1)[1].splitlines()[1]
+    assert line.split()[:2] == [str(top["decisions"]), "system"]
+    assert len(line) <= 2 + 4 + 2 + 9 + 1 + 100  # the text cut at 100 characters
+    assert _bench(bench_files, tmp_path / "d", "--contexts", "--policy", "default",
+                  "--context", "product", "--explain", "1", "--declared") == 0
+    assert "No decision differs from the bare question's." in capsys.readouterr().out

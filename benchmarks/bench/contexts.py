@@ -69,6 +69,21 @@ def _user(q: str) -> dict[str, Any]:
     return {"role": "user", "content": q}
 
 
+def _pools(corpus: Sequence[Mapping[str, Any]], split: str
+           ) -> tuple[list[str], list[str], list[str], list[dict[str, Any]]]:
+    """The split's system prompts, users' social lines, assistant lines and tool definitions
+    (:class:`ValueError` when it lacks any of them)."""
+    rows = [r for r in corpus if r["split"] == split]
+    systems = [r["text"] for r in rows if r["label"] == "system"]
+    social = [r["text"] for r in rows if r["label"] == "social"]
+    assistant = [r["text"] for r in rows if r["label"] == "assistant"]
+    tools = [r["tool"] for r in rows if r["label"] == "tool" and isinstance(r.get("tool"), dict)]
+    if not (systems and social and assistant and tools):
+        raise ValueError(f"the corpus split {split!r} lacks system prompts, harmless turns or "
+                         "tool definitions")
+    return systems, social, assistant, tools
+
+
 def contexts(corpus: Sequence[Mapping[str, Any]], *, split: str = "test",
              seed: int = 0) -> dict[str, Context]:
     """The contexts, from the corpus's ``split``: the helpful-assistant line, alone and with the
@@ -79,14 +94,7 @@ def contexts(corpus: Sequence[Mapping[str, Any]], *, split: str = "test",
     three, as an application with tools sends them every time, whatever is asked)."""
     from guard.refusal_detection import REFUSAL_HINT
 
-    rows = [r for r in corpus if r["split"] == split]
-    systems = [r["text"] for r in rows if r["label"] == "system"]
-    social = [r["text"] for r in rows if r["label"] == "social"]
-    assistant = [r["text"] for r in rows if r["label"] == "assistant"]
-    tools = [r["tool"] for r in rows if r["label"] == "tool" and isinstance(r.get("tool"), dict)]
-    if not (systems and social and assistant and tools):
-        raise ValueError(f"the corpus split {split!r} lacks system prompts, harmless turns or "
-                         "tool definitions")
+    systems, social, assistant, tools = _pools(corpus, split)
     rng = random.Random(seed)
     # drawn in this order, so that adding a kind at the end changes no earlier context
     order = {k: rng.sample(range(len(v)), len(v))
@@ -143,9 +151,7 @@ def declared(corpus: Sequence[Mapping[str, Any]], *, split: str = "test") -> Ask
     from guard.refusal_detection import REFUSAL_HINT
     from guard.trusted_tools import tool_keys
 
-    rows = [r for r in corpus if r["split"] == split]
-    systems = [r["text"] for r in rows if r["label"] == "system"]
-    tools = [r["tool"] for r in rows if r["label"] == "tool" and isinstance(r.get("tool"), dict)]
+    systems, _, _, tools = _pools(corpus, split)
     return AskingConfig.trusting([HELPFUL, REFUSAL_HINT, *ONE_LINE, *systems],
                                  trusted_tools=tool_keys(tools))
 
